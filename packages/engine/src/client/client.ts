@@ -1,0 +1,266 @@
+import type { AttributeRef } from "../attribute/attribute.ts";
+import { FlowAlreadyExistsError } from "../errors/flow-already-exists-error.ts";
+import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
+import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import type { FlowCore } from "../flow/flow.ts";
+import type { FlowStatus } from "../flow/flow-status.ts";
+import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { jsonCodec } from "../internal/codec.ts";
+import { decodeValue, encodeValue } from "../internal/encode.ts";
+import { invokeRpc } from "../rpc/invoke-rpc.ts";
+import type { ActiveExecution, RpcReference } from "../rpc/rpc.ts";
+import type { HistoryRow, Store } from "../store/store.ts";
+import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
+import type { StreamDefinition } from "../stream/stream.ts";
+
+/** Options of {@link Client}. */
+export interface ClientOptions {
+  store: Store;
+}
+
+/** Options of `client.start`. */
+export interface StartFlowOptions {
+  /**
+   * Makes the start idempotent: starting the same flow ID again with the same
+   * request ID succeeds without a second start; another request ID fails with
+   * `FlowAlreadyExistsError`.
+   * @default none: a second start of the flow ID fails
+   */
+  requestId?: string;
+}
+
+/** A Flow instance as `client.describe` reports it. */
+export interface FlowDescription {
+  flowId: string;
+  flowType: string;
+  status: FlowStatus;
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  executions: ActiveExecution[];
+}
+
+/** A completed (or failed, or cancelled) Step method in a Flow's Step history. */
+export interface StepHistoryEntry {
+  executionId: string;
+  stepType: string;
+  method: HistoryRow["method"];
+  status: HistoryRow["status"];
+  attempt: number;
+  startedAt: Date;
+  finishedAt: Date;
+  /** The decision (for `execute`) or the conditions (for `wait_until`). */
+  outcome: unknown;
+  error: string | null;
+}
+
+function checkFlowId(flowId: unknown): string {
+  const valid = typeof flowId === "string" && flowId.length > 0 && flowId.length <= 256
+    && [...flowId].every((character) => character.charCodeAt(0) > 0x20 && character.charCodeAt(0) !== 0x7f);
+  if (!valid) {
+    throw new InvalidInputError(`flow ID ${JSON.stringify(flowId)} is invalid: use 1 to 256 characters without whitespace or control characters`);
+  }
+  return flowId;
+}
+
+/** A Flow core for operations that do not need the definition (stop). */
+function bareFlowCore(flowType: string): FlowCore {
+  return {
+    kind: "flow",
+    flowType,
+    stepsByName: new Map(),
+    startStepType: undefined,
+    persistenceByName: new Map(),
+    rpcsByName: new Map(),
+    historyRetention: 1000,
+    parseInput: undefined,
+  };
+}
+
+/**
+ * Starts, stops and talks to Flow instances, straight through the store.
+ *
+ * @example
+ * const client = new Client({ store });
+ * await client.start(orderFlow, "order-7", { amount: 12 });
+ * const status = await client.invokeRPC(orderFlow.getStatus, "order-7");
+ */
+export class Client {
+  readonly store: Store;
+
+  constructor(options: ClientOptions) {
+    this.store = options.store;
+  }
+
+  /** Starts a Flow instance with its input; returns whether this call created it. */
+  async start(flow: FlowCore, flowId: string, input?: unknown, options: StartFlowOptions = {}): Promise<{ created: boolean }> {
+    checkFlowId(flowId);
+    let parsed: unknown = input ?? null;
+    if (flow.parseInput !== undefined) {
+      try {
+        parsed = flow.parseInput(parsed);
+      } catch (error) {
+        throw new InvalidInputError(`start input of Flow ${flow.flowType} ${flowId} is invalid: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
+    const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
+    const now = Date.now();
+    const result = await this.store.transaction(async (transaction) => {
+      const existing = await transaction.lockFlow(flowId);
+      if (existing !== undefined) {
+        if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return undefined;
+        throw new FlowAlreadyExistsError(`Flow ${flowId} already exists (type ${existing.flowType}, status ${existing.status}); start it with the same requestId to make the start idempotent`);
+      }
+      await transaction.insertFlow({
+        flowId, flowType: flow.flowType, status: "running", input: encoded, output: null, error: null,
+        requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1,
+      });
+      const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
+      if (flowTransaction === undefined) throw new Error(`Flow ${flowId} vanished inside its own start`);
+      if (flow.startStepType !== undefined) {
+        await flowTransaction.schedule({ stepType: flow.startStepType, input: encoded, options: null, recoveryError: null });
+      }
+      await flowTransaction.close();
+      return flowTransaction;
+    });
+    result?.announce(this.store);
+    return { created: result !== undefined };
+  }
+
+  /** Stops a running Flow instance: cancels every execution and marks it `stopped`. */
+  async stop(flowId: string, reason = "stopped by client"): Promise<void> {
+    checkFlowId(flowId);
+    const now = Date.now();
+    const flowTransaction = await this.store.transaction(async (transaction) => {
+      const row = await transaction.lockFlow(flowId);
+      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if (row.status !== "running") return undefined;
+      const opened = await FlowTransaction.open(transaction, bareFlowCore(row.flowType), flowId, now);
+      await opened?.finish("stopped", { error: reason });
+      await opened?.close();
+      return opened;
+    });
+    flowTransaction?.announce(this.store);
+  }
+
+  /** Calls an RPC of a Flow instance. */
+  invokeRPC<TInput, TOutput>(reference: RpcReference<TInput, TOutput>, flowId: string, ...input: TInput extends undefined ? [input?: TInput] : [input: TInput]): Promise<TOutput> {
+    checkFlowId(flowId);
+    return invokeRpc(this.store, reference, flowId, input[0]);
+  }
+
+  /**
+   * Reads committed Attributes or map instances; `undefined` for unset ones.
+   *
+   * @example
+   * const [balance, order] = await client.getAttributes(id, flow.balance, flow.orders.instance("o-1"));
+   */
+  async getAttributes<const TRefs extends readonly AttributeRef<unknown>[]>(
+    flowId: string,
+    ...refs: TRefs
+  ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
+    checkFlowId(flowId);
+    const texts = await this.store.transaction(async (transaction) => {
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      const values: (string | undefined)[] = [];
+      for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
+      return values;
+    });
+    return refs.map((ref, index) => {
+      const text = texts[index];
+      return text === undefined ? undefined : decodeValue(ref.codec, text);
+    }) as { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never };
+  }
+
+  /** Status, input, output and unfinished executions of a Flow instance. */
+  async describe(flowId: string): Promise<FlowDescription> {
+    checkFlowId(flowId);
+    return this.store.transaction(async (transaction) => {
+      const row = await transaction.lockFlow(flowId);
+      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      const executions = await transaction.listExecutions(flowId);
+      return {
+        flowId,
+        flowType: row.flowType,
+        status: row.status,
+        input: JSON.parse(row.input) as unknown,
+        output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+        error: row.error,
+        createdAt: new Date(row.createdAt),
+        updatedAt: new Date(row.updatedAt),
+        executions: executions.map((execution) => ({
+          executionId: execution.executionId,
+          stepType: execution.stepType,
+          status: execution.claimedBy !== null ? "running" : execution.status === "asking" ? "waiting_to_be_asked" : execution.status,
+        })),
+      };
+    });
+  }
+
+  /** Lists Flow instances in flow ID order, optionally of one type or status. */
+  async listFlows(filter: { flowType?: string; status?: FlowStatus; afterFlowId?: string; limit?: number } = {}): Promise<{ flowId: string; flowType: string; status: FlowStatus; createdAt: Date; updatedAt: Date }[]> {
+    const limit = filter.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidInputError(`listFlows limit ${String(filter.limit)} is invalid: use an integer from 1 to 10000`);
+    const rows = await this.store.transaction((transaction) => transaction.listFlows({ ...filter, limit }));
+    return rows.map((row) => ({ flowId: row.flowId, flowType: row.flowType, status: row.status, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }));
+  }
+
+  /** Reads Stream messages after a resume token, optionally waiting for new ones. */
+  readStream<TValue>(flowId: string, ref: StreamDefinition<TValue>, options: ReadStreamOptions = {}): Promise<StreamReadResult<TValue>> {
+    checkFlowId(flowId);
+    return readStream(this.store, flowId, ref, options);
+  }
+
+  /** Follows a Stream from a resume token until the signal aborts. */
+  async *followStream<TValue>(flowId: string, ref: StreamDefinition<TValue>, options: { after?: string; signal?: AbortSignal } = {}): AsyncGenerator<StreamMessage<TValue>> {
+    let after = options.after;
+    while (options.signal?.aborted !== true) {
+      const read = await this.readStream(flowId, ref, { ...(after === undefined ? {} : { after }), waitMs: 30_000, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+      for (const message of read.messages) yield message;
+      after = read.nextToken;
+    }
+  }
+
+  /** The newest messages of a Stream, oldest first. */
+  listStreamMessages<TValue>(flowId: string, ref: StreamDefinition<TValue>, options: { limit?: number } = {}): Promise<StreamMessage<TValue>[]> {
+    checkFlowId(flowId);
+    return listRecentStreamMessages(this.store, flowId, ref, options.limit ?? 100);
+  }
+
+  /** Makes every pending Timer with this ID in the Flow due now; returns how many. */
+  async skipTimer(flowId: string, timerId: string): Promise<number> {
+    checkFlowId(flowId);
+    const now = Date.now();
+    const count = await this.store.transaction(async (transaction) => {
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      const timers = (await transaction.findTimersById(flowId, timerId)).filter((timer) => !timer.fired);
+      for (const timer of timers) await transaction.insertTimer({ ...timer, dueAt: Math.min(timer.dueAt, now) });
+      return timers.length;
+    });
+    if (count > 0) this.store.wake({ kind: "tasks" });
+    return count;
+  }
+
+  /** The Flow's retained Step history, oldest first. */
+  async getStepHistory(flowId: string, options: { limit?: number } = {}): Promise<StepHistoryEntry[]> {
+    checkFlowId(flowId);
+    const limit = options.limit ?? 1000;
+    const rows = await this.store.transaction(async (transaction) => {
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      return transaction.listHistory(flowId, limit);
+    });
+    return rows.map((row) => ({
+      executionId: row.executionId,
+      stepType: row.stepType,
+      method: row.method,
+      status: row.status,
+      attempt: row.attempt,
+      startedAt: new Date(row.startedAt),
+      finishedAt: new Date(row.finishedAt),
+      outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as unknown),
+      error: row.error,
+    }));
+  }
+}

@@ -1,0 +1,286 @@
+import { FlowNotRunningError } from "../errors/flow-not-running-error.ts";
+import type { ExecutionRow, FlowRow, HistoryRow, MessageRow, Store, StoreTransaction } from "../store/store.ts";
+import { resolveExecutionOptions } from "../step/execution-options.ts";
+import type { StoredConditions, StoredConsumedMessage, StoredWaitResult } from "../step/stored-conditions.ts";
+import type { StoredMovementOptions } from "../step/step-options.ts";
+import type { FlowCore } from "./flow.ts";
+import type { FlowStatus } from "./flow-status.ts";
+
+/** A new execution to insert, with every value already encoded. */
+export interface EncodedMovement {
+  stepType: string;
+  input: string;
+  options: StoredMovementOptions | null;
+  recoveryError: string | null;
+}
+
+/**
+ * Every change to one Flow instance inside one store transaction goes through
+ * here, so Step commits, RPCs, timer firings and stops apply the same rules in
+ * the same order: writes, channel deletes then publishes, cancellations, new
+ * movements, then condition matching.
+ */
+export class FlowTransaction {
+  readonly transaction: StoreTransaction;
+  readonly flow: FlowCore;
+  readonly row: FlowRow;
+  readonly now: number;
+  private seq: number;
+  private channelsTouched = false;
+  /** Set when new work became claimable, so Workers should look now. */
+  tasksCreated = false;
+  /** Set when a claimed execution was cancelled, so its Worker should abort it. */
+  claimedCancelled = false;
+
+  private constructor(transaction: StoreTransaction, flow: FlowCore, row: FlowRow, now: number) {
+    this.transaction = transaction;
+    this.flow = flow;
+    this.row = row;
+    this.now = now;
+    this.seq = row.nextSeq;
+  }
+
+  /** Locks the Flow row; `undefined` when the Flow does not exist. */
+  static async open(transaction: StoreTransaction, flow: FlowCore, flowId: string, now: number): Promise<FlowTransaction | undefined> {
+    const row = await transaction.lockFlow(flowId);
+    return row === undefined ? undefined : new FlowTransaction(transaction, flow, row, now);
+  }
+
+  get flowId(): string {
+    return this.row.flowId;
+  }
+
+  nextSeq(): number {
+    return this.seq++;
+  }
+
+  requireRunning(): void {
+    if (this.row.status !== "running") {
+      throw new FlowNotRunningError(`Flow ${this.flowId} is ${this.row.status}, so it cannot start new Steps`);
+    }
+  }
+
+  async writeAttribute(name: string, key: string, value: string | null): Promise<void> {
+    await this.transaction.writeAttribute(this.flowId, name, key, value);
+  }
+
+  async publish(name: string, key: string, value: string): Promise<string> {
+    const seq = this.nextSeq();
+    const messageId = `${String(this.now).padStart(13, "0")}-${seq}`;
+    await this.transaction.insertMessage(this.flowId, { seq, channel: name, key, messageId, value, publishedAt: this.now });
+    this.channelsTouched = true;
+    return messageId;
+  }
+
+  async schedule(movement: EncodedMovement): Promise<string> {
+    this.requireRunning();
+    const options = movement.options === null ? null : JSON.stringify(movement.options);
+    const resolved = resolveExecutionOptions(this.flow, movement.stepType, options);
+    const asking = resolved.step.waitUntil !== undefined;
+    const total = (asking ? resolved.waitUntil : resolved.execute).retry.totalDurationMs;
+    const seq = this.nextSeq();
+    const executionId = String(seq);
+    await this.transaction.insertExecution({
+      flowId: this.flowId,
+      executionId,
+      seq,
+      flowType: this.flow.flowType,
+      stepType: movement.stepType,
+      input: movement.input,
+      status: asking ? "asking" : "ready",
+      claimedBy: null,
+      leaseToken: 0,
+      leaseExpiresAt: null,
+      deadlineAt: null,
+      availableAt: this.now,
+      attempt: 0,
+      executeClaims: 0,
+      scheduledAt: this.now,
+      expiresAt: total === null ? null : this.now + total,
+      conditions: null,
+      waitResult: asking ? null : JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult),
+      checkpoint: null,
+      movementOptions: options,
+      recoveryError: movement.recoveryError,
+      lastError: null,
+      createdAt: this.now,
+    });
+    this.tasksCreated = true;
+    return executionId;
+  }
+
+  async recordHistory(entry: Omit<HistoryRow, "flowId" | "seq" | "finishedAt">): Promise<void> {
+    if (this.flow.historyRetention === 0) return;
+    const seq = this.nextSeq();
+    await this.transaction.appendHistory({ ...entry, flowId: this.flowId, seq, finishedAt: this.now });
+  }
+
+  /** Removes an execution with its timers and locks. */
+  async removeExecution(execution: ExecutionRow): Promise<void> {
+    await this.transaction.deleteExecution(this.flowId, execution.executionId);
+    await this.transaction.releaseLocks(this.flowId, execution.executionId);
+    if (execution.status === "waiting") await this.transaction.deleteTimers(this.flowId, execution.executionId);
+  }
+
+  async cancelExecutions(executions: readonly ExecutionRow[]): Promise<void> {
+    for (const execution of executions) {
+      await this.removeExecution(execution);
+      if (execution.claimedBy !== null) this.claimedCancelled = true;
+      await this.recordHistory({
+        executionId: execution.executionId,
+        stepType: execution.stepType,
+        method: execution.status === "asking" ? "wait_until" : "execute",
+        status: "cancelled",
+        attempt: execution.attempt,
+        startedAt: execution.createdAt,
+        outcome: null,
+        error: null,
+      });
+    }
+  }
+
+  /** Cancels the unfinished executions of these Step types, except one. */
+  async cancelStepTypes(stepTypes: readonly string[], exceptExecutionId?: string): Promise<void> {
+    if (stepTypes.length === 0) return;
+    const wanted = new Set(stepTypes);
+    const executions = await this.transaction.listExecutions(this.flowId);
+    await this.cancelExecutions(executions.filter((execution) => wanted.has(execution.stepType) && execution.executionId !== exceptExecutionId));
+  }
+
+  /** Ends the Flow and cancels every unfinished execution except one. */
+  async finish(status: Exclude<FlowStatus, "running">, fields: { output?: string; error?: string }, exceptExecutionId?: string): Promise<void> {
+    const executions = await this.transaction.listExecutions(this.flowId);
+    await this.cancelExecutions(executions.filter((execution) => execution.executionId !== exceptExecutionId));
+    this.row.status = status;
+    await this.transaction.updateFlow(this.flowId, { status, output: fields.output ?? null, error: fields.error ?? null });
+  }
+
+  /** Moves a waiting (or just-asked) execution to ready with its wait result. */
+  async makeReady(execution: ExecutionRow, waitResult: StoredWaitResult): Promise<void> {
+    const options = resolveExecutionOptions(this.flow, execution.stepType, execution.movementOptions);
+    const total = options.execute.retry.totalDurationMs;
+    if (execution.status === "waiting") await this.transaction.deleteTimers(this.flowId, execution.executionId);
+    await this.transaction.updateExecution(this.flowId, execution.executionId, {
+      status: "ready",
+      claimedBy: null,
+      leaseExpiresAt: null,
+      deadlineAt: null,
+      availableAt: this.now,
+      attempt: 0,
+      scheduledAt: this.now,
+      expiresAt: total === null ? null : this.now + total,
+      conditions: null,
+      waitResult: JSON.stringify(waitResult),
+    });
+    execution.status = "ready";
+    this.tasksCreated = true;
+  }
+
+  /** Stores a wait and matches it at once. */
+  async startWaiting(execution: ExecutionRow, conditions: StoredConditions): Promise<void> {
+    for (const item of conditions.items) {
+      if (item.kind !== "timer") continue;
+      // A Timer already due (such as a zero Timer) fires in this commit.
+      const fired = item.dueAt <= this.now;
+      await this.transaction.insertTimer({
+        flowId: this.flowId, flowType: this.flow.flowType, executionId: execution.executionId, timerId: item.timerId, dueAt: item.dueAt, fired,
+      });
+    }
+    const conditionsText = JSON.stringify(conditions);
+    await this.transaction.updateExecution(this.flowId, execution.executionId, {
+      status: "waiting", claimedBy: null, leaseExpiresAt: null, deadlineAt: null, conditions: conditionsText,
+    });
+    execution.status = "waiting";
+    execution.conditions = conditionsText;
+    await this.tryCompleteWait(execution, conditions);
+  }
+
+  /** Re-evaluates every waiting execution of the Flow, oldest first, when messages were published. */
+  async matchWaitsIfTouched(): Promise<void> {
+    if (!this.channelsTouched) return;
+    this.channelsTouched = false;
+    const executions = await this.transaction.listExecutions(this.flowId);
+    for (const execution of executions) {
+      if (execution.status !== "waiting" || execution.conditions === null) continue;
+      await this.tryCompleteWait(execution, JSON.parse(execution.conditions) as StoredConditions);
+    }
+  }
+
+  /**
+   * Matches one wait. Any-of: a fired Timer wins (first declared), else the
+   * first ready Channel condition. All-of: every Timer fired and every Channel
+   * ready. Only the winning conditions consume; losers' messages stay queued.
+   */
+  async tryCompleteWait(execution: ExecutionRow, conditions: StoredConditions): Promise<boolean> {
+    const hasTimers = conditions.items.some((item) => item.kind === "timer");
+    const fired = new Set(hasTimers ? (await this.transaction.listTimers(this.flowId, execution.executionId)).filter((timer) => timer.fired).map((timer) => timer.timerId) : []);
+    const firedTimers: string[] = [];
+    const consumed: StoredConsumedMessage[] = [];
+    if (conditions.mode === "any_of") {
+      const winningTimer = conditions.items.find((item) => item.kind === "timer" && fired.has(item.timerId));
+      if (winningTimer?.kind === "timer") {
+        firedTimers.push(winningTimer.timerId);
+      } else {
+        let won = conditions.items.length === 0;
+        for (const item of conditions.items) {
+          if (item.kind !== "channel") continue;
+          const taken = await this.takeIfReady(item);
+          if (taken !== undefined) {
+            consumed.push(...taken);
+            won = true;
+            break;
+          }
+        }
+        if (!won) return false;
+      }
+    } else {
+      for (const item of conditions.items) {
+        if (item.kind === "timer") {
+          if (!fired.has(item.timerId)) return false;
+          firedTimers.push(item.timerId);
+        }
+      }
+      const pending: StoredConsumedMessage[][] = [];
+      for (const item of conditions.items) {
+        if (item.kind !== "channel") continue;
+        const taken = await this.takeIfReady(item, pending.flat());
+        if (taken === undefined) return false;
+        pending.push(taken);
+      }
+      consumed.push(...pending.flat());
+    }
+    for (const message of consumed) await this.transaction.deleteMessage(this.flowId, message.messageId);
+    await this.makeReady(execution, { firedTimers, messages: consumed });
+    return true;
+  }
+
+  /** The messages a Channel condition would consume now, or undefined when it is not ready. */
+  private async takeIfReady(
+    item: Extract<StoredConditions["items"][number], { kind: "channel" }>,
+    alreadyTaken: readonly StoredConsumedMessage[] = [],
+  ): Promise<StoredConsumedMessage[] | undefined> {
+    const skip = new Set(alreadyTaken.map((message) => message.messageId));
+    const limit = item.bound === "at_least" ? undefined : item.count + skip.size;
+    const rows = (await this.transaction.listMessages(this.flowId, item.name, item.key, limit)).filter((row) => !skip.has(row.messageId));
+    const needed = item.bound === "at_most" ? 1 : item.count;
+    if (rows.length < needed) return undefined;
+    const taking: MessageRow[] = item.bound === "at_least" ? rows : rows.slice(0, item.count);
+    return taking.map((row) => ({ name: item.name, key: item.key, messageId: row.messageId, value: row.value, publishedAt: row.publishedAt }));
+  }
+
+  /** Matches waits touched by publishes and writes the Flow's counters back. */
+  async close(): Promise<void> {
+    await this.matchWaitsIfTouched();
+    await this.transaction.updateFlow(this.flowId, { nextSeq: this.seq, updatedAt: this.now });
+    // Trimming costs a query, so it runs each time the Flow's sequence crosses a multiple of 64.
+    if (this.flow.historyRetention > 0 && Math.floor(this.seq / 64) !== Math.floor(this.row.nextSeq / 64)) {
+      await this.transaction.trimHistory(this.flowId, this.flow.historyRetention);
+    }
+  }
+
+  /** Tells Workers what changed; call after the transaction committed. */
+  announce(store: Store): void {
+    if (this.tasksCreated) store.wake({ kind: "tasks" });
+    if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
+  }
+}

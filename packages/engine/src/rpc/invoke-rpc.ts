@@ -1,0 +1,144 @@
+import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
+import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
+import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
+import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
+import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
+import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import { RpcLockConflictError } from "../errors/rpc-lock-conflict-error.ts";
+import type { FlowCore } from "../flow/flow.ts";
+import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { jsonCodec } from "../internal/codec.ts";
+import { decodeValue, encodeValue } from "../internal/encode.ts";
+import { stepOf } from "../step/execution-options.ts";
+import { lockName, storedMovementOptions, type MovementOptions } from "../step/step-options.ts";
+import type { Store } from "../store/store.ts";
+import type { ActiveExecution, RpcContext, RpcReference } from "./rpc.ts";
+
+function parseRpcInput<TInput>(reference: RpcReference<TInput, unknown>, input: unknown): TInput {
+  if (reference.parseInput === undefined) return input as TInput;
+  try {
+    return reference.parseInput(input);
+  } catch (error) {
+    throw new InvalidInputError(
+      `input ${JSON.stringify(input)?.slice(0, 200)} of RPC ${reference.name} on Flow type ${reference.flowType} is invalid: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+class TransactionalRpcContext implements RpcContext {
+  readonly flowId: string;
+  readonly flowType: string;
+  readonly flowStatus;
+  readonly movements: { stepType: string; input: unknown; options: MovementOptions | undefined }[] = [];
+  readonly cancellations: string[] = [];
+  private readonly flowTransaction: FlowTransaction;
+  private readonly maxValueBytes: number;
+
+  constructor(flowTransaction: FlowTransaction, maxValueBytes: number) {
+    this.flowTransaction = flowTransaction;
+    this.maxValueBytes = maxValueBytes;
+    this.flowId = flowTransaction.flowId;
+    this.flowType = flowTransaction.flow.flowType;
+    this.flowStatus = flowTransaction.row.status;
+  }
+
+  private checkDeclared(name: string, kinds: readonly string[]): void {
+    const kind = this.flowTransaction.flow.persistenceByName.get(name)?.kind;
+    if (kind === undefined || !kinds.includes(kind)) {
+      throw new InvalidDefinitionError(`Flow ${this.flowType} declares no ${kinds.join(" or ")} named ${name}`);
+    }
+  }
+
+  async read<TValue>(ref: AttributeRef<TValue>): Promise<TValue | undefined> {
+    const text = await this.flowTransaction.transaction.readAttribute(this.flowId, ref.name, ref.key);
+    return text === undefined ? undefined : decodeValue(ref.codec, text);
+  }
+
+  async write<TValue>(ref: AttributeRef<TValue>, value: TValue | null): Promise<void> {
+    this.checkDeclared(ref.name, ref.key === "" ? ["attribute"] : ["attribute_map"]);
+    const encoded = value === null ? null : encodeValue(`Attribute ${ref.name}`, ref.codec, value, this.maxValueBytes);
+    await this.flowTransaction.writeAttribute(ref.name, ref.key, encoded);
+  }
+
+  async keys(map: AttributeMapDefinition<unknown>, range: { fromKey?: string; toKey?: string; limit?: number } = {}): Promise<string[]> {
+    return (await this.flowTransaction.transaction.readAttributeRange(this.flowId, map.name, range)).map((row) => row.key);
+  }
+
+  async publish<TMessage>(ref: ChannelRef<TMessage>, message: TMessage): Promise<string> {
+    this.checkDeclared(ref.name, ref.key === "" ? ["channel"] : ["channel_map"]);
+    return this.flowTransaction.publish(ref.name, ref.key, encodeValue(`message to Channel ${ref.name}`, ref.codec, message, this.maxValueBytes));
+  }
+
+  async listMessages<TMessage>(ref: ChannelRef<TMessage>, options: { limit?: number } = {}): Promise<ChannelMessage<TMessage>[]> {
+    const rows = await this.flowTransaction.transaction.listMessages(this.flowId, ref.name, ref.key, options.limit);
+    return rows.map((row) => ({ messageId: row.messageId, message: decodeValue(ref.codec, row.value), publishedAt: new Date(row.publishedAt) }));
+  }
+
+  async deleteMessage(ref: ChannelRef<unknown>, messageId: string): Promise<void> {
+    const queued = await this.flowTransaction.transaction.listMessages(this.flowId, ref.name, ref.key);
+    if (!queued.some((row) => row.messageId === messageId) || !(await this.flowTransaction.transaction.deleteMessage(this.flowId, messageId))) {
+      throw new ChannelMessageNotFoundError(`message ${messageId} is no longer queued on Channel ${ref.name} of Flow ${this.flowId}`);
+    }
+  }
+
+  moveTo(stepType: string, input?: unknown, options?: MovementOptions): void {
+    stepOf(this.flowTransaction.flow, stepType);
+    this.movements.push({ stepType, input: input ?? null, options });
+  }
+
+  cancelSteps(stepTypes: readonly string[]): void {
+    for (const stepType of stepTypes) stepOf(this.flowTransaction.flow, stepType);
+    this.cancellations.push(...stepTypes);
+  }
+
+  async activeExecutions(): Promise<ActiveExecution[]> {
+    return (await this.flowTransaction.transaction.listExecutions(this.flowId)).map((row) => ({
+      executionId: row.executionId,
+      stepType: row.stepType,
+      status: row.claimedBy !== null ? "running" : row.status === "asking" ? "waiting_to_be_asked" : row.status,
+    }));
+  }
+}
+
+/**
+ * Runs an RPC in one store transaction: lock check, handler, cancellations,
+ * movements, condition matching. Anything thrown rolls everything back.
+ */
+export async function invokeRpc<TInput, TOutput>(
+  store: Store,
+  reference: RpcReference<TInput, TOutput>,
+  flowId: string,
+  rawInput: unknown,
+): Promise<TOutput> {
+  if (reference?.kind !== "rpc") throw new InvalidInputError(`invokeRPC needs an RPC reference from a Flow definition; got ${JSON.stringify(reference)}`);
+  const flow: FlowCore = reference.flow;
+  const input = parseRpcInput(reference, rawInput);
+  const now = Date.now();
+  const result = await store.transaction(async (transaction) => {
+    const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
+    if (flowTransaction === undefined || flowTransaction.row.flowType !== flow.flowType) {
+      throw new FlowNotFoundError(`no ${flow.flowType} Flow has ID ${JSON.stringify(flowId)}`);
+    }
+    const lockNames = (reference.locks ?? []).map(lockName);
+    const held = await transaction.heldLocks(flowId, lockNames);
+    if (held.length > 0) {
+      throw new RpcLockConflictError(`RPC ${reference.name} on Flow ${flowId} needs ${held.join(", ")}, held by a running Step; retry shortly`);
+    }
+    const context = new TransactionalRpcContext(flowTransaction, store.maxValueBytes);
+    const output = await reference.handler(context, input);
+    if (context.cancellations.length > 0) await flowTransaction.cancelStepTypes(context.cancellations);
+    for (const movement of context.movements) {
+      await flowTransaction.schedule({
+        stepType: movement.stepType,
+        input: encodeValue(`input of Step ${movement.stepType}`, jsonCodec, movement.input as never, store.maxValueBytes),
+        options: movement.options === undefined ? null : storedMovementOptions(movement.options),
+        recoveryError: null,
+      });
+    }
+    await flowTransaction.close();
+    return { output, flowTransaction };
+  });
+  result.flowTransaction.announce(store);
+  return result.output;
+}

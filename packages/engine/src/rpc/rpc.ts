@@ -1,0 +1,92 @@
+import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
+import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
+import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
+import { validateName } from "../internal/validate-name.ts";
+import type { MovementOptions } from "../step/step-options.ts";
+import type { FlowStatus } from "../flow/flow-status.ts";
+import type { FlowCore } from "../flow/flow.ts";
+
+/** A Step execution of a Flow instance that has not finished. */
+export interface ActiveExecution {
+  readonly executionId: string;
+  readonly stepType: string;
+  readonly status: "waiting_to_be_asked" | "waiting" | "ready" | "running";
+}
+
+/**
+ * What an RPC handler sees: a consistent snapshot of the Flow instance inside
+ * one store transaction. Everything it does commits together, or not at all
+ * if it throws.
+ */
+export interface RpcContext {
+  readonly flowId: string;
+  readonly flowType: string;
+  readonly flowStatus: FlowStatus;
+  read<TValue>(ref: AttributeRef<TValue>): Promise<TValue | undefined>;
+  /** Writes now, inside the transaction; `null` deletes. */
+  write<TValue>(ref: AttributeRef<TValue>, value: TValue | null): Promise<void>;
+  /** Keys of the stored instances of a map, in key order. */
+  keys(map: AttributeMapDefinition<unknown>, range?: { fromKey?: string; toKey?: string; limit?: number }): Promise<string[]>;
+  /** Publishes a message; returns its message ID. */
+  publish<TMessage>(ref: ChannelRef<TMessage>, message: TMessage): Promise<string>;
+  /** Queued messages, oldest first. */
+  listMessages<TMessage>(ref: ChannelRef<TMessage>, options?: { limit?: number }): Promise<ChannelMessage<TMessage>[]>;
+  /** Deletes a queued message; throws `ChannelMessageNotFoundError` when it is gone. */
+  deleteMessage(ref: ChannelRef<unknown>, messageId: string): Promise<void>;
+  /** Starts a Step execution when the RPC commits. */
+  moveTo(stepType: string, input?: unknown, options?: MovementOptions): void;
+  /** Cancels the active executions of these Step types when the RPC commits, before its movements. */
+  cancelSteps(stepTypes: readonly string[]): void;
+  /** The executions that have not finished, oldest first. */
+  activeExecutions(): Promise<ActiveExecution[]>;
+}
+
+/** An RPC as declared, before it belongs to a Flow. */
+export interface RpcSpec<TInput, TOutput> {
+  /** Wire name of the RPC, unique within its Flow. */
+  name: string;
+  /**
+   * Validates and converts the raw input; throw to refuse it. The engine wraps
+   * what it throws in `InvalidInputError` naming the RPC.
+   * @default accepts any JSON value
+   */
+  parseInput?: (input: unknown) => TInput;
+  /**
+   * Attributes the RPC must find unlocked; when a running Step method holds
+   * one, the call fails fast with `RpcLockConflictError`.
+   * @default []
+   */
+  locks?: readonly AttributeRef<unknown>[];
+  /** Short, no I/O of its own: it runs inside the store transaction. */
+  handler: (context: RpcContext, input: TInput) => Promise<TOutput> | TOutput;
+}
+
+/** An RPC of a Flow type, as exposed on the Flow definition. */
+export interface RpcReference<TInput, TOutput> extends Readonly<RpcSpec<TInput, TOutput>> {
+  readonly kind: "rpc";
+  readonly flowType: string;
+  /** The Flow definition the RPC belongs to. */
+  readonly flow: FlowCore;
+}
+
+/**
+ * Declares an RPC for a Flow's `rpcs`.
+ *
+ * @example
+ * const deposit = rpc({
+ *   name: "deposit",
+ *   parseInput: (raw) => z.object({ amount: z.number() }).parse(raw),
+ *   handler: async (ctx, { amount }) => {
+ *     const balance = (await ctx.read(flow.balance)) ?? 0;
+ *     await ctx.write(flow.balance, balance + amount);
+ *     return balance + amount;
+ *   },
+ * });
+ */
+export function rpc<TInput = undefined, TOutput = unknown>(spec: RpcSpec<TInput, TOutput>): RpcSpec<TInput, TOutput> {
+  validateName("RPC", spec.name);
+  if (typeof spec.handler !== "function") {
+    throw new InvalidDefinitionError(`RPC ${spec.name} has no handler function`);
+  }
+  return spec;
+}

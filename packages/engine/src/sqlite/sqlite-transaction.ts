@@ -1,0 +1,371 @@
+import type { SQLInputValue } from "node:sqlite";
+import type {
+  AttributeRow,
+  ExecutionRow,
+  FlowRow,
+  HistoryRow,
+  ListFlowsFilter,
+  MessageRow,
+  StoreTransaction,
+  StreamRow,
+  TimerRow,
+} from "../store/store.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+
+const flowColumns = `flow_id AS flowId, flow_type AS flowType, status, input, output, error, request_id AS requestId,
+  created_at AS createdAt, updated_at AS updatedAt, next_seq AS nextSeq`;
+
+const executionColumns = `flow_id AS flowId, execution_id AS executionId, seq, flow_type AS flowType, step_type AS stepType,
+  input, status, claimed_by AS claimedBy, lease_token AS leaseToken, lease_expires_at AS leaseExpiresAt,
+  deadline_at AS deadlineAt, available_at AS availableAt, attempt, execute_claims AS executeClaims,
+  scheduled_at AS scheduledAt, expires_at AS expiresAt, conditions, wait_result AS waitResult, checkpoint,
+  movement_options AS movementOptions, recovery_error AS recoveryError, last_error AS lastError, created_at AS createdAt`;
+
+const executionFieldColumns: Record<keyof ExecutionRow, string> = {
+  flowId: "flow_id",
+  executionId: "execution_id",
+  seq: "seq",
+  flowType: "flow_type",
+  stepType: "step_type",
+  input: "input",
+  status: "status",
+  claimedBy: "claimed_by",
+  leaseToken: "lease_token",
+  leaseExpiresAt: "lease_expires_at",
+  deadlineAt: "deadline_at",
+  availableAt: "available_at",
+  attempt: "attempt",
+  executeClaims: "execute_claims",
+  scheduledAt: "scheduled_at",
+  expiresAt: "expires_at",
+  conditions: "conditions",
+  waitResult: "wait_result",
+  checkpoint: "checkpoint",
+  movementOptions: "movement_options",
+  recoveryError: "recovery_error",
+  lastError: "last_error",
+  createdAt: "created_at",
+};
+
+const executionInsertColumns = Object.keys(executionFieldColumns) as (keyof ExecutionRow)[];
+const executionInsertSql = `INSERT INTO executions (${executionInsertColumns.map((field) => executionFieldColumns[field]).join(", ")})
+  VALUES (${executionInsertColumns.map(() => "?").join(", ")})`;
+
+const flowFieldColumns = { status: "status", output: "output", error: "error", updatedAt: "updated_at", nextSeq: "next_seq" } as const;
+
+function placeholders(count: number): string {
+  return Array.from({ length: count }, () => "?").join(", ");
+}
+
+/** The SQLite implementation of {@link StoreTransaction}; every call runs synchronously inside BEGIN IMMEDIATE. */
+export class SqliteTransaction implements StoreTransaction {
+  private readonly store: SqliteStore;
+
+  constructor(store: SqliteStore) {
+    this.store = store;
+  }
+
+  private all<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow[] {
+    return this.store.statement(sql).all(...parameters) as TRow[];
+  }
+
+  private get<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow | undefined {
+    return this.store.statement(sql).get(...parameters) as TRow | undefined;
+  }
+
+  async lockFlow(flowId: string): Promise<FlowRow | undefined> {
+    return this.get<FlowRow>(`SELECT ${flowColumns} FROM flows WHERE flow_id = ?`, flowId);
+  }
+
+  async insertFlow(row: FlowRow): Promise<void> {
+    this.store.run(
+      `INSERT INTO flows (flow_id, flow_type, status, input, output, error, request_id, created_at, updated_at, next_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.flowId, row.flowType, row.status, row.input, row.output, row.error, row.requestId, row.createdAt, row.updatedAt, row.nextSeq,
+    );
+  }
+
+  async updateFlow(flowId: string, fields: Partial<Pick<FlowRow, "status" | "output" | "error" | "updatedAt" | "nextSeq">>): Promise<void> {
+    const entries = Object.entries(fields) as [keyof typeof flowFieldColumns, SQLInputValue][];
+    if (entries.length === 0) return;
+    const assignments = entries.map(([field]) => `${flowFieldColumns[field]} = ?`).join(", ");
+    this.store.run(`UPDATE flows SET ${assignments} WHERE flow_id = ?`, ...entries.map(([, value]) => value), flowId);
+  }
+
+  async listFlows(filter: ListFlowsFilter): Promise<FlowRow[]> {
+    const conditions: string[] = [];
+    const parameters: SQLInputValue[] = [];
+    if (filter.flowType !== undefined) { conditions.push("flow_type = ?"); parameters.push(filter.flowType); }
+    if (filter.status !== undefined) { conditions.push("status = ?"); parameters.push(filter.status); }
+    if (filter.afterFlowId !== undefined) { conditions.push("flow_id > ?"); parameters.push(filter.afterFlowId); }
+    const where = conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
+    return this.all<FlowRow>(`SELECT ${flowColumns} FROM flows ${where} ORDER BY flow_id LIMIT ?`, ...parameters, filter.limit);
+  }
+
+  async readPlainAttributes(flowId: string): Promise<AttributeRow[]> {
+    return this.all<AttributeRow>("SELECT name, key, value FROM attributes WHERE flow_id = ? AND key = ''", flowId);
+  }
+
+  async readAttribute(flowId: string, name: string, key: string): Promise<string | undefined> {
+    return this.get<{ value: string }>("SELECT value FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key)?.value;
+  }
+
+  async readAttributeRange(flowId: string, name: string, range: { fromKey?: string; toKey?: string; limit?: number }): Promise<AttributeRow[]> {
+    return this.all<AttributeRow>(
+      `SELECT name, key, value FROM attributes WHERE flow_id = ? AND name = ? AND key > '' AND key >= ? AND (? IS NULL OR key < ?)
+       ORDER BY key LIMIT ?`,
+      flowId, name, range.fromKey ?? "", range.toKey ?? null, range.toKey ?? null, range.limit ?? -1,
+    );
+  }
+
+  async writeAttribute(flowId: string, name: string, key: string, value: string | null): Promise<void> {
+    if (value === null) {
+      this.store.run("DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key);
+    } else {
+      this.store.run(
+        "INSERT INTO attributes (flow_id, name, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value",
+        flowId, name, key, value,
+      );
+    }
+  }
+
+  async insertMessage(flowId: string, row: MessageRow): Promise<void> {
+    this.store.run(
+      "INSERT INTO messages (flow_id, seq, channel, key, message_id, value, published_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      flowId, row.seq, row.channel, row.key, row.messageId, row.value, row.publishedAt,
+    );
+  }
+
+  async listMessages(flowId: string, channel: string, key: string, limit?: number): Promise<MessageRow[]> {
+    return this.all<MessageRow>(
+      `SELECT seq, channel, key, message_id AS messageId, value, published_at AS publishedAt FROM messages
+       WHERE flow_id = ? AND channel = ? AND key = ? ORDER BY seq LIMIT ?`,
+      flowId, channel, key, limit ?? -1,
+    );
+  }
+
+  async deleteMessage(flowId: string, messageId: string): Promise<boolean> {
+    return this.store.run("DELETE FROM messages WHERE flow_id = ? AND message_id = ?", flowId, messageId) > 0;
+  }
+
+  async insertExecution(row: ExecutionRow): Promise<void> {
+    this.store.run(executionInsertSql, ...executionInsertColumns.map((field) => row[field]));
+  }
+
+  async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
+    return this.get<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND execution_id = ?`, flowId, executionId);
+  }
+
+  async updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void> {
+    const entries = Object.entries(fields) as [keyof ExecutionRow, SQLInputValue][];
+    if (entries.length === 0) return;
+    const assignments = entries.map(([field]) => `${executionFieldColumns[field]} = ?`).join(", ");
+    this.store.run(`UPDATE executions SET ${assignments} WHERE flow_id = ? AND execution_id = ?`, ...entries.map(([, value]) => value), flowId, executionId);
+  }
+
+  async deleteExecution(flowId: string, executionId: string): Promise<void> {
+    this.store.run("DELETE FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+  }
+
+  async listExecutions(flowId: string): Promise<ExecutionRow[]> {
+    return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? ORDER BY seq`, flowId);
+  }
+
+  async findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (flowTypes.length === 0) return [];
+    return this.all<ExecutionRow>(
+      `SELECT ${executionColumns} FROM executions
+       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(flowTypes.length)})
+       ORDER BY available_at LIMIT ?`,
+      now, ...flowTypes, limit,
+    );
+  }
+
+  async findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (flowTypes.length === 0) return [];
+    return this.all<ExecutionRow>(
+      `SELECT ${executionColumns} FROM executions e
+       WHERE e.claimed_by IS NOT NULL AND e.flow_type IN (${placeholders(flowTypes.length)}) AND (e.lease_expires_at <= ?
+         OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = e.claimed_by AND w.expires_at > ?))
+       LIMIT ?`,
+      ...flowTypes, now, now, limit,
+    );
+  }
+
+  async findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (flowTypes.length === 0) return [];
+    return this.all<ExecutionRow>(
+      `SELECT ${executionColumns} FROM executions
+       WHERE claimed_by IS NULL AND expires_at IS NOT NULL AND status IN ('asking', 'ready') AND expires_at <= ?
+         AND flow_type IN (${placeholders(flowTypes.length)}) LIMIT ?`,
+      now, ...flowTypes, limit,
+    );
+  }
+
+  async nextAvailableAt(flowTypes: readonly string[]): Promise<number | undefined> {
+    if (flowTypes.length === 0) return undefined;
+    return this.get<{ at: number | null }>(
+      `SELECT MIN(available_at) AS at FROM executions
+       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND flow_type IN (${placeholders(flowTypes.length)})`,
+      ...flowTypes,
+    )?.at ?? undefined;
+  }
+
+  async heldLocks(flowId: string, names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    return this.all<{ name: string }>(`SELECT name FROM locks WHERE flow_id = ? AND name IN (${placeholders(names.length)})`, flowId, ...names)
+      .map((row) => row.name);
+  }
+
+  async acquireLocks(flowId: string, names: readonly string[], executionId: string): Promise<void> {
+    for (const name of names) this.store.run("INSERT INTO locks (flow_id, name, execution_id) VALUES (?, ?, ?)", flowId, name, executionId);
+  }
+
+  async releaseLocks(flowId: string, executionId: string): Promise<void> {
+    this.store.run("DELETE FROM locks WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+  }
+
+  async insertTimer(row: TimerRow): Promise<void> {
+    this.store.run(
+      "INSERT OR REPLACE INTO timers (flow_id, flow_type, execution_id, timer_id, due_at, fired) VALUES (?, ?, ?, ?, ?, ?)",
+      row.flowId, row.flowType, row.executionId, row.timerId, row.dueAt, row.fired ? 1 : 0,
+    );
+  }
+
+  private timerRows(rows: (Omit<TimerRow, "fired"> & { fired: number })[]): TimerRow[] {
+    return rows.map((row) => ({ ...row, fired: row.fired === 1 }));
+  }
+
+  async listTimers(flowId: string, executionId: string): Promise<TimerRow[]> {
+    return this.timerRows(this.all(
+      "SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers WHERE flow_id = ? AND execution_id = ?",
+      flowId, executionId,
+    ));
+  }
+
+  async findTimersById(flowId: string, timerId: string): Promise<TimerRow[]> {
+    return this.timerRows(this.all(
+      "SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers WHERE flow_id = ? AND timer_id = ?",
+      flowId, timerId,
+    ));
+  }
+
+  async deleteTimers(flowId: string, executionId: string): Promise<void> {
+    this.store.run("DELETE FROM timers WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+  }
+
+  async findDueTimers(flowTypes: readonly string[], now: number, limit: number): Promise<TimerRow[]> {
+    if (flowTypes.length === 0) return [];
+    return this.timerRows(this.all(
+      `SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers
+       WHERE fired = 0 AND due_at <= ? AND flow_type IN (${placeholders(flowTypes.length)}) ORDER BY due_at LIMIT ?`,
+      now, ...flowTypes, limit,
+    ));
+  }
+
+  async markTimerFired(flowId: string, executionId: string, timerId: string, now: number): Promise<void> {
+    this.store.run(
+      "UPDATE timers SET fired = 1, due_at = MIN(due_at, ?) WHERE flow_id = ? AND execution_id = ? AND timer_id = ?",
+      now, flowId, executionId, timerId,
+    );
+  }
+
+  async nextTimerDueAt(flowTypes: readonly string[]): Promise<number | undefined> {
+    if (flowTypes.length === 0) return undefined;
+    return this.get<{ at: number | null }>(
+      `SELECT MIN(due_at) AS at FROM timers WHERE fired = 0 AND flow_type IN (${placeholders(flowTypes.length)})`,
+      ...flowTypes,
+    )?.at ?? undefined;
+  }
+
+  async appendHistory(row: HistoryRow): Promise<void> {
+    this.store.run(
+      `INSERT INTO history (flow_id, seq, execution_id, step_type, method, status, attempt, started_at, finished_at, outcome, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.flowId, row.seq, row.executionId, row.stepType, row.method, row.status, row.attempt, row.startedAt, row.finishedAt, row.outcome, row.error,
+    );
+  }
+
+  async trimHistory(flowId: string, keep: number): Promise<void> {
+    this.store.run(
+      "DELETE FROM history WHERE flow_id = ? AND seq <= (SELECT seq FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+      flowId, flowId, keep,
+    );
+  }
+
+  async listHistory(flowId: string, limit: number): Promise<HistoryRow[]> {
+    return this.all<HistoryRow>(
+      `SELECT * FROM (SELECT flow_id AS flowId, seq, execution_id AS executionId, step_type AS stepType, method, status, attempt,
+         started_at AS startedAt, finished_at AS finishedAt, outcome, error FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT ?)
+       ORDER BY seq`,
+      flowId, limit,
+    );
+  }
+
+  async appendStream(flowId: string, flowType: string, stream: string, value: string, writtenAt: number, capacityBytes: number): Promise<number> {
+    const head = this.get<{ lastIndex: number }>(
+      `INSERT INTO stream_heads (flow_id, stream, last_index) VALUES (?, ?, 1)
+       ON CONFLICT (flow_id, stream) DO UPDATE SET last_index = last_index + 1 RETURNING last_index AS lastIndex`,
+      flowId, stream,
+    );
+    const index = head?.lastIndex ?? 1;
+    const bytes = Buffer.byteLength(value);
+    this.store.run(
+      "INSERT INTO stream_messages (flow_id, flow_type, stream, idx, value, bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      flowId, flowType, stream, index, value, bytes, writtenAt,
+    );
+    const usage = this.get<{ bytes: number }>(
+      `INSERT INTO stream_usage (flow_type, stream, bytes) VALUES (?, ?, ?)
+       ON CONFLICT (flow_type, stream) DO UPDATE SET bytes = bytes + excluded.bytes RETURNING bytes`,
+      flowType, stream, bytes,
+    );
+    let total = usage?.bytes ?? bytes;
+    while (total > capacityBytes) {
+      const oldest = this.all<{ id: number; bytes: number }>(
+        "SELECT id, bytes FROM stream_messages WHERE flow_type = ? AND stream = ? ORDER BY id LIMIT 64",
+        flowType, stream,
+      );
+      if (oldest.length === 0) break;
+      let trimmedBytes = 0;
+      let lastId = 0;
+      for (const row of oldest) {
+        if (total - trimmedBytes <= capacityBytes) break;
+        trimmedBytes += row.bytes;
+        lastId = row.id;
+      }
+      this.store.run("DELETE FROM stream_messages WHERE flow_type = ? AND stream = ? AND id <= ?", flowType, stream, lastId);
+      this.store.run("UPDATE stream_usage SET bytes = bytes - ? WHERE flow_type = ? AND stream = ?", trimmedBytes, flowType, stream);
+      total -= trimmedBytes;
+    }
+    return index;
+  }
+
+  async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {
+    const rows = this.all<StreamRow>(
+      "SELECT idx AS \"index\", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ? AND idx > ? ORDER BY idx LIMIT ?",
+      flowId, stream, afterIndex, limit,
+    );
+    const firstIndex = this.get<{ first: number | null }>("SELECT MIN(idx) AS first FROM stream_messages WHERE flow_id = ? AND stream = ?", flowId, stream)?.first ?? undefined;
+    const lastIndex = this.get<{ lastIndex: number }>("SELECT last_index AS lastIndex FROM stream_heads WHERE flow_id = ? AND stream = ?", flowId, stream)?.lastIndex ?? 0;
+    return { rows, firstIndex, lastIndex };
+  }
+
+  async recentStream(flowId: string, stream: string, limit: number): Promise<StreamRow[]> {
+    return this.all<StreamRow>(
+      `SELECT * FROM (SELECT idx AS "index", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ?
+       ORDER BY idx DESC LIMIT ?) ORDER BY "index"`,
+      flowId, stream, limit,
+    );
+  }
+
+  async touchWorker(workerId: string, expiresAt: number): Promise<void> {
+    this.store.run(
+      "INSERT INTO workers (worker_id, expires_at) VALUES (?, ?) ON CONFLICT (worker_id) DO UPDATE SET expires_at = excluded.expires_at",
+      workerId, expiresAt,
+    );
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    this.store.run("DELETE FROM workers WHERE worker_id = ?", workerId);
+  }
+}

@@ -1,0 +1,47 @@
+import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
+import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
+import type { StreamDefinition } from "../stream/stream.ts";
+import type { RecoveryError } from "./recovery-error.ts";
+
+/**
+ * What a Step method sees: the snapshot taken when its attempt was dispatched
+ * plus its own staged writes. Writes and publishes apply at commit.
+ */
+export interface StepContext {
+  readonly flowId: string;
+  readonly flowType: string;
+  readonly stepType: string;
+  readonly executionId: string;
+  /** 1 for the first attempt of this method. */
+  readonly attempt: number;
+  /** Aborted when the execution is cancelled, times out, or the Worker closes hard. */
+  readonly cancellationSignal: AbortSignal;
+  /** When this attempt times out. */
+  readonly deadline: Date;
+  /** Checkpoint text of the latest heartbeat of an earlier attempt of this execution. */
+  readonly heartbeatCheckpoint: string | undefined;
+  /** Set when this execution is a failure route's recovery Step. */
+  readonly recoveryError: RecoveryError | undefined;
+  /** Reads a plain Attribute or a loaded map instance; throws `UnloadedStateError` for an unloaded instance. */
+  read<TValue>(ref: AttributeRef<TValue>): TValue | undefined;
+  /** Stages a write; `null` deletes. */
+  write<TValue>(ref: AttributeRef<TValue>, value: TValue | null): void;
+  /** Keys of the loaded instances of a map, in key order. */
+  loadedKeys(map: AttributeMapDefinition<unknown>): string[];
+  /** Stages a publish to a Channel or ChannelMap instance. */
+  publish<TMessage>(ref: ChannelRef<TMessage>, message: TMessage): void;
+  /** Queued messages of a loaded Channel, oldest first, as of the snapshot. */
+  pendingMessages<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[];
+  /** Writes to a Stream now, not at commit; never rolled back, may repeat on retry. */
+  writeStream<TValue>(ref: StreamDefinition<TValue>, value: TValue): Promise<void>;
+  /** Extends the lease; with `checkpoint`, stores text the next attempt receives. */
+  heartbeat(checkpoint?: string): Promise<void>;
+}
+
+/** `execute` also sees what its wait consumed. */
+export interface ExecuteContext extends StepContext {
+  /** Messages the wait consumed from this Channel, oldest first. */
+  consumed<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[];
+  /** True when the wait completed with this Timer fired. */
+  timerFired(timerId: string): boolean;
+}

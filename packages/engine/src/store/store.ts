@@ -1,0 +1,205 @@
+/**
+ * The Store contract: everything the engine needs from a database.
+ *
+ * A store offers transactions of row-level operations, all keyed by flow ID
+ * first, plus wake-up notifications between processes. The engine's semantics
+ * (condition matching, fencing, retries, cancellation) are written once on top
+ * of this contract, so every store behaves the same; the conformance suite in
+ * `@perdure/engine/testing` proves it.
+ */
+import type { FlowStatus } from "../flow/flow-status.ts";
+
+/** A Flow instance row. JSON columns hold encoded text. */
+export interface FlowRow {
+  flowId: string;
+  flowType: string;
+  status: FlowStatus;
+  input: string;
+  output: string | null;
+  error: string | null;
+  requestId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Next sequence number for executions, messages and history entries of this Flow. */
+  nextSeq: number;
+}
+
+/** Where a Step execution is in its life; finished executions are deleted. */
+export type ExecutionStatus = "asking" | "waiting" | "ready";
+
+export interface ExecutionRow {
+  flowId: string;
+  executionId: string;
+  seq: number;
+  flowType: string;
+  stepType: string;
+  input: string;
+  status: ExecutionStatus;
+  /** Worker holding the lease, or null when queued or waiting. */
+  claimedBy: string | null;
+  /** Bumped on every claim; a commit must present the token it claimed with. */
+  leaseToken: number;
+  leaseExpiresAt: number | null;
+  deadlineAt: number | null;
+  /** Queued tasks are claimable from this time. */
+  availableAt: number;
+  /** Attempts of the current method claimed so far. */
+  attempt: number;
+  /** Attempts of `execute` ever claimed (for `attemptProgress`). */
+  executeClaims: number;
+  /** When the current method was first scheduled. */
+  scheduledAt: number;
+  /** No new attempt of the current method starts after this time. */
+  expiresAt: number | null;
+  conditions: string | null;
+  waitResult: string | null;
+  checkpoint: string | null;
+  movementOptions: string | null;
+  recoveryError: string | null;
+  lastError: string | null;
+  createdAt: number;
+}
+
+export interface AttributeRow {
+  name: string;
+  key: string;
+  value: string;
+}
+
+export interface MessageRow {
+  seq: number;
+  channel: string;
+  key: string;
+  messageId: string;
+  value: string;
+  publishedAt: number;
+}
+
+export interface TimerRow {
+  flowId: string;
+  flowType: string;
+  executionId: string;
+  timerId: string;
+  dueAt: number;
+  fired: boolean;
+}
+
+export interface HistoryRow {
+  flowId: string;
+  seq: number;
+  executionId: string;
+  stepType: string;
+  method: "wait_until" | "execute";
+  /** `completed` for a committed method, `failed` for a failed attempt, `cancelled` for a cancelled execution. */
+  status: "completed" | "failed" | "cancelled";
+  attempt: number;
+  startedAt: number;
+  finishedAt: number;
+  /** JSON text of the decision or wait result, when there is one. */
+  outcome: string | null;
+  error: string | null;
+}
+
+export interface StreamRow {
+  index: number;
+  value: string;
+  writtenAt: number;
+}
+
+export interface ListFlowsFilter {
+  flowType?: string;
+  status?: FlowStatus;
+  /** Flow IDs after this one, in flow ID order. */
+  afterFlowId?: string;
+  limit: number;
+}
+
+/** Row-level operations inside one store transaction. */
+export interface StoreTransaction {
+  /** Reads a Flow row and, on stores that need it, locks it so commits of one Flow serialize. */
+  lockFlow(flowId: string): Promise<FlowRow | undefined>;
+  insertFlow(row: FlowRow): Promise<void>;
+  updateFlow(flowId: string, fields: Partial<Pick<FlowRow, "status" | "output" | "error" | "updatedAt" | "nextSeq">>): Promise<void>;
+  listFlows(filter: ListFlowsFilter): Promise<FlowRow[]>;
+
+  readPlainAttributes(flowId: string): Promise<AttributeRow[]>;
+  readAttribute(flowId: string, name: string, key: string): Promise<string | undefined>;
+  readAttributeRange(flowId: string, name: string, range: { fromKey?: string; toKey?: string; limit?: number }): Promise<AttributeRow[]>;
+  /** `null` deletes. */
+  writeAttribute(flowId: string, name: string, key: string, value: string | null): Promise<void>;
+
+  insertMessage(flowId: string, row: MessageRow): Promise<void>;
+  listMessages(flowId: string, channel: string, key: string, limit?: number): Promise<MessageRow[]>;
+  /** Returns false when no such message is queued. */
+  deleteMessage(flowId: string, messageId: string): Promise<boolean>;
+
+  insertExecution(row: ExecutionRow): Promise<void>;
+  getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined>;
+  updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void>;
+  deleteExecution(flowId: string, executionId: string): Promise<void>;
+  /** Every unfinished execution of the Flow, oldest first. */
+  listExecutions(flowId: string): Promise<ExecutionRow[]>;
+  /** Queued tasks of these Flow types, available now, oldest first; claims on other rows are not blocked. */
+  findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
+  /** Claimed executions whose lease lapsed or whose Worker's liveness lapsed. */
+  findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
+  /** Queued executions whose retry window closed. */
+  findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
+  /** The earliest `availableAt` of a queued task of these types, if any. */
+  nextAvailableAt(flowTypes: readonly string[]): Promise<number | undefined>;
+
+  /** Of `names`, those held by any execution of the Flow. */
+  heldLocks(flowId: string, names: readonly string[]): Promise<string[]>;
+  acquireLocks(flowId: string, names: readonly string[], executionId: string): Promise<void>;
+  releaseLocks(flowId: string, executionId: string): Promise<void>;
+
+  insertTimer(row: TimerRow): Promise<void>;
+  listTimers(flowId: string, executionId: string): Promise<TimerRow[]>;
+  findTimersById(flowId: string, timerId: string): Promise<TimerRow[]>;
+  deleteTimers(flowId: string, executionId: string): Promise<void>;
+  /** Unfired timers of these Flow types due by `now`, earliest first. */
+  findDueTimers(flowTypes: readonly string[], now: number, limit: number): Promise<TimerRow[]>;
+  markTimerFired(flowId: string, executionId: string, timerId: string, now: number): Promise<void>;
+  nextTimerDueAt(flowTypes: readonly string[]): Promise<number | undefined>;
+
+  appendHistory(row: HistoryRow): Promise<void>;
+  /** Deletes the Flow's entries older than its newest `keep`. */
+  trimHistory(flowId: string, keep: number): Promise<void>;
+  listHistory(flowId: string, limit: number): Promise<HistoryRow[]>;
+
+  /** Appends to a Stream and trims the Flow type's oldest messages beyond `capacityBytes`. */
+  appendStream(flowId: string, flowType: string, stream: string, value: string, writtenAt: number, capacityBytes: number): Promise<number>;
+  /** Messages with index > `afterIndex`, oldest first, and the oldest retained index. */
+  readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }>;
+  /** The newest `limit` messages, oldest first. */
+  recentStream(flowId: string, stream: string, limit: number): Promise<StreamRow[]>;
+
+  /** Marks a Worker alive until `expiresAt`. */
+  touchWorker(workerId: string, expiresAt: number): Promise<void>;
+  removeWorker(workerId: string): Promise<void>;
+}
+
+/** A change other processes may want to react to at once. */
+export type WakeEvent =
+  | { kind: "tasks" }
+  | { kind: "stream"; flowId: string; stream: string }
+  | { kind: "executions_cancelled"; flowId: string };
+
+/** A database the engine runs on. */
+export interface Store {
+  /** Short name for logs and errors, such as `sqlite` or `postgres`. */
+  readonly kind: string;
+  /** Largest encoded value (Attribute, message, input, output) a commit accepts. */
+  readonly maxValueBytes: number;
+  /** How often Workers poll for work from other processes, in milliseconds. */
+  readonly pollIntervalMs: number;
+  /** Runs `work` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
+  /** Tells this process and, where the store can, other processes about a change. */
+  wake(event: WakeEvent): void;
+  /** Listens for wake events; returns the function that stops listening. */
+  subscribe(listener: (event: WakeEvent) => void): () => void;
+  /** A secret of this store, used to sign resume tokens. */
+  tokenSecret(): Promise<Buffer>;
+  close(): Promise<void>;
+}

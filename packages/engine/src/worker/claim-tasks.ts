@@ -1,0 +1,106 @@
+import type { FlowCore } from "../flow/flow.ts";
+import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { attemptErrorOf, failAttempt, routeFailure } from "../step/attempt-failure.ts";
+import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
+import type { ResolvedMethodOptions } from "../step/step-options.ts";
+import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
+import { Snapshot } from "./snapshot.ts";
+
+/** One attempt a Worker holds a lease on, with the snapshot taken at claim. */
+export interface ClaimedAttempt {
+  flow: FlowCore;
+  execution: ExecutionRow;
+  options: ExecutionOptions;
+  method: "wait_until" | "execute";
+  methodOptions: ResolvedMethodOptions;
+  input: unknown;
+  snapshot: Snapshot;
+  claimedAt: number;
+}
+
+/** What one claim transaction produced, and what it changed for others. */
+export interface ClaimBatch {
+  claims: ClaimedAttempt[];
+  changed: FlowTransaction[];
+}
+
+async function claimOne(
+  transaction: StoreTransaction,
+  flow: FlowCore,
+  row: ExecutionRow,
+  workerId: string,
+  now: number,
+  changed: FlowTransaction[],
+): Promise<ClaimedAttempt | undefined> {
+  let options: ExecutionOptions;
+  try {
+    options = resolveExecutionOptions(flow, row.stepType, row.movementOptions);
+  } catch (error) {
+    // The Step type vanished from the definition: no attempt can ever run.
+    const flowTransaction = await FlowTransaction.open(transaction, flow, row.flowId, now);
+    if (flowTransaction === undefined) return undefined;
+    await routeFailure(flowTransaction, row, { ...attemptErrorOf(error), terminal: true });
+    await flowTransaction.close();
+    changed.push(flowTransaction);
+    return undefined;
+  }
+  const method = row.status === "asking" ? "wait_until" : "execute";
+  const methodOptions = method === "wait_until" ? options.waitUntil : options.execute;
+  if (methodOptions.lockNames.length > 0) {
+    await transaction.lockFlow(row.flowId);
+    if ((await transaction.heldLocks(row.flowId, methodOptions.lockNames)).length > 0) return undefined;
+    await transaction.acquireLocks(row.flowId, methodOptions.lockNames, row.executionId);
+  }
+  const deadlineAt = now + methodOptions.timeoutMs;
+  const claimed: ExecutionRow = {
+    ...row,
+    claimedBy: workerId,
+    leaseToken: row.leaseToken + 1,
+    attempt: row.attempt + 1,
+    executeClaims: row.executeClaims + (method === "execute" ? 1 : 0),
+    deadlineAt,
+    leaseExpiresAt: methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs),
+  };
+  await transaction.updateExecution(row.flowId, row.executionId, {
+    claimedBy: claimed.claimedBy,
+    leaseToken: claimed.leaseToken,
+    attempt: claimed.attempt,
+    executeClaims: claimed.executeClaims,
+    deadlineAt: claimed.deadlineAt,
+    leaseExpiresAt: claimed.leaseExpiresAt,
+  });
+  const input: unknown = JSON.parse(row.input);
+  try {
+    const snapshot = await Snapshot.load(transaction, flow, row.flowId, options.step, input, options.extraLoads);
+    return { flow, execution: claimed, options, method, methodOptions, input, snapshot, claimedAt: now };
+  } catch (error) {
+    // A load selection that throws fails this attempt like a handler would.
+    const flowTransaction = await FlowTransaction.open(transaction, flow, row.flowId, now);
+    if (flowTransaction === undefined) return undefined;
+    await failAttempt(flowTransaction, claimed, attemptErrorOf(error), now);
+    await flowTransaction.close();
+    changed.push(flowTransaction);
+    return undefined;
+  }
+}
+
+/**
+ * Claims up to `limit` queued tasks of the hosted Flow types in one short
+ * transaction: lease, attempt count, locks and snapshot together.
+ */
+export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
+  const now = Date.now();
+  const flowTypes = [...flows.keys()];
+  return store.transaction(async (transaction) => {
+    const batch: ClaimBatch = { claims: [], changed: [] };
+    const candidates = await transaction.findClaimable(flowTypes, now, limit * 4);
+    for (const row of candidates) {
+      if (batch.claims.length >= limit) break;
+      const flow = flows.get(row.flowType);
+      if (flow === undefined) continue;
+      const claim = await claimOne(transaction, flow, row, workerId, now, batch.changed);
+      if (claim !== undefined) batch.claims.push(claim);
+    }
+    return batch;
+  });
+}

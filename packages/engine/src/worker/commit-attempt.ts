@@ -1,0 +1,81 @@
+import { FlowTransaction, type EncodedMovement } from "../flow/flow-transaction.ts";
+import { failAttempt, type AttemptError } from "../step/attempt-failure.ts";
+import { storeConditions } from "../step/stored-conditions.ts";
+import type { Store } from "../store/store.ts";
+import type { Conditions } from "../timer/condition.ts";
+import type { StagedWrite } from "./attempt-context.ts";
+import type { ClaimedAttempt } from "./claim-tasks.ts";
+
+/** An `execute` decision with every value encoded, ready to commit. */
+export interface PreparedDecision {
+  kind: "move" | "dead_end" | "complete" | "fail";
+  movements: EncodedMovement[];
+  cancelStepTypes: readonly string[];
+  output: string | undefined;
+  error: string | undefined;
+}
+
+/** What an attempt produced. */
+export type AttemptOutcome =
+  | { kind: "wait_until"; conditions: Conditions | null; writes: Iterable<StagedWrite>; publishes: readonly StagedWrite[] }
+  | { kind: "execute"; decision: PreparedDecision; writes: Iterable<StagedWrite>; publishes: readonly StagedWrite[] }
+  | { kind: "error"; error: AttemptError };
+
+function decisionSummary(decision: PreparedDecision): string {
+  return JSON.stringify({
+    kind: decision.kind,
+    ...(decision.movements.length > 0 ? { moveTo: decision.movements.map((movement) => movement.stepType) } : {}),
+    ...(decision.cancelStepTypes.length > 0 ? { cancel: decision.cancelStepTypes } : {}),
+    ...(decision.error === undefined ? {} : { error: decision.error }),
+  });
+}
+
+/**
+ * Commits an attempt's outcome in one transaction, fenced by its lease token:
+ * a result of an attempt that was cancelled or superseded is discarded.
+ * Returns whether it committed.
+ */
+export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome): Promise<boolean> {
+  const { execution } = claim;
+  const now = Date.now();
+  const flowTransaction = await store.transaction(async (transaction) => {
+    const current = await transaction.getExecution(execution.flowId, execution.executionId);
+    if (current === undefined || current.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return undefined;
+    const flowTransaction = await FlowTransaction.open(transaction, claim.flow, execution.flowId, now);
+    if (flowTransaction === undefined) return undefined;
+    if (outcome.kind === "error") {
+      await failAttempt(flowTransaction, current, outcome.error, claim.claimedAt);
+      await flowTransaction.close();
+      return flowTransaction;
+    }
+    for (const write of outcome.writes) await flowTransaction.writeAttribute(write.name, write.key, write.value);
+    for (const publish of outcome.publishes) await flowTransaction.publish(publish.name, publish.key, publish.value ?? "null");
+    const history = {
+      executionId: current.executionId,
+      stepType: current.stepType,
+      method: claim.method,
+      status: "completed" as const,
+      attempt: current.attempt,
+      startedAt: claim.claimedAt,
+    };
+    if (outcome.kind === "wait_until") {
+      await transaction.releaseLocks(execution.flowId, execution.executionId);
+      const stored = outcome.conditions === null ? null : storeConditions(current.stepType, outcome.conditions, now);
+      await flowTransaction.recordHistory({ ...history, outcome: stored === null ? null : JSON.stringify(stored), error: null });
+      if (stored === null) await flowTransaction.makeReady(current, { firedTimers: [], messages: [] });
+      else await flowTransaction.startWaiting(current, stored);
+    } else {
+      const { decision } = outcome;
+      await flowTransaction.cancelStepTypes(decision.cancelStepTypes, current.executionId);
+      if (decision.kind === "move") for (const movement of decision.movements) await flowTransaction.schedule(movement);
+      if (decision.kind === "complete") await flowTransaction.finish("completed", decision.output === undefined ? {} : { output: decision.output }, current.executionId);
+      if (decision.kind === "fail") await flowTransaction.finish("failed", { error: decision.error ?? "failed" }, current.executionId);
+      await flowTransaction.removeExecution(current);
+      await flowTransaction.recordHistory({ ...history, outcome: decisionSummary(decision), error: null });
+    }
+    await flowTransaction.close();
+    return flowTransaction;
+  });
+  flowTransaction?.announce(store);
+  return flowTransaction !== undefined;
+}

@@ -1,0 +1,112 @@
+import type { AttributeRef } from "../attribute/attribute.ts";
+import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
+import { UnloadedStateError } from "../errors/unloaded-state-error.ts";
+import type { FlowCore } from "../flow/flow.ts";
+import { decodeValue } from "../internal/encode.ts";
+import type { PlainAttributeReader, StoredLoad } from "../step/step-options.ts";
+import { storedLoad } from "../step/step-options.ts";
+import type { MessageRow, StoreTransaction } from "../store/store.ts";
+import type { StepDefinition } from "../step/step.ts";
+
+function slot(name: string, key: string): string {
+  return `${name}\u0000${key}`;
+}
+
+interface LoadedRange {
+  fromKey: string;
+  /** Exclusive end of coverage, or undefined for unbounded. */
+  toKey: string | undefined;
+  /** Inclusive last key covered when a limit cut the range short. */
+  lastKey: string | undefined;
+}
+
+/**
+ * The state one attempt sees: plain Attributes, the map instances and Channel
+ * contents it selected, all read in the claiming transaction.
+ */
+export class Snapshot implements PlainAttributeReader {
+  private readonly values = new Map<string, string>();
+  private readonly instances = new Set<string>();
+  private readonly ranges = new Map<string, LoadedRange[]>();
+  private readonly channels = new Map<string, MessageRow[]>();
+  private readonly flow: FlowCore;
+
+  constructor(flow: FlowCore) {
+    this.flow = flow;
+  }
+
+  /** Reads plain Attributes and everything the Step (and its movement) selects. */
+  static async load(
+    transaction: StoreTransaction,
+    flow: FlowCore,
+    flowId: string,
+    step: StepDefinition<unknown>,
+    input: unknown,
+    extraLoads: readonly StoredLoad[],
+  ): Promise<Snapshot> {
+    const snapshot = new Snapshot(flow);
+    for (const row of await transaction.readPlainAttributes(flowId)) snapshot.values.set(slot(row.name, ""), row.value);
+    const selected = typeof step.options.load === "function" ? step.options.load(input, snapshot) : (step.options.load ?? []);
+    for (const load of [...selected.map(storedLoad), ...extraLoads]) await snapshot.loadOne(transaction, flowId, load);
+    return snapshot;
+  }
+
+  private async loadOne(transaction: StoreTransaction, flowId: string, load: StoredLoad): Promise<void> {
+    switch (load.kind) {
+      case "instance": {
+        if (load.key === "") return;
+        this.instances.add(slot(load.name, load.key));
+        const value = await transaction.readAttribute(flowId, load.name, load.key);
+        if (value !== undefined) this.values.set(slot(load.name, load.key), value);
+        return;
+      }
+      case "range": {
+        const rows = await transaction.readAttributeRange(flowId, load.name, load);
+        for (const row of rows) this.values.set(slot(row.name, row.key), row.value);
+        const cut = load.limit !== undefined && rows.length >= load.limit;
+        const ranges = this.ranges.get(load.name) ?? [];
+        ranges.push({ fromKey: load.fromKey ?? "", toKey: load.toKey, lastKey: cut ? rows.at(-1)?.key : undefined });
+        this.ranges.set(load.name, ranges);
+        return;
+      }
+      case "channel":
+        this.channels.set(slot(load.name, load.key), await transaction.listMessages(flowId, load.name, load.key));
+        return;
+    }
+  }
+
+  private covers(name: string, key: string): boolean {
+    if (key === "" || this.instances.has(slot(name, key))) return true;
+    return (this.ranges.get(name) ?? []).some((range) =>
+      key >= range.fromKey && (range.toKey === undefined || key < range.toKey) && (range.lastKey === undefined || key <= range.lastKey));
+  }
+
+  /** The stored text of an Attribute or instance; throws when it was not loaded. */
+  text(ref: AttributeRef<unknown>): string | undefined {
+    if (!this.covers(ref.name, ref.key)) {
+      throw new UnloadedStateError(
+        `${ref.name}[${JSON.stringify(ref.key)}] of Flow ${this.flow.flowType} was not loaded for this Step; add it to the Step's load option (or the movement's)`,
+      );
+    }
+    return this.values.get(slot(ref.name, ref.key));
+  }
+
+  read<TValue>(ref: AttributeRef<TValue>): TValue | undefined {
+    const text = this.text(ref as AttributeRef<unknown>);
+    return text === undefined ? undefined : decodeValue(ref.codec, text);
+  }
+
+  /** Keys of loaded instances of a map that hold values, in key order. */
+  loadedKeys(name: string): string[] {
+    const prefix = `${name}\u0000`;
+    return [...this.values.keys()].filter((entry) => entry.startsWith(prefix) && entry.length > prefix.length).map((entry) => entry.slice(prefix.length)).sort();
+  }
+
+  pendingMessages<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[] {
+    const rows = this.channels.get(slot(ref.name, ref.key));
+    if (rows === undefined) {
+      throw new UnloadedStateError(`Channel ${ref.name}[${JSON.stringify(ref.key)}] of Flow ${this.flow.flowType} was not loaded for this Step; add it to the Step's load option`);
+    }
+    return rows.map((row) => ({ messageId: row.messageId, message: decodeValue(ref.codec, row.value), publishedAt: new Date(row.publishedAt) }));
+  }
+}

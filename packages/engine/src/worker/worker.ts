@@ -1,0 +1,246 @@
+import { randomUUID } from "node:crypto";
+import type { FlowCore } from "../flow/flow.ts";
+import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import type { Store, WakeEvent } from "../store/store.ts";
+import { fireDueTimers } from "../timer/fire-due-timers.ts";
+import { claimTasks, type ClaimedAttempt } from "./claim-tasks.ts";
+import { recoverLapsed } from "./recover-lapsed.ts";
+import { runAttempt } from "./run-attempt.ts";
+
+/** Options of {@link Worker}. */
+export interface WorkerOptions {
+  store: Store;
+  /** Flow definitions this Worker runs. */
+  flows: readonly FlowCore[];
+  /**
+   * Step methods run at once.
+   * @default 8
+   */
+  concurrency?: number;
+  /** @default a random UUID */
+  workerId?: string;
+  /**
+   * How long this Worker counts as alive after its last liveness write. When
+   * it lapses (the process died), other Workers reclaim its attempts.
+   * @default 5000
+   */
+  livenessTimeoutMs?: number;
+  /**
+   * Fallback poll for work from other processes.
+   * @default the store's `pollIntervalMs`
+   */
+  pollIntervalMs?: number;
+  /** Called once for each error the Worker cannot hand to a Step. @default logs to stderr */
+  onError?: (error: unknown) => void;
+}
+
+interface ResolvedWorkerOptions {
+  store: Store;
+  flows: Map<string, FlowCore>;
+  concurrency: number;
+  workerId: string;
+  livenessTimeoutMs: number;
+  pollIntervalMs: number;
+  onError: (error: unknown) => void;
+}
+
+function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const flows = new Map<string, FlowCore>();
+  for (const flow of options.flows) {
+    if (flow?.kind !== "flow") throw new InvalidInputError(`Worker flows must be made with defineFlow; got ${JSON.stringify(flow)}`);
+    if (flows.has(flow.flowType)) throw new InvalidInputError(`Worker got two definitions of Flow type ${flow.flowType}`);
+    flows.set(flow.flowType, flow);
+  }
+  const positiveInteger = (name: string, value: number | undefined, fallback: number): number => {
+    const resolved = value ?? fallback;
+    if (!Number.isSafeInteger(resolved) || resolved <= 0) throw new InvalidInputError(`Worker option ${name} ${String(value)} is invalid: use a positive integer`);
+    return resolved;
+  };
+  return {
+    store: options.store,
+    flows,
+    concurrency: positiveInteger("concurrency", options.concurrency, 8),
+    workerId: options.workerId ?? randomUUID(),
+    livenessTimeoutMs: positiveInteger("livenessTimeoutMs", options.livenessTimeoutMs, 5000),
+    pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
+    onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
+  };
+}
+
+/** A running attempt as the Worker tracks it. */
+export interface RunningAttempt {
+  claim: ClaimedAttempt;
+  abort: AbortController;
+}
+
+/**
+ * Runs Step methods of the hosted Flow types with bounded concurrency. It
+ * wakes at once on commits in this process, on due timers, and polls for
+ * work from other processes.
+ *
+ * @example
+ * const worker = new Worker({ store, flows: [orderFlow] });
+ * await worker.start();
+ * // ...
+ * await worker.close(); // drains running attempts
+ */
+export class Worker {
+  readonly workerId: string;
+  private readonly options: ResolvedWorkerOptions;
+  private readonly running = new Map<string, RunningAttempt>();
+  private state: "new" | "running" | "closing" | "closed" = "new";
+  private wakeRequested = false;
+  private wakeLoop: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private lastRecoveryAt = 0;
+
+  constructor(options: WorkerOptions) {
+    this.options = resolveWorkerOptions(options);
+    this.workerId = this.options.workerId;
+  }
+
+  /** Attempts running now. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /** Registers liveness and starts claiming work. */
+  async start(): Promise<void> {
+    if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
+    this.state = "running";
+    await this.touchLiveness();
+    this.unsubscribe = this.options.store.subscribe((event) => this.onWake(event));
+    const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
+    this.maintenanceTimer = setInterval(() => void this.maintain(), tickMs);
+    this.maintenanceTimer.unref();
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming, waits for running attempts to commit, then leaves. */
+  async close(): Promise<void> {
+    if (this.state === "closed" || this.state === "new") {
+      this.state = "closed";
+      return;
+    }
+    this.state = "closing";
+    this.requestWake();
+    await this.loopDone;
+    clearInterval(this.maintenanceTimer);
+    this.unsubscribe?.();
+    await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
+    this.state = "closed";
+  }
+
+  private onWake(event: WakeEvent): void {
+    if (event.kind === "tasks") this.requestWake();
+    if (event.kind === "executions_cancelled") void this.checkCancellations();
+  }
+
+  private requestWake(): void {
+    this.wakeRequested = true;
+    const wake = this.wakeLoop;
+    this.wakeLoop = undefined;
+    wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.state === "running") {
+      this.wakeRequested = false;
+      let worked = false;
+      try {
+        worked = await this.claimAndRun();
+        if (await fireDueTimers(this.options.store, this.options.flows, 64) > 0) worked = true;
+      } catch (error) {
+        this.options.onError(error);
+      }
+      if (worked || this.wakeRequested) continue;
+      await this.sleep(await this.nextWakeDelay());
+    }
+    while (this.running.size > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
+  }
+
+  private async claimAndRun(): Promise<boolean> {
+    const free = this.options.concurrency - this.running.size;
+    if (free <= 0) return false;
+    const batch = await claimTasks(this.options.store, this.options.flows, this.workerId, free);
+    for (const flowTransaction of batch.changed) flowTransaction.announce(this.options.store);
+    for (const claim of batch.claims) this.launch(claim);
+    return batch.claims.length > 0 || batch.changed.length > 0;
+  }
+
+  private launch(claim: ClaimedAttempt): void {
+    const key = `${claim.execution.flowId}\u0000${claim.execution.executionId}`;
+    const attempt: RunningAttempt = { claim, abort: new AbortController() };
+    this.running.set(key, attempt);
+    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError).finally(() => {
+      this.running.delete(key);
+      this.requestWake();
+    });
+  }
+
+  private async nextWakeDelay(): Promise<number> {
+    if (this.running.size >= this.options.concurrency) return this.options.pollIntervalMs * 10;
+    const types = [...this.options.flows.keys()];
+    const [timerAt, taskAt] = await this.options.store.transaction(async (transaction) => [
+      await transaction.nextTimerDueAt(types),
+      await transaction.nextAvailableAt(types),
+    ]);
+    const now = Date.now();
+    let delay = this.options.pollIntervalMs;
+    for (const at of [timerAt, taskAt]) if (at !== undefined) delay = Math.min(delay, Math.max(0, at - now));
+    return delay;
+  }
+
+  private sleep(delayMs: number): Promise<void> {
+    if (this.wakeRequested || this.state !== "running") return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeLoop = undefined;
+        resolve();
+      }, delayMs);
+      this.wakeLoop = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async touchLiveness(): Promise<void> {
+    const expiresAt = Date.now() + this.options.livenessTimeoutMs;
+    await this.options.store.transaction((transaction) => transaction.touchWorker(this.workerId, expiresAt));
+  }
+
+  /** Liveness, cancellation checks of running attempts, and recovery of lapsed leases. */
+  private async maintain(): Promise<void> {
+    if (this.state === "closed") return;
+    try {
+      await this.touchLiveness();
+      await this.checkCancellations();
+      const now = Date.now();
+      if (this.state === "running" && now - this.lastRecoveryAt >= Math.min(1000, this.options.livenessTimeoutMs / 5)) {
+        this.lastRecoveryAt = now;
+        if (await recoverLapsed(this.options.store, this.options.flows) > 0) this.requestWake();
+      }
+    } catch (error) {
+      this.options.onError(error);
+    }
+  }
+
+  /** Aborts running attempts whose execution was cancelled or whose lease was taken over. */
+  private async checkCancellations(): Promise<void> {
+    if (this.running.size === 0) return;
+    const attempts = [...this.running.values()];
+    const lost = await this.options.store.transaction(async (transaction) => {
+      const result: RunningAttempt[] = [];
+      for (const attempt of attempts) {
+        const { flowId, executionId, leaseToken } = attempt.claim.execution;
+        const current = await transaction.getExecution(flowId, executionId);
+        if (current?.claimedBy !== this.workerId || current.leaseToken !== leaseToken) result.push(attempt);
+      }
+      return result;
+    });
+    for (const attempt of lost) attempt.abort.abort(new Error("the execution was cancelled or its lease was lost"));
+  }
+}
