@@ -1,0 +1,11 @@
+/**
+ * `@perdure/engine/testing`: the store conformance suite and test helpers.
+ *
+ * @example
+ * import { runStoreConformanceSuite } from "@perdure/engine/testing";
+ * runStoreConformanceSuite({ name: "my store", openStore: async () => MyStore.open() });
+ */
+export { createTemporarySqliteStore } from "./temporary-sqlite-store.ts";
+export type { TemporarySqliteStore } from "./temporary-sqlite-store.ts";
+export { pollUntil } from "./poll-until.ts";
+export type { PollUntilOptions } from "./poll-until.ts";
