@@ -146,7 +146,11 @@ export class Client {
   }
 
   /** Calls an RPC of a Flow instance. */
-  invokeRPC<TInput, TOutput>(reference: RpcReference<TInput, TOutput>, flowId: string, ...input: TInput extends undefined ? [input?: TInput] : [input: TInput]): Promise<TOutput> {
+  invokeRPC<TInput, TOutput>(
+    reference: RpcReference<TInput, TOutput>,
+    flowId: string,
+    ...input: undefined extends TInput ? [input?: NoInfer<TInput>] : [input: NoInfer<TInput>]
+  ): Promise<TOutput> {
     checkFlowId(flowId);
     return invokeRpc(this.store, reference, flowId, input[0]);
   }

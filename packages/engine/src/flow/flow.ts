@@ -2,7 +2,7 @@ import type { AttributeDefinition, AttributeMapDefinition } from "../attribute/a
 import type { ChannelDefinition, ChannelMapDefinition } from "../channel/channel.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { validateName } from "../internal/validate-name.ts";
-import type { RpcReference, RpcSpec } from "../rpc/rpc.ts";
+import type { RpcContext, RpcReference, RpcSpec } from "../rpc/rpc.ts";
 import type { StepDefinition } from "../step/step.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
 
@@ -16,7 +16,7 @@ export type PersistenceDefinition =
 
 type AnyStep = StepDefinition<never>;
 /** Any RPC spec, whatever its input and output types. */
-interface AnyRpcSpec {
+export interface AnyRpcSpec {
   readonly name: string;
   readonly parseInput?: ((input: unknown) => unknown) | undefined;
   readonly locks?: RpcSpec<unknown, unknown>["locks"];
@@ -57,7 +57,9 @@ export interface FlowSpec<TPersistence extends Record<string, PersistenceDefinit
 }
 
 type RpcReferences<TRpcs> = {
-  readonly [TKey in keyof TRpcs]: TRpcs[TKey] extends RpcSpec<infer TInput, infer TOutput> ? RpcReference<TInput, TOutput> : never;
+  readonly [TKey in keyof TRpcs]: TRpcs[TKey] extends { handler: (context: RpcContext, input: infer TInput) => infer TResult }
+    ? RpcReference<TInput, Awaited<TResult>>
+    : never;
 };
 
 /** A Flow type: its core plus its persistence definitions and RPC references as properties. */

@@ -83,7 +83,7 @@ export interface RpcReference<TInput, TOutput> extends Readonly<RpcSpec<TInput, 
  *   },
  * });
  */
-export function rpc<TInput = undefined, TOutput = unknown>(spec: RpcSpec<TInput, TOutput>): RpcSpec<TInput, TOutput> {
+export function rpc<TInput = undefined, TOutput = unknown>(spec: RpcSpec<TInput, TOutput>): NoInfer<RpcSpec<TInput, TOutput>> {
   validateName("RPC", spec.name);
   if (typeof spec.handler !== "function") {
     throw new InvalidDefinitionError(`RPC ${spec.name} has no handler function`);

@@ -176,8 +176,9 @@ export class SqliteTransaction implements StoreTransaction {
     return this.all<ExecutionRow>(
       `SELECT ${executionColumns} FROM executions
        WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(flowTypes.length)})
+         AND (expires_at IS NULL OR expires_at > ?)
        ORDER BY available_at LIMIT ?`,
-      now, ...flowTypes, limit,
+      now, ...flowTypes, now, limit,
     );
   }
 

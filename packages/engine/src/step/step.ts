@@ -1,6 +1,6 @@
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { validateName } from "../internal/validate-name.ts";
-import type { Conditions } from "../timer/condition.ts";
+import type { Condition, Conditions } from "../timer/condition.ts";
 import type { StepDecision } from "./decision.ts";
 import type { ExecuteContext, StepContext } from "./step-context.ts";
 import type { StepOptions } from "./step-options.ts";
@@ -11,15 +11,15 @@ type MaybePromise<TValue> = TValue | Promise<TValue>;
 export interface StepDefinition<TInput = unknown> {
   readonly kind: "step";
   readonly name: string;
-  readonly waitUntil: ((context: StepContext, input: TInput) => MaybePromise<Conditions | null | undefined>) | undefined;
+  readonly waitUntil: ((context: StepContext, input: TInput) => MaybePromise<Conditions | Condition | null | undefined>) | undefined;
   readonly execute: (context: ExecuteContext, input: TInput) => MaybePromise<StepDecision>;
   readonly options: StepOptions<TInput>;
 }
 
 /** Everything {@link defineStep} takes besides the name. */
 export interface StepSpec<TInput> extends StepOptions<TInput> {
-  /** Returns the conditions to wait for; `null` means ready at once. */
-  waitUntil?: (context: StepContext, input: TInput) => MaybePromise<Conditions | null | undefined>;
+  /** Returns the conditions to wait for (one condition means `anyOf` of it); `null` means ready at once. */
+  waitUntil?: (context: StepContext, input: TInput) => MaybePromise<Conditions | Condition | null | undefined>;
   execute: (context: ExecuteContext, input: TInput) => MaybePromise<StepDecision>;
 }
 

@@ -328,14 +328,10 @@ void test("(e) a SIGTERMed Worker drains: its running attempts commit and none i
   assert.equal(await replacement.stop(), 0);
 });
 
-// Engine bug, kept as a live reproduction: a restarted process that reuses its
-// workerId refreshes the dead predecessor's liveness row, so the predecessor's
-// claims never look lapsed and stall until their method timeout (10 min by
-// default). Suggested fix: in Worker.start(), remove the worker row and run
-// recoverLapsed before the first touchLiveness. Drop `todo` once fixed.
+// A restarted process that reuses its workerId must not refresh the dead
+// predecessor's liveness and leave its claims stalled until their method timeout.
 void test("(f) a Worker restarted with the same workerId recovers its predecessor's claims", {
   timeout: 60_000,
-  todo: "engine bug: claims of a predecessor with the same workerId are never recovered (see the comment above)",
 }, async (t) => {
   const h = setUp(t);
   const env = { PERDURE_CRASH_WORKER_ID: "stable-worker-1" };

@@ -9,7 +9,7 @@ import type { RecoveryError } from "../step/recovery-error.ts";
 import { storedMovementOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { Store } from "../store/store.ts";
-import type { Conditions } from "../timer/condition.ts";
+import { anyOf, type Conditions } from "../timer/condition.ts";
 import { appendToStream } from "../stream/append-to-stream.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
@@ -84,8 +84,9 @@ export async function runAttempt(store: Store, workerId: string, running: Runnin
   try {
     const handlerResult = (async (): Promise<AttemptOutcome> => {
       if (claim.method === "wait_until") {
-        const conditions = (await claim.options.step.waitUntil?.(context, claim.input)) ?? null;
-        return { kind: "wait_until", conditions: conditions as Conditions | null, writes: context.writes.values(), publishes: context.publishes };
+        const returned = (await claim.options.step.waitUntil?.(context, claim.input)) ?? null;
+        const conditions: Conditions | null = returned === null || "mode" in returned ? returned : anyOf(returned);
+        return { kind: "wait_until", conditions, writes: context.writes.values(), publishes: context.publishes };
       }
       const decision = await claim.options.step.execute(context, claim.input);
       return { kind: "execute", decision: prepareDecision(claim, decision, store.maxValueBytes), writes: context.writes.values(), publishes: context.publishes };

@@ -110,6 +110,10 @@ export class Worker {
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
+    // Claims still held under this ID belong to a dead predecessor (a restart with a stable
+    // workerId): fail them over now rather than after their method timeout.
+    await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId));
+    while (await recoverLapsed(this.options.store, this.options.flows) > 0);
     await this.touchLiveness();
     this.unsubscribe = this.options.store.subscribe((event) => this.onWake(event));
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));

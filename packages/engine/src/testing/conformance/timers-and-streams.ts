@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { attribute } from "../../attribute/attribute.ts";
+import { InvalidResumeTokenError } from "../../errors/invalid-resume-token-error.ts";
+import { defineFlow } from "../../flow/flow.ts";
+import { rpc } from "../../rpc/rpc.ts";
+import { completeFlow, deadEnd } from "../../step/decision.ts";
+import { defineStep } from "../../step/step.ts";
+import { stream } from "../../stream/stream.ts";
+import { anyOf, timer } from "../../timer/condition.ts";
+import { pollUntil } from "../poll-until.ts";
+import { startEnvironment, waitForExecution, type StoreConformanceOptions } from "./harness.ts";
+
+export function timerAndStreamTests(options: StoreConformanceOptions): void {
+  it("a relative Timer fires on its own and execute sees which Timer fired", async () => {
+    const fired = attribute<string[]>("Fired");
+    const Nap = defineStep("Nap", {
+      waitUntil: () => anyOf(timer("short", { afterMs: 50 }), timer("long", { afterMs: 60_000 })),
+      execute: (context) => {
+        context.write(fired, ["short", "long"].filter((id) => context.timerFired(id)));
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "Naps", start: "Nap", steps: [Nap], persistence: { fired } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "nap-1");
+      await environment.waitForStatus("nap-1", "completed");
+      assert.deepEqual(await environment.client.getAttributes("nap-1", fired), [["short"]]);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("an absolute Timer survives a Worker restart, fires while no Worker runs, and skipTimer fires one early", async () => {
+    const fired = attribute<string[]>("Fired");
+    const Wait = defineStep("Wait", {
+      waitUntil: () => anyOf(timer("soon", { at: Date.now() + 300 })),
+      execute: (context) => {
+        context.write(fired, [...(context.read(fired) ?? []), "soon"]);
+        return deadEnd();
+      },
+    });
+    const Day = defineStep("Day", {
+      waitUntil: () => anyOf(timer("one-day", { afterMs: 86_400_000 })),
+      execute: (context) => {
+        context.write(fired, [...(context.read(fired) ?? []), "one-day"]);
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({
+      type: "DurableTimers",
+      start: "Wait",
+      steps: [Wait, Day],
+      persistence: { fired },
+      rpcs: { day: rpc({ name: "day", handler: (context) => { context.moveTo("Day"); return null; } }) },
+    });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "timers-1");
+      await waitForExecution(environment.client, "timers-1", "Wait", "waiting");
+      await environment.stopWorker();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await environment.startWorker();
+      await pollUntil(async () => (await environment.client.getAttributes("timers-1", fired))[0]?.length === 1);
+      await environment.client.invokeRPC(flow.day, "timers-1");
+      await waitForExecution(environment.client, "timers-1", "Day", "waiting");
+      assert.equal(await environment.client.skipTimer("timers-1", "one-day"), 1);
+      await environment.waitForStatus("timers-1", "completed");
+      assert.deepEqual(await environment.client.getAttributes("timers-1", fired), [["soon", "one-day"]]);
+      assert.equal(await environment.client.skipTimer("timers-1", "one-day"), 0);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("Stream writes are immediate, readable from a resume token, and listable", async () => {
+    const progress = stream<{ step: number }>("Progress");
+    const Emit = defineStep("Emit", {
+      execute: async (context) => {
+        for (let step = 1; step <= 5; step += 1) await context.writeStream(progress, { step });
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "Streams", start: "Emit", steps: [Emit], persistence: { progress } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "stream-1");
+      await environment.waitForStatus("stream-1", "completed");
+      const first = await environment.client.readStream("stream-1", progress, { limit: 2 });
+      assert.deepEqual(first.messages.map((message) => message.value.step), [1, 2]);
+      assert.equal(first.lost, false);
+      const rest = await environment.client.readStream("stream-1", progress, { after: first.nextToken ?? "" });
+      assert.deepEqual(rest.messages.map((message) => [message.index, message.value.step]), [[3, 3], [4, 4], [5, 5]]);
+      const recent = await environment.client.listStreamMessages("stream-1", progress, { limit: 2 });
+      assert.deepEqual(recent.map((message) => message.value.step), [4, 5]);
+      const empty = await environment.client.readStream("stream-1", progress, { after: rest.nextToken ?? "", waitMs: 50 });
+      assert.deepEqual(empty.messages, []);
+      assert.equal(empty.nextToken, rest.nextToken);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a waiting reader wakes for a new Stream message", async () => {
+    const progress = stream<string>("Progress");
+    const Emit = defineStep("Emit", {
+      execute: async (context) => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await context.writeStream(progress, "late");
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "StreamWait", start: "Emit", steps: [Emit], persistence: { progress } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "wait-1");
+      const read = await environment.client.readStream("wait-1", progress, { waitMs: 5000 });
+      assert.deepEqual(read.messages.map((message) => message.value), ["late"]);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a Stream's byte budget trims the Flow type's oldest messages, and readers learn what was lost", async () => {
+    const progress = stream<string>("Progress", { capacityBytes: 200 });
+    const Emit = defineStep<number>("Emit", {
+      execute: async (context, count) => {
+        for (let index = 0; index < count; index += 1) await context.writeStream(progress, `message-${String(index).padStart(3, "0")}`);
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({ type: "StreamBudget", start: "Emit", steps: [Emit], persistence: { progress } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "budget-1", 5);
+      await pollUntil(async () => (await environment.client.listStreamMessages("budget-1", progress)).length === 5);
+      const early = await environment.client.readStream("budget-1", progress, { limit: 1 });
+      await environment.client.start(flow, "budget-2", 20);
+      await pollUntil(async () => (await environment.client.listStreamMessages("budget-2", progress)).at(-1)?.value === "message-019");
+      // 200 bytes hold 15 messages of 13 bytes: budget-1's messages went first.
+      assert.deepEqual(await environment.client.listStreamMessages("budget-1", progress), []);
+      const retained = await environment.client.listStreamMessages("budget-2", progress);
+      assert.equal(retained.length, 15);
+      assert.equal(retained[0]?.value, "message-005");
+      const resumed = await environment.client.readStream("budget-1", progress, { after: early.nextToken ?? "" });
+      assert.equal(resumed.lost, true);
+      const fromStart = await environment.client.readStream("budget-2", progress);
+      assert.equal(fromStart.lost, true);
+      assert.equal(fromStart.messages[0]?.index, 6);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("rejects resume tokens of another flow, forged tokens and oversized tokens with clear errors", async () => {
+    const progress = stream<string>("Progress");
+    const other = stream<string>("Other");
+    const Emit = defineStep("Emit", {
+      execute: async (context) => {
+        await context.writeStream(progress, "x");
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "Tokens", start: "Emit", steps: [Emit], persistence: { progress, other } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "tokens-1");
+      await environment.client.start(flow, "tokens-2");
+      await environment.waitForStatus("tokens-1", "completed");
+      const { nextToken } = await environment.client.readStream("tokens-1", progress);
+      assert.ok(nextToken !== undefined);
+      await assert.rejects(environment.client.readStream("tokens-2", progress, { after: nextToken }), (error: unknown) =>
+        InvalidResumeTokenError.isInstance(error) && /belongs to Stream Progress of Flow tokens-1, not Stream Progress of Flow tokens-2/.test(error.message));
+      await assert.rejects(environment.client.readStream("tokens-1", other, { after: nextToken }), /not Stream Other of Flow tokens-1/);
+      const [body, signature] = nextToken.split(".");
+      const forgedBody = Buffer.from(JSON.stringify(["tokens-1", "Progress", 0])).toString("base64url");
+      await assert.rejects(environment.client.readStream("tokens-1", progress, { after: `${forgedBody}.${signature ?? ""}` }), /forged or corrupt/);
+      await assert.rejects(environment.client.readStream("tokens-1", progress, { after: `${body ?? ""}.AAAA` }), /forged or corrupt/);
+      await assert.rejects(environment.client.readStream("tokens-1", progress, { after: "garbage" }), /forged or corrupt/);
+      await assert.rejects(environment.client.readStream("tokens-1", progress, { after: "x".repeat(5000) }), /at most 1024 characters/);
+    } finally {
+      await environment.dispose();
+    }
+  });
+}
