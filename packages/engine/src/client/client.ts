@@ -243,7 +243,7 @@ export class Client {
       for (const timer of timers) await transaction.insertTimer({ ...timer, dueAt: Math.min(timer.dueAt, now) });
       return timers.length;
     });
-    if (count > 0) this.store.wake({ kind: "tasks" });
+    if (count > 0) this.store.wake({ kind: "timers", dueAt: now });
     return count;
   }
 

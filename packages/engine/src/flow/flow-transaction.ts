@@ -31,6 +31,8 @@ export class FlowTransaction {
   tasksCreated = false;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
   claimedCancelled = false;
+  /** Earliest due time of a Timer this transaction set and did not fire. */
+  private earliestTimerAt: number | undefined;
 
   private constructor(transaction: StoreTransaction, flow: FlowCore, row: FlowRow, now: number) {
     this.transaction = transaction;
@@ -182,6 +184,7 @@ export class FlowTransaction {
       if (item.kind !== "timer") continue;
       // A Timer already due (such as a zero Timer) fires in this commit.
       const fired = item.dueAt <= this.now;
+      if (!fired) this.earliestTimerAt = Math.min(this.earliestTimerAt ?? item.dueAt, item.dueAt);
       await this.transaction.insertTimer({
         flowId: this.flowId, flowType: this.flow.flowType, executionId: execution.executionId, timerId: item.timerId, dueAt: item.dueAt, fired,
       });
@@ -281,6 +284,7 @@ export class FlowTransaction {
   /** Tells Workers what changed; call after the transaction committed. */
   announce(store: Store): void {
     if (this.tasksCreated) store.wake({ kind: "tasks" });
+    if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
   }
 }

@@ -182,6 +182,8 @@ export interface StoreTransaction {
 /** A change other processes may want to react to at once. */
 export type WakeEvent =
   | { kind: "tasks" }
+  /** A Timer was set (or skipped) that falls due at `dueAt`. */
+  | { kind: "timers"; dueAt: number }
   | { kind: "stream"; flowId: string; stream: string }
   | { kind: "executions_cancelled"; flowId: string };
 

@@ -16,20 +16,24 @@ export async function fireTimer(transaction: StoreTransaction, flow: FlowCore, t
   return flowTransaction;
 }
 
-/** Fires the due timers of the hosted Flow types; returns how many fired. */
-export async function fireDueTimers(store: Store, flows: ReadonlyMap<string, FlowCore>, limit: number): Promise<number> {
+/**
+ * Fires the due timers of the hosted Flow types. Returns how many fired and
+ * when the next unfired one falls due, so the caller can sleep until then.
+ */
+export async function fireDueTimers(store: Store, flows: ReadonlyMap<string, FlowCore>, limit: number): Promise<{ fired: number; nextDueAt: number | undefined }> {
   const now = Date.now();
+  const flowTypes = [...flows.keys()];
   const changed: FlowTransaction[] = [];
-  const count = await store.transaction(async (transaction) => {
-    const due = await transaction.findDueTimers([...flows.keys()], now, limit);
+  const result = await store.transaction(async (transaction) => {
+    const due = await transaction.findDueTimers(flowTypes, now, limit);
     for (const timer of due) {
       const flow = flows.get(timer.flowType);
       if (flow === undefined) continue;
       const flowTransaction = await fireTimer(transaction, flow, timer, now);
       if (flowTransaction !== undefined) changed.push(flowTransaction);
     }
-    return due.length;
+    return { fired: due.length, nextDueAt: await transaction.nextTimerDueAt(flowTypes) };
   });
   for (const flowTransaction of changed) flowTransaction.announce(store);
-  return count;
+  return result;
 }

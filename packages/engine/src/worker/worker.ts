@@ -95,6 +95,8 @@ export class Worker {
   private maintenanceTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private lastRecoveryAt = 0;
+  /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
+  private timerCheckAt = 0;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -139,6 +141,10 @@ export class Worker {
 
   private onWake(event: WakeEvent): void {
     if (event.kind === "tasks") this.requestWake();
+    if (event.kind === "timers" && event.dueAt < this.timerCheckAt) {
+      this.timerCheckAt = event.dueAt;
+      this.requestWake();
+    }
     if (event.kind === "executions_cancelled") void this.checkCancellations();
   }
 
@@ -155,7 +161,7 @@ export class Worker {
       let worked = false;
       try {
         worked = await this.claimAndRun();
-        if (await fireDueTimers(this.options.store, this.options.flows, 64) > 0) worked = true;
+        if (Date.now() >= this.timerCheckAt && await this.fireTimers()) worked = true;
       } catch (error) {
         this.options.onError(error);
       }
@@ -163,6 +169,15 @@ export class Worker {
       await this.sleep(await this.nextWakeDelay());
     }
     while (this.running.size > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
+  }
+
+  /** Fires due Timers and learns when the next one falls due; true when any fired. */
+  private async fireTimers(): Promise<boolean> {
+    const checkedAt = Date.now();
+    const { fired, nextDueAt } = await fireDueTimers(this.options.store, this.options.flows, 64);
+    // Other processes may set earlier Timers, so look again after one poll interval at most.
+    this.timerCheckAt = Math.min(nextDueAt ?? Infinity, checkedAt + this.options.pollIntervalMs);
+    return fired > 0;
   }
 
   private async claimAndRun(): Promise<boolean> {
@@ -185,16 +200,11 @@ export class Worker {
   }
 
   private async nextWakeDelay(): Promise<number> {
-    if (this.running.size >= this.options.concurrency) return this.options.pollIntervalMs * 10;
-    const types = [...this.options.flows.keys()];
-    const [timerAt, taskAt] = await this.options.store.transaction(async (transaction) => [
-      await transaction.nextTimerDueAt(types),
-      await transaction.nextAvailableAt(types),
-    ]);
     const now = Date.now();
-    let delay = this.options.pollIntervalMs;
-    for (const at of [timerAt, taskAt]) if (at !== undefined) delay = Math.min(delay, Math.max(0, at - now));
-    return delay;
+    const timerDelay = Math.max(0, this.timerCheckAt - now);
+    if (this.running.size >= this.options.concurrency) return timerDelay;
+    const taskAt = await this.options.store.transaction((transaction) => transaction.nextAvailableAt([...this.options.flows.keys()]));
+    return Math.min(timerDelay, this.options.pollIntervalMs, taskAt === undefined ? Infinity : Math.max(0, taskAt - now));
   }
 
   private sleep(delayMs: number): Promise<void> {
