@@ -21,6 +21,12 @@ export interface StartWorkerProcessOptions {
    * @default 20_000
    */
   readyTimeoutMs?: number;
+  /**
+   * The start of the line that tells the child is ready; the rest of the line
+   * is the Worker ID. Give the same value to the child's {@link runWorkerProcess}.
+   * @default workerReadyLine
+   */
+  readyLinePrefix?: string;
 }
 
 /** A Worker running in a child process of its own process group. */
@@ -83,14 +89,15 @@ export async function startWorkerProcess(options: StartWorkerProcessOptions): Pr
     child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
   });
   child.stderr?.setEncoding("utf8").on("data", (text: string) => record(text));
+  const readyLinePrefix = options.readyLinePrefix ?? workerReadyLine;
   const ready = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     let isReady = false;
     lines.on("line", (line) => {
       record(`${line}\n`);
-      if (!isReady && line.startsWith(workerReadyLine)) {
+      if (!isReady && line.startsWith(readyLinePrefix)) {
         isReady = true;
-        resolve(line.slice(workerReadyLine.length).trim());
+        resolve(line.slice(readyLinePrefix.length).trim());
       }
     });
     void exited.then((code) => reject(new Error(`worker process ${pid} exited (${code}) before it was ready:\n${buffered}`)));
@@ -141,6 +148,12 @@ export interface RunWorkerProcessOptions {
   storeOptions?: Partial<Omit<SqliteStoreOptions, "path">>;
   /** Overrides of the Worker options; `livenessTimeoutMs` defaults to 1500 so tests recover fast. */
   workerOptions?: Partial<Omit<WorkerOptions, "store" | "flows">>;
+  /**
+   * Printed, followed by the Worker ID, once the Worker runs. Give the same
+   * value to the parent's {@link startWorkerProcess}.
+   * @default workerReadyLine
+   */
+  readyLinePrefix?: string;
 }
 
 /**
@@ -177,5 +190,5 @@ export async function runWorkerProcess(options: RunWorkerProcessOptions): Promis
     if (process.ppid !== parent) process.exit(2);
   }, 500).unref();
   await worker.start();
-  console.log(`${workerReadyLine} ${worker.workerId}`);
+  console.log(`${options.readyLinePrefix ?? workerReadyLine} ${worker.workerId}`);
 }

@@ -1,0 +1,35 @@
+/**
+ * `@perdure/agents/testing`: a private engine, killable Worker processes,
+ * waits and fakes for tests of agent sessions.
+ *
+ * @example
+ * import { AgentTestEnvironment, KillableWorkerProcess, PrivateEngine, pollUntil } from "@perdure/agents/testing";
+ *
+ * const engine = await PrivateEngine.start();
+ * const worker = await KillableWorkerProcess.start({ entryModulePath: "./agent-worker-main.ts", engineAddress: engine.address });
+ * const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [sessionFlow], isWorkerInProcess: false });
+ * await environment.client.start(sessionFlow, "session-1", {});
+ * await pollUntil(async () => (await environment.client.describe("session-1")).status === "completed");
+ * await worker.stop();
+ * await environment.close();
+ * await engine.stop();
+ */
+export { PrivateEngine } from "./private-engine.ts";
+export type { PrivateEngineOptions } from "./private-engine.ts";
+export { openStoreAtAddress } from "./open-store-at-address.ts";
+export { KillableWorkerProcess } from "./killable-worker-process.ts";
+export type { KillableWorkerProcessOptions } from "./killable-worker-process.ts";
+export { runAgentWorkerProcess } from "./run-agent-worker-process.ts";
+export type { RunAgentWorkerProcessOptions } from "./run-agent-worker-process.ts";
+export { agentWorkerReadyLine, engineAddressEnvironmentVariable } from "./worker-process-protocol.ts";
+export { AgentTestEnvironment } from "./agent-test-environment.ts";
+export type { AgentTestEnvironmentOptions } from "./agent-test-environment.ts";
+export { readStepHistory } from "./read-step-history.ts";
+export type { StepHistoryRecord } from "./read-step-history.ts";
+export { FileGate } from "./file-gate.ts";
+export type { FileGateArrival, FileGateWaitUntilOpenOptions, FileGateWaitUntilReachedOptions } from "./file-gate.ts";
+export { InvocationLog } from "./invocation-log.ts";
+export type { InvocationLogEntry } from "./invocation-log.ts";
+export { pollUntil } from "@perdure/engine/testing";
+export type { PollUntilOptions } from "@perdure/engine/testing";
+export { findFreeLoopbackPorts } from "./find-free-loopback-ports.ts";
