@@ -1,0 +1,57 @@
+/**
+ * `@perdure/agents`: the durable agent session on `@perdure/engine`.
+ *
+ * A session is a long-lived Flow: each model call and each tool call is its
+ * own Step, committed to the store, so a conversation survives crashes and
+ * never silently repeats a write. Bring a runner (an agent framework adapter,
+ * or the built-in Stepwise loop) and call `createAgentSessionFlow`.
+ *
+ * @example
+ * import { createAgentSessionFlow } from "@perdure/agents";
+ * const flow = createAgentSessionFlow(runner, "SupportAgent");
+ * const worker = new Worker({ store, flows: [flow] });
+ * await client.start(flow, "session-1", {});
+ * await client.invokeRPC(flow.sendUserMessage, "session-1", { text: "Where is my order?" });
+ */
+export { createAgentSessionFlow } from "./session/create-agent-session-flow.ts";
+export type { AgentSessionFlow } from "./session/create-agent-session-flow.ts";
+export type { AgentSessionOptions } from "./session/session-options.ts";
+export type { AgentSessionPersistence } from "./session/persistence.ts";
+export { AgentStepType } from "./session/step-types.ts";
+export type { AgentMessagePage, ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
+export type {
+  AgentFrameworkRunner,
+  AgentTurnContext,
+  AgentTurnOutcome,
+  DeferredToolCall,
+  DeferredToolExecution,
+  ModelCallMetadata,
+  ToolCallsRequested,
+  ToolExecutionResult,
+  TurnCompleted,
+} from "./runner/agent-framework-runner.ts";
+export { ToolExecutionError } from "./runner/tool-execution-error.ts";
+export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./values/agent-usage.ts";
+export type { AgentUsage } from "./values/agent-usage.ts";
+export { agentMessageFromWire, agentMessageToWire, messageSequenceKey } from "./values/agent-message.ts";
+export type { AgentMessage, AgentMessageRole, FrameworkMessage } from "./values/agent-message.ts";
+export { agentStateFromWire, agentStateToWire } from "./values/agent-state.ts";
+export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./values/agent-state.ts";
+export { agentToolCallFromWire, agentToolCallToWire, finalToolCallStatuses, isFinalToolCallStatus } from "./values/agent-tool-call.ts";
+export type { AgentToolCall, AgentToolCallRecord, AgentToolCallRecordStatus, AgentToolCallStatus } from "./values/agent-tool-call.ts";
+export { agentInterruptFromWire, agentInterruptToWire, approvalInterruptId } from "./values/agent-interrupt.ts";
+export type { AgentInterrupt, AgentInterruptKind, AgentInterruptResolution } from "./values/agent-interrupt.ts";
+export type { AgentUserMessage, QueuedAgentUserMessage, ToolCallCompleted, TurnReplySequence } from "./values/agent-user-message.ts";
+export { agentEventFromWire, agentEventToWire } from "./values/agent-event.ts";
+export type { AgentEvent, AgentEventType, AgentEventWriter } from "./values/agent-event.ts";
+export { agentSnapshotToWire } from "./values/agent-snapshot.ts";
+export type { AgentSnapshot } from "./values/agent-snapshot.ts";
+export { defaultRequiresApproval, isRetryableEffect, resolveToolPolicy, toolEffects } from "./values/tool-effect.ts";
+export type { ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./values/tool-effect.ts";
+export {
+  approvalDeadlinePassed,
+  isBlankText,
+  outcomeUnknownToolResult,
+  questionDeadlinePassed,
+  toolCallNotRunErrorPrefix,
+} from "./values/result-texts.ts";

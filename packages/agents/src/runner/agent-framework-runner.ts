@@ -1,0 +1,119 @@
+/**
+ * The runner contract: what an agent framework implements so the session
+ * Flow can drive it one model call and one tool call per Step.
+ */
+import type { AgentEventWriter } from "../values/agent-event.ts";
+import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
+import type { InteractionMode } from "../values/agent-state.ts";
+import type { AgentToolCall } from "../values/agent-tool-call.ts";
+import type { AgentUsage } from "../values/agent-usage.ts";
+import type { ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
+
+/** Describes the model call for tracing; the session never stores it. */
+export interface ModelCallMetadata {
+  requestModel?: string;
+  responseModel?: string;
+  providerName?: string;
+  responseId?: string;
+  finishReasons?: string[];
+}
+
+/** The model gave its final answer. */
+export interface TurnCompleted {
+  kind: "turn_completed";
+  /** Every message of the turn the session has not stored yet, in order. */
+  newMessages: FrameworkMessage[];
+  /** Usage of this model call only. */
+  usage: AgentUsage;
+  modelCallMetadata?: ModelCallMetadata;
+}
+
+/** The model asked for tool calls, each of which runs in its own Step. */
+export interface ToolCallsRequested {
+  kind: "tool_calls_requested";
+  /** Non-empty; opaque to the session, handed back in the next `runModelStep`. */
+  frameworkRunState: string;
+  /** At least one, in the order the model made them. */
+  toolCalls: DeferredToolCall[];
+  usage: AgentUsage;
+  /** Messages to store now, in the same commit as the tool calls. */
+  newMessages?: FrameworkMessage[];
+  modelCallMetadata?: ModelCallMetadata;
+}
+
+export type AgentTurnOutcome = TurnCompleted | ToolCallsRequested;
+
+/** A tool call the model made, to run in its own Step. */
+export interface DeferredToolCall {
+  toolCallId: string;
+  toolName: string;
+  /** JSON text of the arguments. */
+  arguments: string;
+  policy: ResolvedToolPolicy;
+  /** Opaque text stored on the record, so the tool's source resolves it without listing again. */
+  toolSourceReference?: string;
+}
+
+/** What `runModelStep` gets: the committed state of the turn. */
+export interface AgentTurnContext {
+  flowId: string;
+  turnId: string;
+  /** The `RunModel` attempt, 1 for the first. */
+  attempt: number;
+  /** Every stored message, oldest first; rebuild the model input from their `frameworkItem`s only. */
+  messages: AgentMessage[];
+  /** The previous model response's calls, all final, in `deferralOrder`. Empty on the first model call of a turn. */
+  toolCalls: AgentToolCall[];
+  /** What the previous `ToolCallsRequested` returned, or null on the first model call. */
+  frameworkRunState: string | null;
+  interactionMode: InteractionMode;
+  /** The effective policy of a tool: session policies, then the framework's, then the default effect. */
+  resolveToolPolicy(toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }): ResolvedToolPolicy;
+  toolPolicies: Readonly<Record<string, ToolPolicy>>;
+  defaultToolEffect: ToolEffect;
+  events: AgentEventWriter;
+  cancellationSignal: AbortSignal;
+  deadline: Date;
+  stepExecutionId?: string;
+  /** Built-in tools to offer the model (none until the built-in tools land). */
+  enabledBuiltInTools?: readonly string[];
+  /** An extra heartbeat; the session already sends one every 20 seconds. */
+  heartbeat(): Promise<void>;
+}
+
+/** What `executeDeferredToolCall` gets. */
+export interface DeferredToolExecution {
+  flowId: string;
+  toolCall: AgentToolCall;
+  /** `<flowId>/<turnId>/<toolCallId>`, the same on every attempt: pass it to the system the tool writes to. */
+  idempotencyKey: string;
+  attempt: number;
+  events: AgentEventWriter;
+  cancellationSignal: AbortSignal;
+  deadline: Date;
+  heartbeat(): Promise<void>;
+  /** The checkpoint an earlier attempt of this call saved, if any. */
+  heartbeatCheckpoint: string | undefined;
+  /** Records a heartbeat that carries `text`; a retried attempt reads it as `heartbeatCheckpoint`. */
+  saveHeartbeatCheckpoint(text: string): Promise<void>;
+}
+
+/** A tool's result: the text recorded and shown to the model. */
+export interface ToolExecutionResult {
+  output: string;
+}
+
+/**
+ * What an agent framework implements. The session stores messages, records
+ * and usage; the runner turns them into model input and tool calls.
+ */
+export interface AgentFrameworkRunner<TToolOutcome = ToolExecutionResult> {
+  /** Wraps a user's text as a framework message. */
+  buildUserMessage(text: string): FrameworkMessage;
+  /** Makes one model call from committed state. Throw for an unexpected failure: the call reruns. */
+  runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome>;
+  /** Runs one tool call. Throw `ToolExecutionError` for a failure the model should see. */
+  executeDeferredToolCall(call: DeferredToolExecution): Promise<TToolOutcome>;
+  /** The messages a failed or ended turn stores before its note, such as stored calls' results. */
+  buildUnfinishedTurnMessages?(turn: AgentTurnContext): FrameworkMessage[];
+}

@@ -1,0 +1,52 @@
+import type { StepContext } from "@perdure/engine";
+import type { AgentTurnContext } from "../runner/agent-framework-runner.ts";
+import type { AgentMessage } from "../values/agent-message.ts";
+import type { AgentState } from "../values/agent-state.ts";
+import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import { resolveToolPolicy } from "../values/tool-effect.ts";
+import { createEventWriter } from "./event-writer.ts";
+import type { SessionEnvironment } from "./session-environment.ts";
+
+/** Every stored message, oldest first, from the loaded `AgentMessages` window. */
+export function loadedMessages(context: StepContext, environment: SessionEnvironment): AgentMessage[] {
+  const { agentMessages } = environment.persistence;
+  return context.loadedKeys(agentMessages).flatMap((key) => {
+    const message = context.read(agentMessages.instance(key));
+    return message === undefined ? [] : [message];
+  });
+}
+
+/** The loaded tool call records of the turn, in the order the model made them. */
+export function loadedToolCalls(context: StepContext, environment: SessionEnvironment): AgentToolCallRecord[] {
+  const { agentToolCalls } = environment.persistence;
+  return context.loadedKeys(agentToolCalls)
+    .flatMap((key) => {
+      const record = context.read(agentToolCalls.instance(key));
+      return record === undefined ? [] : [record];
+    })
+    .sort((left, right) => left.deferralOrder - right.deferralOrder);
+}
+
+/** Builds what `runModelStep` and `buildUnfinishedTurnMessages` get, from committed state only. */
+export function buildTurnContext(context: StepContext, environment: SessionEnvironment, state: AgentState, turnId: string): AgentTurnContext {
+  const { options } = environment;
+  const finalCalls = loadedToolCalls(context, environment).filter((record): record is AgentToolCall => isFinalToolCallStatus(record.status));
+  return {
+    flowId: context.flowId,
+    turnId,
+    attempt: context.attempt,
+    messages: loadedMessages(context, environment),
+    toolCalls: finalCalls,
+    frameworkRunState: context.read(environment.persistence.frameworkRunState) ?? null,
+    interactionMode: state.interactionMode,
+    resolveToolPolicy: (toolName, framework) => resolveToolPolicy(toolName, options.toolPolicies, options.defaultToolEffect, framework),
+    toolPolicies: options.toolPolicies,
+    defaultToolEffect: options.defaultToolEffect,
+    events: createEventWriter(context, environment.persistence, turnId),
+    cancellationSignal: context.cancellationSignal,
+    deadline: context.deadline,
+    stepExecutionId: context.executionId,
+    enabledBuiltInTools: [],
+    heartbeat: () => context.heartbeat(),
+  };
+}

@@ -1,0 +1,63 @@
+import { defineFlow, InvalidInputError } from "@perdure/engine";
+import type { AgentFrameworkRunner } from "../runner/agent-framework-runner.ts";
+import { createAgentSessionPersistence } from "./persistence.ts";
+import { createSessionRpcs } from "./rpcs/session-rpcs.ts";
+import { resolveAgentSessionOptions, type AgentSessionOptions } from "./session-options.ts";
+import type { SessionEnvironment } from "./session-environment.ts";
+import { createRunModelStep } from "./steps/run-model.ts";
+import { createAwaitUserMessageStep, createStartAgentSessionStep } from "./steps/start-and-await.ts";
+import {
+  createAwaitToolApprovalStep,
+  createCallSingleAttemptToolStep,
+  createCallToolStep,
+  createRecordToolFailureStep,
+  createRecordToolOutcomeUnknownStep,
+} from "./steps/tool-steps.ts";
+import { createRecordTurnFailureStep, createResumeTurnStep } from "./steps/turn-steps.ts";
+import { AgentStepType } from "./step-types.ts";
+
+function checkRunner(runner: AgentFrameworkRunner): void {
+  for (const method of ["buildUserMessage", "runModelStep", "executeDeferredToolCall"] as const) {
+    if (typeof runner?.[method] !== "function") {
+      throw new InvalidInputError(`the agent runner has no ${method} method; implement AgentFrameworkRunner`);
+    }
+  }
+}
+
+/**
+ * Builds the durable agent session Flow around a runner. Each model call and
+ * each tool call is its own Step; the Flow's persistence definitions and RPCs
+ * are properties of the result (`flow.agentState`, `flow.sendUserMessage`).
+ *
+ * @example
+ * const flow = createAgentSessionFlow(new MyRunner(), "SupportAgent", { interruptDeadlineMs: 3_600_000 });
+ * await client.start(flow, "session-1", { initial_message: "Where is order 7?" });
+ * await client.invokeRPC(flow.sendUserMessage, "session-1", { text: "And order 8?" });
+ */
+export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: string, options: AgentSessionOptions = {}) {
+  checkRunner(runner);
+  const resolved = resolveAgentSessionOptions(options);
+  const persistence = createAgentSessionPersistence(resolved);
+  const environment: SessionEnvironment = { runner, persistence, options: resolved };
+  return defineFlow({
+    type: flowType,
+    start: AgentStepType.StartAgentSession,
+    steps: [
+      createStartAgentSessionStep(environment),
+      createAwaitUserMessageStep(environment),
+      createRunModelStep(environment),
+      createAwaitToolApprovalStep(environment),
+      createCallToolStep(environment),
+      createCallSingleAttemptToolStep(environment),
+      createRecordToolFailureStep(environment),
+      createRecordToolOutcomeUnknownStep(environment),
+      createResumeTurnStep(environment),
+      createRecordTurnFailureStep(environment),
+    ],
+    persistence,
+    rpcs: createSessionRpcs(environment),
+  });
+}
+
+/** The Flow definition `createAgentSessionFlow` returns. */
+export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;

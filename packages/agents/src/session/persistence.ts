@@ -1,0 +1,60 @@
+import { attribute, attributeMap, channel, channelMap, stream, type Codec } from "@perdure/engine";
+import { agentEventFromWire, agentEventToWire, type AgentEvent } from "../values/agent-event.ts";
+import { agentInterruptFromWire, agentInterruptResolutionFromWire, agentInterruptResolutionToWire, agentInterruptToWire, type AgentInterrupt, type AgentInterruptResolution } from "../values/agent-interrupt.ts";
+import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../values/agent-message.ts";
+import { agentStateFromWire, agentStateToWire, type AgentState } from "../values/agent-state.ts";
+import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import { agentUsageFromWire, agentUsageToWire, type AgentUsage } from "../values/agent-usage.ts";
+import {
+  agentUserMessageFromWire,
+  agentUserMessageToWire,
+  toolCallCompletedFromWire,
+  toolCallCompletedToWire,
+  type AgentUserMessage,
+  type ToolCallCompleted,
+  type TurnReplySequence,
+} from "../values/agent-user-message.ts";
+import { asWireObject, readNumber, readString } from "../values/wire.ts";
+
+function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
+  return { encode, decode };
+}
+
+const turnReplySequenceCodec = codec<TurnReplySequence>(
+  (value) => ({ turn_id: value.turnId, sequence: value.sequence }),
+  (data) => {
+    const object = asWireObject(data, "TurnReplySequence");
+    return { turnId: readString(object, "turn_id", ""), sequence: readNumber(object, "sequence", 1) };
+  },
+);
+
+/**
+ * Builds the session's persistence definitions under the contract's names.
+ * Values are stored as the contract's snake_case wire JSON and read as
+ * camelCase TypeScript values.
+ */
+export function createAgentSessionPersistence(options: { eventStreamCapacityBytes: number }) {
+  return {
+    agentState: attribute<AgentState>("AgentState", { codec: codec(agentStateToWire, agentStateFromWire) }),
+    agentMessages: attributeMap<AgentMessage>("AgentMessages", { codec: codec(agentMessageToWire, agentMessageFromWire) }),
+    turnReplySequence: attribute<TurnReplySequence>("TurnReplySequence", { codec: turnReplySequenceCodec }),
+    frameworkRunState: attribute<string>("FrameworkRunState"),
+    agentToolCalls: attributeMap<AgentToolCallRecord>("AgentToolCalls", { codec: codec(agentToolCallToWire, agentToolCallFromWire) }),
+    pendingInterrupts: attribute<AgentInterrupt[]>("PendingInterrupts", {
+      codec: codec((values) => values.map(agentInterruptToWire), (data) => (Array.isArray(data) ? data.map(agentInterruptFromWire) : [])),
+    }),
+    agentUsage: attribute<AgentUsage>("AgentUsage", { codec: codec(agentUsageToWire, agentUsageFromWire) }),
+    queuedUserMessages: channel<AgentUserMessage>("QueuedUserMessages", { codec: codec(agentUserMessageToWire, agentUserMessageFromWire) }),
+    interruptResolutions: channelMap<AgentInterruptResolution>("InterruptResolutions", {
+      codec: codec(agentInterruptResolutionToWire, agentInterruptResolutionFromWire),
+    }),
+    toolCallResults: channel<ToolCallCompleted>("ToolCallResults", { codec: codec(toolCallCompletedToWire, toolCallCompletedFromWire) }),
+    agentEvents: stream<AgentEvent>("AgentEvents", {
+      capacityBytes: options.eventStreamCapacityBytes,
+      codec: codec(agentEventToWire, agentEventFromWire),
+    }),
+  };
+}
+
+/** The session's persistence definitions. */
+export type AgentSessionPersistence = ReturnType<typeof createAgentSessionPersistence>;

@@ -1,0 +1,159 @@
+import { InvalidInputError, rpc } from "@perdure/engine";
+import type { AgentMessage } from "../../values/agent-message.ts";
+import { messageSequenceKey } from "../../values/agent-message.ts";
+import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
+import { emptyAgentUsage } from "../../values/agent-usage.ts";
+import { isBlankText } from "../../values/result-texts.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { isoNow } from "../session-operations.ts";
+import { inputField, inputObject } from "./rpc-input.ts";
+
+/** Input of `send_user_message`. */
+export interface SendUserMessageInput {
+  text: string;
+  /** @default false */
+  planMode?: boolean;
+}
+
+/** Input of `resolve_interrupt`. */
+export interface ResolveInterruptInput {
+  interruptId: string;
+  approved: boolean;
+  /** @default null */
+  rejectionMessage?: string | null;
+}
+
+/** Input of `list_agent_messages`. */
+export interface ListAgentMessagesInput {
+  /** Messages before this sequence; null for the newest. @default null */
+  beforeSequence?: number | null;
+  /** Clamped to 1..200. @default 50 */
+  limit?: number | null;
+}
+
+/** Output of `list_agent_messages`: oldest first. */
+export interface AgentMessagePage {
+  messages: AgentMessage[];
+  /** Pass as `beforeSequence` for the previous page, or null at the start. */
+  nextBeforeSequence: number | null;
+  /** The oldest stored sequence once retention deleted earlier messages, else null. */
+  deletedBeforeSequence: number | null;
+}
+
+function parseSendUserMessage(raw: unknown): SendUserMessageInput {
+  const object = inputObject(raw, "send_user_message");
+  const text = object.text;
+  const planMode = inputField(object, "planMode", "plan_mode") ?? false;
+  if (typeof text !== "string") throw new TypeError(`text must be a string, got ${JSON.stringify(text)}`);
+  if (typeof planMode !== "boolean") throw new TypeError(`planMode must be a boolean, got ${JSON.stringify(planMode)}`);
+  return { text, planMode };
+}
+
+function parseResolveInterrupt(raw: unknown): ResolveInterruptInput {
+  const object = inputObject(raw, "resolve_interrupt");
+  const interruptId = inputField(object, "interruptId", "interrupt_id");
+  const approved = object.approved;
+  const rejectionMessage = inputField(object, "rejectionMessage", "rejection_message") ?? null;
+  if (typeof interruptId !== "string" || interruptId === "") throw new TypeError(`interruptId must be a non-empty string, got ${JSON.stringify(interruptId)}`);
+  if (typeof approved !== "boolean") throw new TypeError(`approved must be a boolean, got ${JSON.stringify(approved)}`);
+  if (rejectionMessage !== null && typeof rejectionMessage !== "string") throw new TypeError(`rejectionMessage must be a string or null, got ${JSON.stringify(rejectionMessage)}`);
+  return { interruptId, approved, rejectionMessage };
+}
+
+function parseListAgentMessages(raw: unknown): { beforeSequence: number | null; limit: number } {
+  const object = raw === undefined || raw === null ? {} : inputObject(raw, "list_agent_messages");
+  const before = inputField(object, "beforeSequence", "before_sequence") ?? null;
+  const limit = object.limit ?? null;
+  if (before !== null && (typeof before !== "number" || !Number.isSafeInteger(before))) throw new TypeError(`beforeSequence must be an integer or null, got ${JSON.stringify(before)}`);
+  if (limit !== null && (typeof limit !== "number" || !Number.isFinite(limit))) throw new TypeError(`limit must be a number or null, got ${JSON.stringify(limit)}`);
+  return { beforeSequence: before, limit: limit === null ? 50 : Math.min(200, Math.max(1, Math.trunc(limit))) };
+}
+
+/** The session's RPCs, with the contract's names, inputs, outputs and refusals. */
+export function createSessionRpcs(environment: SessionEnvironment) {
+  const { persistence, options } = environment;
+  return {
+    sendUserMessage: rpc<SendUserMessageInput, boolean>({
+      name: "send_user_message",
+      parseInput: parseSendUserMessage,
+      handler: async (context, input) => {
+        if (isBlankText(input.text)) return false;
+        // Plan mode arrives with the plans issue; until then every plan-mode message is refused.
+        if (input.planMode === true) return false;
+        const bytes = Buffer.byteLength(input.text);
+        if (bytes > options.maxUserMessageBytes) {
+          throw new InvalidInputError(`user message of ${bytes} bytes is over the session's maxUserMessageBytes of ${options.maxUserMessageBytes}`);
+        }
+        await context.publish(persistence.queuedUserMessages, { text: input.text, planMode: false, sentAt: isoNow() });
+        return true;
+      },
+    }),
+    resolveInterrupt: rpc<ResolveInterruptInput, boolean>({
+      name: "resolve_interrupt",
+      parseInput: parseResolveInterrupt,
+      locks: [persistence.pendingInterrupts],
+      handler: async (context, input) => {
+        const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
+        const interrupt = pending.find((candidate) => candidate.interruptId === input.interruptId);
+        if (interrupt === undefined) return false;
+        if (interrupt.deadline !== null && Date.parse(interrupt.deadline) <= Date.now()) return false;
+        if (interrupt.kind === "question" && input.approved) return false;
+        await context.write(persistence.pendingInterrupts, pending.filter((candidate) => candidate.interruptId !== input.interruptId));
+        await context.publish(persistence.interruptResolutions.instance(input.interruptId), {
+          interruptId: input.interruptId,
+          approved: input.approved,
+          rejectionMessage: input.approved ? null : (input.rejectionMessage ?? null),
+          resolvedAt: isoNow(),
+        });
+        return true;
+      },
+    }),
+    getAgentSnapshot: rpc<undefined, AgentSnapshot>({
+      name: "get_agent_snapshot",
+      handler: async (context) => {
+        const messages: AgentMessage[] = [];
+        for (const key of await context.keys(persistence.agentMessages)) {
+          const message = await context.read(persistence.agentMessages.instance(key));
+          if (message !== undefined) messages.push(message);
+        }
+        const toolCalls = [];
+        for (const key of await context.keys(persistence.agentToolCalls)) {
+          const record = await context.read(persistence.agentToolCalls.instance(key));
+          if (record !== undefined) toolCalls.push(record);
+        }
+        toolCalls.sort((left, right) => left.deferralOrder - right.deferralOrder);
+        const queued = await context.listMessages(persistence.queuedUserMessages);
+        return {
+          state: (await context.read(persistence.agentState)) ?? null,
+          messages,
+          pendingInterrupts: (await context.read(persistence.pendingInterrupts)) ?? [],
+          toolCalls,
+          usage: (await context.read(persistence.agentUsage)) ?? emptyAgentUsage(),
+          queuedMessageCount: queued.length,
+          plan: null,
+          queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
+          steeredMessages: [],
+          contextSummary: null,
+        };
+      },
+    }),
+    listAgentMessages: rpc<ListAgentMessagesInput | undefined, AgentMessagePage>({
+      name: "list_agent_messages",
+      parseInput: parseListAgentMessages,
+      handler: async (context, input) => {
+        const before = input?.beforeSequence ?? null;
+        const limit = input?.limit ?? 50;
+        const state = await context.read(persistence.agentState);
+        const end = Math.min((state?.messageCount ?? 0) + 1, before ?? Number.MAX_SAFE_INTEGER);
+        const first = Math.max(1, end - limit);
+        const keys = end <= 1 ? [] : await context.keys(persistence.agentMessages, { fromKey: messageSequenceKey(first), toKey: messageSequenceKey(end) });
+        const messages: AgentMessage[] = [];
+        for (const key of keys) {
+          const message = await context.read(persistence.agentMessages.instance(key));
+          if (message !== undefined) messages.push(message);
+        }
+        return { messages, nextBeforeSequence: first > 1 ? first : null, deletedBeforeSequence: null };
+      },
+    }),
+  };
+}

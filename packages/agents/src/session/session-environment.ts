@@ -1,0 +1,10 @@
+import type { AgentFrameworkRunner } from "../runner/agent-framework-runner.ts";
+import type { AgentSessionPersistence } from "./persistence.ts";
+import type { ResolvedAgentSessionOptions } from "./session-options.ts";
+
+/** What every Step and RPC of one session Flow type shares. */
+export interface SessionEnvironment {
+  runner: AgentFrameworkRunner;
+  persistence: AgentSessionPersistence;
+  options: ResolvedAgentSessionOptions;
+}

@@ -1,0 +1,89 @@
+import type { StepContext } from "@perdure/engine";
+import type { AgentEventWriter } from "../values/agent-event.ts";
+import { messageSequenceKey, type FrameworkMessage } from "../values/agent-message.ts";
+import type { AgentState } from "../values/agent-state.ts";
+import type { AgentToolCallRecord, AgentToolCallStatus } from "../values/agent-tool-call.ts";
+import type { AgentSessionPersistence } from "./persistence.ts";
+
+export function isoNow(): string {
+  return new Date().toISOString();
+}
+
+/** Reads `AgentState`, which every session Step after the start has. */
+export function readState(context: StepContext, persistence: AgentSessionPersistence): AgentState {
+  const state = context.read(persistence.agentState);
+  if (state === undefined) throw new Error(`session ${context.flowId} has no AgentState; was it started with StartAgentSession?`);
+  return state;
+}
+
+/** Appends messages with the next sequences; returns the state with the new count (not yet written). */
+export function appendMessages(
+  context: StepContext,
+  persistence: AgentSessionPersistence,
+  state: AgentState,
+  messages: readonly FrameworkMessage[],
+  turnId: string | null,
+): AgentState {
+  let count = state.messageCount;
+  const createdAt = isoNow();
+  for (const message of messages) {
+    count += 1;
+    const stored = { role: message.role, text: message.text, frameworkItem: message.frameworkItem ?? null, sequence: count, turnId, createdAt };
+    context.write(persistence.agentMessages.instance(messageSequenceKey(count)), {
+      ...stored,
+      ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
+      ...(message.toolName === undefined ? {} : { toolName: message.toolName }),
+    });
+  }
+  return { ...state, messageCount: count, updatedAt: createdAt };
+}
+
+/** Stores the user message and starts `turn-<n>`; returns the new state (not yet written). */
+export async function startTurn(
+  context: StepContext,
+  persistence: AgentSessionPersistence,
+  state: AgentState,
+  userMessage: FrameworkMessage,
+  writeEvent: (turnId: string) => AgentEventWriter,
+): Promise<AgentState> {
+  const turnId = `turn-${state.turnCount + 1}`;
+  const appended = appendMessages(context, persistence, state, [userMessage], turnId);
+  context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
+  context.write(persistence.frameworkRunState, null);
+  await writeEvent(turnId).write("turn_started", { sequence: appended.messageCount });
+  return { ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1, interactionMode: "chat" };
+}
+
+/** How many messages the turn stored after its user message. */
+export function turnMessageCount(context: StepContext, persistence: AgentSessionPersistence, state: AgentState, turnId: string): number {
+  const reply = context.read(persistence.turnReplySequence);
+  if (reply?.turnId !== turnId) return 0;
+  return Math.max(0, state.messageCount - reply.sequence + 1);
+}
+
+/** Deletes the turn's tool call records (the loaded ones) and its run state. */
+export function clearTurnRecords(context: StepContext, persistence: AgentSessionPersistence): void {
+  for (const key of context.loadedKeys(persistence.agentToolCalls)) context.write(persistence.agentToolCalls.instance(key), null);
+  context.write(persistence.frameworkRunState, null);
+}
+
+/** Makes a tool call record final, tells the turn, and writes `tool_call_finished`. */
+export async function finishToolCall(
+  context: StepContext,
+  persistence: AgentSessionPersistence,
+  record: AgentToolCallRecord,
+  status: Extract<AgentToolCallStatus, "succeeded" | "failed" | "rejected" | "outcome_unknown">,
+  result: { output: string; error: string | null },
+  events: AgentEventWriter,
+): Promise<void> {
+  context.write(persistence.agentToolCalls.instance(record.toolCallId), { ...record, status, output: result.output, error: result.error, finishedAt: isoNow() });
+  context.publish(persistence.toolCallResults, { toolCallId: record.toolCallId });
+  await events.write("tool_call_finished", { tool_call_id: record.toolCallId, tool_name: record.toolName, status });
+}
+
+/** Reads the tool call record a tool Step works on. */
+export function readToolCall(context: StepContext, persistence: AgentSessionPersistence, toolCallId: string): AgentToolCallRecord {
+  const record = context.read(persistence.agentToolCalls.instance(toolCallId));
+  if (record === undefined) throw new Error(`session ${context.flowId} has no tool call record ${toolCallId}`);
+  return record;
+}

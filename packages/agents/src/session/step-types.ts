@@ -1,0 +1,14 @@
+/** The session's Step type names, as the contract spells them. */
+export const AgentStepType = {
+  StartAgentSession: "StartAgentSession",
+  AwaitUserMessage: "AwaitUserMessage",
+  RunModel: "RunModel",
+  AwaitToolApproval: "AwaitToolApproval",
+  CallTool: "CallTool",
+  CallSingleAttemptTool: "CallSingleAttemptTool",
+  RecordToolFailure: "RecordToolFailure",
+  RecordToolOutcomeUnknown: "RecordToolOutcomeUnknown",
+  ResumeTurn: "ResumeTurn",
+  RecordTurnFailure: "RecordTurnFailure",
+} as const;
+export type AgentStepType = (typeof AgentStepType)[keyof typeof AgentStepType];

@@ -1,0 +1,128 @@
+import { defineStep, movement, moveTo, moveToMany, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import type { AgentTurnOutcome, ToolCallsRequested, TurnCompleted } from "../../runner/agent-framework-runner.ts";
+import { approvalInterruptId, type AgentInterrupt } from "../../values/agent-interrupt.ts";
+import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
+import { addAgentUsage, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../values/agent-usage.ts";
+import { isRetryableEffect } from "../../values/tool-effect.ts";
+import type { AgentEventWriter } from "../../values/agent-event.ts";
+import { buildTurnContext } from "../build-turn-context.ts";
+import { withBackgroundHeartbeat } from "../event-writer.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { appendMessages, clearTurnRecords, isoNow, readState, turnMessageCount } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+
+/** Refuses outcomes that break the runner contract; retrying would not help. */
+function checkOutcome(outcome: AgentTurnOutcome): void {
+  if (outcome?.kind === "turn_completed") {
+    if (!Array.isArray(outcome.newMessages)) throw new TerminalError("runModelStep returned turn_completed without a newMessages array");
+    return;
+  }
+  if (outcome?.kind !== "tool_calls_requested") {
+    throw new TerminalError(`runModelStep returned ${JSON.stringify(outcome)?.slice(0, 200)}; return a TurnCompleted or ToolCallsRequested`);
+  }
+  if (typeof outcome.frameworkRunState !== "string" || outcome.frameworkRunState === "") {
+    throw new TerminalError("runModelStep returned tool_calls_requested with an empty frameworkRunState");
+  }
+  if (!Array.isArray(outcome.toolCalls) || outcome.toolCalls.length === 0) {
+    throw new TerminalError("runModelStep returned tool_calls_requested without tool calls");
+  }
+  const seen = new Set<string>();
+  for (const call of outcome.toolCalls) {
+    if (typeof call.toolCallId !== "string" || call.toolCallId === "" || seen.has(call.toolCallId)) {
+      throw new TerminalError(`runModelStep returned tool call ID ${JSON.stringify(call.toolCallId)}, which is empty or repeated in one response`);
+    }
+    seen.add(call.toolCallId);
+  }
+}
+
+async function recordUsage(context: ExecuteContext, environment: SessionEnvironment, usage: AgentUsage, events: AgentEventWriter): Promise<void> {
+  const { agentUsage } = environment.persistence;
+  const session = addAgentUsage(context.read(agentUsage) ?? emptyAgentUsage(), usage);
+  context.write(agentUsage, session);
+  await events.write("usage_recorded", { recorded: agentUsageToWire(usage), session: agentUsageToWire(session) });
+}
+
+async function completeTurn(context: ExecuteContext, environment: SessionEnvironment, state: AgentState, turnId: string, outcome: TurnCompleted, events: AgentEventWriter): Promise<StepDecision> {
+  const { persistence } = environment;
+  const appended = appendMessages(context, persistence, state, outcome.newMessages, turnId);
+  const messageCount = turnMessageCount(context, persistence, appended, turnId);
+  clearTurnRecords(context, persistence);
+  context.write(persistence.agentState, { ...appended, status: "waiting_for_user_message", activeTurnId: null, lastTurnError: null });
+  await events.write("turn_completed", { message_count: messageCount });
+  return moveTo(AgentStepType.AwaitUserMessage);
+}
+
+async function deferToolCalls(context: ExecuteContext, environment: SessionEnvironment, state: AgentState, turnId: string, outcome: ToolCallsRequested, events: AgentEventWriter): Promise<StepDecision> {
+  const { persistence, options } = environment;
+  const appended = appendMessages(context, persistence, state, outcome.newMessages ?? [], turnId);
+  // The previous response's records are final and the runner has stored their results; keep only this response's.
+  clearTurnRecords(context, persistence);
+  context.write(persistence.frameworkRunState, outcome.frameworkRunState);
+  const now = isoNow();
+  const deadline = options.interruptDeadlineMs === null ? null : new Date(Date.now() + options.interruptDeadlineMs).toISOString();
+  const interrupts: AgentInterrupt[] = [...(context.read(persistence.pendingInterrupts) ?? [])];
+  const movements = [];
+  for (const [deferralOrder, call] of outcome.toolCalls.entries()) {
+    const record: AgentToolCallRecord = {
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      arguments: call.arguments,
+      effect: call.policy.effect,
+      requiresApproval: call.policy.requiresApproval,
+      status: call.policy.requiresApproval ? "awaiting_approval" : "approved",
+      output: null,
+      error: null,
+      turnId,
+      deferralOrder,
+      ...(call.toolSourceReference === undefined ? {} : { toolSourceReference: call.toolSourceReference }),
+    };
+    context.write(persistence.agentToolCalls.instance(call.toolCallId), record);
+    await events.write("tool_call_deferred", { tool_call_id: call.toolCallId, tool_name: call.toolName, effect: call.policy.effect, requires_approval: call.policy.requiresApproval });
+    if (call.policy.requiresApproval) {
+      const interrupt: AgentInterrupt = { interruptId: approvalInterruptId(call.toolCallId), kind: "approval", toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, turnId, deadline, createdAt: now };
+      interrupts.push(interrupt);
+      await events.write("interrupt_raised", {
+        interrupt_id: interrupt.interruptId, kind: "approval", tool_call_id: call.toolCallId, tool_name: call.toolName,
+        deadline, question: null, choices: null, allows_free_text: null,
+      });
+      movements.push(movement(AgentStepType.AwaitToolApproval, call.toolCallId));
+    } else {
+      movements.push(movement(toolStepFor(call.policy.effect), call.toolCallId));
+    }
+  }
+  context.write(persistence.pendingInterrupts, interrupts);
+  context.write(persistence.agentState, { ...appended, status: "running_tools" });
+  return moveToMany([...movements, movement(AgentStepType.ResumeTurn, outcome.toolCalls.length)]);
+}
+
+/** `CallTool` for effects that may repeat, `CallSingleAttemptTool` for the rest. */
+export function toolStepFor(effect: AgentToolCallRecord["effect"]): string {
+  return isRetryableEffect(effect) ? AgentStepType.CallTool : AgentStepType.CallSingleAttemptTool;
+}
+
+/** `RunModel`: one model call from committed state, then the turn's answer or its tool calls. */
+export function createRunModelStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence, runner } = environment;
+  return defineStep(AgentStepType.RunModel, {
+    load: [persistence.agentMessages.all(), persistence.agentToolCalls.all()],
+    failureRoute: AgentStepType.RecordTurnFailure,
+    executeOptions: {
+      timeoutMs: 15 * 60_000,
+      heartbeatTimeoutMs: 2 * 60_000,
+      retry: { maximumAttempts: 3, totalDurationMs: 30 * 60_000 },
+    },
+    execute: async (context) => {
+      const state = readState(context, persistence);
+      const turnId = state.activeTurnId;
+      if (turnId === null) return moveTo(AgentStepType.AwaitUserMessage);
+      const turn = buildTurnContext(context, environment, state, turnId);
+      const outcome = await withBackgroundHeartbeat(context, () => runner.runModelStep(turn));
+      checkOutcome(outcome);
+      await recordUsage(context, environment, outcome.usage ?? emptyAgentUsage(), turn.events);
+      return outcome.kind === "turn_completed"
+        ? completeTurn(context, environment, state, turnId, outcome, turn.events)
+        : deferToolCalls(context, environment, state, turnId, outcome, turn.events);
+    },
+  });
+}

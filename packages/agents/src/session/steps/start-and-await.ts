@@ -1,0 +1,54 @@
+import { anyOf, deadEnd, defineStep, moveTo, received, type StepDefinition } from "@perdure/engine";
+import { agentSessionStartInputFromWire } from "../../values/agent-state.ts";
+import { emptyAgentUsage } from "../../values/agent-usage.ts";
+import { createEventWriter } from "../event-writer.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { isoNow, readState, startTurn } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+
+/** `StartAgentSession`: initializes the session and starts a turn when the input carries a message. */
+export function createStartAgentSessionStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence, runner } = environment;
+  return defineStep<unknown>(AgentStepType.StartAgentSession, {
+    execute: async (context, rawInput) => {
+      const input = agentSessionStartInputFromWire(rawInput);
+      const now = isoNow();
+      let state = context.read(persistence.agentState) ?? {
+        status: "waiting_for_user_message" as const,
+        activeTurnId: null,
+        turnCount: 0,
+        messageCount: 0,
+        interactionMode: "chat" as const,
+        lastTurnError: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      if (context.read(persistence.agentUsage) === undefined) context.write(persistence.agentUsage, emptyAgentUsage());
+      if (context.read(persistence.pendingInterrupts) === undefined) context.write(persistence.pendingInterrupts, []);
+      if (input.initialMessage === undefined || input.initialMessage === null) {
+        context.write(persistence.agentState, state);
+        return moveTo(AgentStepType.AwaitUserMessage);
+      }
+      state = await startTurn(context, persistence, state, runner.buildUserMessage(input.initialMessage), (turnId) =>
+        createEventWriter(context, persistence, turnId));
+      context.write(persistence.agentState, state);
+      return moveTo(AgentStepType.RunModel);
+    },
+  });
+}
+
+/** `AwaitUserMessage`: waits for one queued message, stores it and starts `turn-<n>`. */
+export function createAwaitUserMessageStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence, runner } = environment;
+  return defineStep(AgentStepType.AwaitUserMessage, {
+    waitUntil: () => anyOf(received(persistence.queuedUserMessages)),
+    execute: async (context) => {
+      const [queued] = context.consumed(persistence.queuedUserMessages);
+      if (queued === undefined) return deadEnd();
+      const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(queued.message.text), (turnId) =>
+        createEventWriter(context, persistence, turnId));
+      context.write(persistence.agentState, state);
+      return moveTo(AgentStepType.RunModel);
+    },
+  });
+}

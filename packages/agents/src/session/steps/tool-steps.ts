@@ -1,0 +1,151 @@
+import { anyOf, deadEnd, defineStep, moveTo, received, TerminalError, timer, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import type { DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
+import { approvalInterruptId } from "../../values/agent-interrupt.ts";
+import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
+import { approvalDeadlinePassed, failedToolResult, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix } from "../../values/result-texts.ts";
+import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { finishToolCall, isoNow, readToolCall } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+import { toolStepFor } from "./run-model.ts";
+
+/** Record Steps retry until they commit, backing off to at most 5 seconds. */
+const recordRetry = { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 };
+
+function parseToolCallId(input: unknown): string {
+  if (typeof input !== "string" || input === "") throw new TerminalError(`tool Step input ${JSON.stringify(input)} is not a tool call ID`);
+  return input;
+}
+
+/** `AwaitToolApproval`: waits for the approval's resolution or its deadline. */
+export function createAwaitToolApprovalStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence } = environment;
+  return defineStep<unknown>(AgentStepType.AwaitToolApproval, {
+    load: (input) => [persistence.agentToolCalls.instance(parseToolCallId(input))],
+    executeOptions: { locks: [persistence.pendingInterrupts], retry: recordRetry },
+    waitUntil: (context, input) => {
+      const interruptId = approvalInterruptId(parseToolCallId(input));
+      const interrupt = (context.read(persistence.pendingInterrupts) ?? []).find((pending) => pending.interruptId === interruptId);
+      const resolution = received(persistence.interruptResolutions.instance(interruptId));
+      return interrupt?.deadline === null || interrupt?.deadline === undefined
+        ? anyOf(resolution)
+        : anyOf(resolution, timer("deadline", { at: Date.parse(interrupt.deadline) }));
+    },
+    execute: async (context, input) => {
+      const toolCallId = parseToolCallId(input);
+      const interruptId = approvalInterruptId(toolCallId);
+      const record = readToolCall(context, persistence, toolCallId);
+      const events = createEventWriter(context, persistence, record.turnId);
+      const pending = context.read(persistence.pendingInterrupts) ?? [];
+      if (pending.some((interrupt) => interrupt.interruptId === interruptId)) {
+        context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.interruptId !== interruptId));
+      }
+      const [resolution] = context.consumed(persistence.interruptResolutions.instance(interruptId));
+      const approved = !context.timerFired("deadline") && resolution?.message.approved === true;
+      const rejectionMessage = context.timerFired("deadline") ? approvalDeadlinePassed : (resolution?.message.rejectionMessage ?? null);
+      await events.write("interrupt_resolved", {
+        interrupt_id: interruptId, kind: "approval", approved, answered: false,
+        rejection_message: approved ? null : rejectionMessage, cancellation_reason: null,
+      });
+      if (approved) {
+        context.write(persistence.agentToolCalls.instance(toolCallId), { ...record, status: "approved" });
+        return moveTo(toolStepFor(record.effect), toolCallId);
+      }
+      await finishToolCall(context, persistence, record, "rejected", { output: rejectedToolResult(rejectionMessage), error: rejectionMessage }, events);
+      return deadEnd();
+    },
+  });
+}
+
+async function runToolCall(context: ExecuteContext, environment: SessionEnvironment, toolCallId: string): Promise<StepDecision> {
+  const { persistence, runner } = environment;
+  const record = readToolCall(context, persistence, toolCallId);
+  const events = createEventWriter(context, persistence, record.turnId);
+  // Output and a heartbeat before the tool runs: a crash after this point is a failed attempt, never a "not started" one.
+  await events.write("tool_call_started", { tool_call_id: toolCallId, tool_name: record.toolName });
+  await context.heartbeat();
+  const toolCall: AgentToolCall = { ...record, status: "approved", startedAt: record.startedAt ?? isoNow() };
+  const execution: DeferredToolExecution = {
+    flowId: context.flowId,
+    toolCall,
+    idempotencyKey: `${context.flowId}/${record.turnId}/${toolCallId}`,
+    attempt: context.attempt,
+    events,
+    cancellationSignal: context.cancellationSignal,
+    deadline: context.deadline,
+    heartbeat: () => context.heartbeat(),
+    heartbeatCheckpoint: context.heartbeatCheckpoint,
+    saveHeartbeatCheckpoint: (text) => context.heartbeat(text),
+  };
+  let result: unknown;
+  try {
+    result = await withBackgroundHeartbeat(context, () => runner.executeDeferredToolCall(execution));
+  } catch (error) {
+    if (!ToolExecutionError.isInstance(error)) throw error;
+    await finishToolCall(context, persistence, toolCall, "failed", { output: failedToolResult(error.message), error: error.message }, events);
+    return deadEnd();
+  }
+  const output = (result as { output?: unknown } | null)?.output;
+  if (typeof output !== "string") {
+    throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string }`);
+  }
+  await finishToolCall(context, persistence, toolCall, "succeeded", { output, error: null }, events);
+  return deadEnd();
+}
+
+/** `CallTool`: a `read` or `idempotent_write` call, 3 attempts, then `RecordToolFailure`. */
+export function createCallToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  return defineStep<unknown>(AgentStepType.CallTool, {
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    failureRoute: AgentStepType.RecordToolFailure,
+    executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 3 } },
+    execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),
+  });
+}
+
+/** `CallSingleAttemptTool`: a `non_idempotent_write` or `unclassified` call, one attempt, then `RecordToolOutcomeUnknown`. */
+export function createCallSingleAttemptToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  return defineStep<unknown>(AgentStepType.CallSingleAttemptTool, {
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    failureRoute: AgentStepType.RecordToolOutcomeUnknown,
+    executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 1 } },
+    execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),
+  });
+}
+
+/** Records a call whose tool Step failed for good, by what is known about whether it ran. */
+async function recordFailedCall(context: ExecuteContext, environment: SessionEnvironment, toolCallId: string, writeIsUnknown: (record: AgentToolCallRecord) => boolean): Promise<StepDecision> {
+  const { persistence } = environment;
+  const record = readToolCall(context, persistence, toolCallId);
+  const events = createEventWriter(context, persistence, record.turnId);
+  const recovery = context.recoveryError;
+  const detail = recovery === undefined ? "the tool Step failed" : `${recovery.type}: ${recovery.message}`;
+  if (recovery?.attemptProgress === "NOT_STARTED") {
+    const error = `${toolCallNotRunErrorPrefix}: ${detail}`;
+    await finishToolCall(context, persistence, record, "failed", { output: error, error }, events);
+  } else if (writeIsUnknown(record)) {
+    await finishToolCall(context, persistence, record, "outcome_unknown", { output: outcomeUnknownToolResult, error: detail }, events);
+  } else {
+    await finishToolCall(context, persistence, record, "failed", { output: failedToolResult(detail), error: detail }, events);
+  }
+  return deadEnd();
+}
+
+/** `RecordToolFailure`: `failed` for a read, `outcome_unknown` for a write. */
+export function createRecordToolFailureStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  return defineStep<unknown>(AgentStepType.RecordToolFailure, {
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    executeOptions: { retry: recordRetry },
+    execute: (context, input) => recordFailedCall(context, environment, parseToolCallId(input), (record) => record.effect !== "read"),
+  });
+}
+
+/** `RecordToolOutcomeUnknown`: `outcome_unknown`, unless the tool never started. */
+export function createRecordToolOutcomeUnknownStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  return defineStep<unknown>(AgentStepType.RecordToolOutcomeUnknown, {
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    executeOptions: { retry: recordRetry },
+    execute: (context, input) => recordFailedCall(context, environment, parseToolCallId(input), () => true),
+  });
+}

@@ -1,0 +1,60 @@
+import { anyOf, defineStep, moveTo, received, type StepDefinition } from "@perdure/engine";
+import type { FrameworkMessage } from "../../values/agent-message.ts";
+import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../values/result-texts.ts";
+import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { appendMessages, clearTurnRecords, readState } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
+
+/** `ResumeTurn`: waits until every tool call of the response is final, then runs the model again. */
+export function createResumeTurnStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence } = environment;
+  return defineStep<unknown>(AgentStepType.ResumeTurn, {
+    waitUntil: (_context, expected) => anyOf(received(persistence.toolCallResults, { exactly: typeof expected === "number" && expected > 0 ? expected : 1 })),
+    executeOptions: { locks: [persistence.pendingInterrupts], retry: { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 } },
+    execute: (context) => {
+      const state = readState(context, persistence);
+      context.write(persistence.agentState, { ...state, status: "running_model" });
+      return moveTo(AgentStepType.RunModel);
+    },
+  });
+}
+
+/** `RecordTurnFailure`: ends a turn whose model call failed for good, keeping what its tools did. */
+export function createRecordTurnFailureStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence, runner } = environment;
+  return defineStep<unknown>(AgentStepType.RecordTurnFailure, {
+    load: [persistence.agentMessages.all(), persistence.agentToolCalls.all()],
+    executeOptions: { retry: { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 } },
+    execute: async (context) => {
+      const state = readState(context, persistence);
+      const turnId = state.activeTurnId;
+      if (turnId === null) return moveTo(AgentStepType.AwaitUserMessage);
+      const recovery = context.recoveryError;
+      const error = recovery === undefined ? "the turn failed" : `${recovery.type}: ${recovery.message}`;
+      const turn = buildTurnContext(context, environment, state, turnId);
+      const messages: FrameworkMessage[] = [];
+      if (runner.buildUnfinishedTurnMessages !== undefined) {
+        try {
+          messages.push(...runner.buildUnfinishedTurnMessages(turn));
+        } catch (thrown) {
+          console.warn(`perdure agents: buildUnfinishedTurnMessages of ${context.flowId} ${turnId} failed; storing only the note:`, thrown);
+        }
+      }
+      const finalCalls = loadedToolCalls(context, environment).filter((record) => isFinalToolCallStatus(record.status));
+      if (finalCalls.length > 0) {
+        const lines = finalCalls.map((call) => `- ${call.toolName} (${call.toolCallId}): ${call.status}${call.output === null ? "" : `: ${call.output}`}`);
+        const note = [turnFailureNoteHeader, ...lines, turnFailureNoteFooter].join("\n");
+        messages.push({ ...runner.buildUserMessage(note), role: "system", text: note });
+      }
+      const appended = appendMessages(context, persistence, state, messages, turnId);
+      clearTurnRecords(context, persistence);
+      const pending = context.read(persistence.pendingInterrupts) ?? [];
+      context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.turnId !== turnId));
+      context.write(persistence.agentState, { ...appended, status: "waiting_for_user_message", activeTurnId: null, lastTurnError: error });
+      await turn.events.write("turn_failed", { error });
+      return moveTo(AgentStepType.AwaitUserMessage);
+    },
+  });
+}

@@ -1,0 +1,43 @@
+import { agentInterruptToWire, type AgentInterrupt } from "./agent-interrupt.ts";
+import { agentMessageToWire, type AgentMessage } from "./agent-message.ts";
+import { agentStateToWire, type AgentState } from "./agent-state.ts";
+import { agentToolCallToWire, type AgentToolCallRecord } from "./agent-tool-call.ts";
+import { agentUsageToWire, type AgentUsage } from "./agent-usage.ts";
+import { agentUserMessageToWire, type QueuedAgentUserMessage } from "./agent-user-message.ts";
+import type { WireObject } from "./wire.ts";
+
+/** Everything `get_agent_snapshot` returns, in one committed state. */
+export interface AgentSnapshot {
+  /** null before the session started. */
+  state: AgentState | null;
+  messages: AgentMessage[];
+  pendingInterrupts: AgentInterrupt[];
+  /** The active turn's records, in the order the model made them. */
+  toolCalls: AgentToolCallRecord[];
+  usage: AgentUsage;
+  queuedMessageCount: number;
+  /** Plans arrive with plan mode; null until then. */
+  plan: null;
+  queuedMessages: QueuedAgentUserMessage[];
+  /** Steering arrives with its issue; empty until then. */
+  steeredMessages: QueuedAgentUserMessage[];
+  /** Compaction arrives with its issue; null until then. */
+  contextSummary: null;
+}
+
+/** The snapshot as the contract's wire JSON. */
+export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
+  const queued = (message: QueuedAgentUserMessage): WireObject => ({ message_id: message.messageId, ...agentUserMessageToWire(message) });
+  return {
+    state: snapshot.state === null ? null : agentStateToWire(snapshot.state),
+    messages: snapshot.messages.map(agentMessageToWire),
+    pending_interrupts: snapshot.pendingInterrupts.map(agentInterruptToWire),
+    tool_calls: snapshot.toolCalls.map(agentToolCallToWire),
+    usage: agentUsageToWire(snapshot.usage),
+    queued_message_count: snapshot.queuedMessageCount,
+    plan: snapshot.plan,
+    queued_messages: snapshot.queuedMessages.map(queued),
+    steered_messages: snapshot.steeredMessages.map(queued),
+    context_summary: snapshot.contextSummary,
+  };
+}

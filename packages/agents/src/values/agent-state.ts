@@ -1,0 +1,68 @@
+import { asWireObject, readNullableString, readNumber, readString, type WireObject } from "./wire.ts";
+
+/** What the session is doing. */
+export type AgentStatus = "waiting_for_user_message" | "running_model" | "running_tools" | "compacting_context";
+
+/** The kind of the active (or last) turn. */
+export type InteractionMode = "chat" | "planning" | "executing";
+
+/** The session's small, always-loaded state. */
+export interface AgentState {
+  status: AgentStatus;
+  /** `turn-<n>` while a turn runs, else null. */
+  activeTurnId: string | null;
+  /** Turns started so far; the next turn is `turn-<turnCount + 1>`. */
+  turnCount: number;
+  /** Messages stored so far; the next message gets sequence `messageCount + 1`. */
+  messageCount: number;
+  interactionMode: InteractionMode;
+  /** The error of the latest failed turn, until a turn completes. */
+  lastTurnError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const statuses: readonly AgentStatus[] = ["waiting_for_user_message", "running_model", "running_tools", "compacting_context"];
+const modes: readonly InteractionMode[] = ["chat", "planning", "executing"];
+
+export function agentStateToWire(state: AgentState): WireObject {
+  return {
+    status: state.status,
+    active_turn_id: state.activeTurnId,
+    turn_count: state.turnCount,
+    message_count: state.messageCount,
+    interaction_mode: state.interactionMode,
+    last_turn_error: state.lastTurnError,
+    created_at: state.createdAt,
+    updated_at: state.updatedAt,
+  };
+}
+
+export function agentStateFromWire(data: unknown): AgentState {
+  const object = asWireObject(data, "AgentState");
+  const status = readString(object, "status", "waiting_for_user_message");
+  const mode = readString(object, "interaction_mode", "chat");
+  return {
+    status: (statuses as readonly string[]).includes(status) ? (status as AgentStatus) : "waiting_for_user_message",
+    activeTurnId: readNullableString(object, "active_turn_id"),
+    turnCount: readNumber(object, "turn_count", 0),
+    messageCount: readNumber(object, "message_count", 0),
+    interactionMode: (modes as readonly string[]).includes(mode) ? (mode as InteractionMode) : "chat",
+    lastTurnError: readNullableString(object, "last_turn_error"),
+    createdAt: readString(object, "created_at", ""),
+    updatedAt: readString(object, "updated_at", ""),
+  };
+}
+
+/** The Flow input of `StartAgentSession`. */
+export interface AgentSessionStartInput {
+  /** When set, the session starts its first turn with this message. */
+  initialMessage?: string | null;
+}
+
+export function agentSessionStartInputFromWire(data: unknown): AgentSessionStartInput {
+  if (data === null || data === undefined) return {};
+  const object = asWireObject(data, "AgentSessionStartInput");
+  const initialMessage = readNullableString(object, "initial_message") ?? readNullableString(object, "initialMessage");
+  return initialMessage === null ? {} : { initialMessage };
+}

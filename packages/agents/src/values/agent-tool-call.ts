@@ -1,0 +1,89 @@
+import type { ToolEffect } from "./tool-effect.ts";
+import { isToolEffect } from "./tool-effect.ts";
+import { asWireObject, compact, readBoolean, readNullableString, readNumber, readString, type WireObject } from "./wire.ts";
+
+/** The six statuses a runner sees. */
+export type AgentToolCallStatus = "awaiting_approval" | "approved" | "succeeded" | "failed" | "rejected" | "outcome_unknown";
+
+/** Stored records may also wait on an answer, a Timer or a task (later features). */
+export type AgentToolCallRecordStatus = AgentToolCallStatus | "awaiting_answer" | "waiting_for_timer" | "waiting_for_task";
+
+export const finalToolCallStatuses: readonly AgentToolCallStatus[] = ["succeeded", "failed", "rejected", "outcome_unknown"];
+
+/** One tool call of the active turn. */
+export interface AgentToolCall {
+  toolCallId: string;
+  toolName: string;
+  /** The model's arguments, as JSON text. */
+  arguments: string;
+  effect: ToolEffect;
+  requiresApproval: boolean;
+  status: AgentToolCallStatus;
+  /** The text the model sees once the call is final, or null. */
+  output: string | null;
+  /** Why the call failed or was rejected, or null. */
+  error: string | null;
+  turnId: string;
+  /** Zero-based position in the model response that made it. */
+  deferralOrder: number;
+  /** Opaque text of the tool's source, stored as given. */
+  toolSourceReference?: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+/** A stored record: a call whose status may also be one of the waiting statuses. */
+export interface AgentToolCallRecord extends Omit<AgentToolCall, "status"> {
+  status: AgentToolCallRecordStatus;
+}
+
+const recordStatuses: readonly AgentToolCallRecordStatus[] = [
+  "awaiting_approval", "approved", "succeeded", "failed", "rejected", "outcome_unknown", "awaiting_answer", "waiting_for_timer", "waiting_for_task",
+];
+
+export function isFinalToolCallStatus(status: AgentToolCallRecordStatus): boolean {
+  return (finalToolCallStatuses as readonly string[]).includes(status);
+}
+
+export function agentToolCallToWire(call: AgentToolCallRecord): WireObject {
+  return compact({
+    tool_call_id: call.toolCallId,
+    tool_name: call.toolName,
+    arguments: call.arguments,
+    effect: call.effect,
+    requires_approval: call.requiresApproval,
+    status: call.status,
+    output: call.output,
+    error: call.error,
+    turn_id: call.turnId,
+    deferral_order: call.deferralOrder,
+    tool_source_reference: call.toolSourceReference,
+    started_at: call.startedAt,
+    finished_at: call.finishedAt,
+  });
+}
+
+export function agentToolCallFromWire(data: unknown): AgentToolCallRecord {
+  const object = asWireObject(data, "AgentToolCallRecord");
+  const status = readString(object, "status", "approved");
+  const effect = object.effect;
+  const call: AgentToolCallRecord = {
+    toolCallId: readString(object, "tool_call_id", ""),
+    toolName: readString(object, "tool_name", ""),
+    arguments: readString(object, "arguments", "{}"),
+    effect: isToolEffect(effect) ? effect : "unclassified",
+    requiresApproval: readBoolean(object, "requires_approval", false),
+    status: (recordStatuses as readonly string[]).includes(status) ? (status as AgentToolCallRecordStatus) : "approved",
+    output: readNullableString(object, "output"),
+    error: readNullableString(object, "error"),
+    turnId: readString(object, "turn_id", ""),
+    deferralOrder: readNumber(object, "deferral_order", 0),
+  };
+  const reference = readNullableString(object, "tool_source_reference");
+  const startedAt = readNullableString(object, "started_at");
+  const finishedAt = readNullableString(object, "finished_at");
+  if (reference !== null) call.toolSourceReference = reference;
+  if (startedAt !== null) call.startedAt = startedAt;
+  if (finishedAt !== null) call.finishedAt = finishedAt;
+  return call;
+}

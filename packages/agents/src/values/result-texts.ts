@@ -1,0 +1,48 @@
+/**
+ * Texts the session writes where the model or a person reads them. Each is
+ * written once, here. Quoted strings of the contract are matched exactly.
+ */
+
+/** Starts the `error` of a call whose tool Step never reached a Worker. */
+export const toolCallNotRunErrorPrefix = "the tool did not run, so it is safe to call again";
+
+/** The result the model sees for a write whose outcome is unknown. */
+export const outcomeUnknownToolResult =
+  "The tool call was interrupted and its outcome is unknown: it may or may not have taken effect. Check before calling it again.";
+
+/** Rejection text of an approval whose deadline passed. */
+export const approvalDeadlinePassed = "approval deadline passed";
+
+/** Rejection text of a question whose deadline passed. */
+export const questionDeadlinePassed = "question deadline passed";
+
+/** The result the model sees for a rejected call. */
+export function rejectedToolResult(rejectionMessage: string | null): string {
+  return rejectionMessage === null || rejectionMessage === ""
+    ? "The user rejected this tool call."
+    : `The user rejected this tool call: ${rejectionMessage}`;
+}
+
+/** The result the model sees for a failed call. */
+export function failedToolResult(error: string): string {
+  return `The tool call failed: ${error}`;
+}
+
+/** Opens the note a failed turn stores when its tool calls had results. */
+export const turnFailureNoteHeader = "This turn failed before the assistant could answer. These tool calls ran during it:";
+
+/** Closes the turn failure note. */
+export const turnFailureNoteFooter = "Do not repeat these tool calls unless the user asks again.";
+
+/** Python's `str.isspace()` characters, which `str.strip()` removes; unlike JavaScript's `trim`, it keeps U+FEFF. */
+const pythonWhitespace = new Set([
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,
+  0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+  0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+]);
+
+/** True when Python's `text.strip()` would be empty. */
+export function isBlankText(text: string): boolean {
+  for (const character of text) if (!pythonWhitespace.has(character.codePointAt(0) ?? 0)) return false;
+  return true;
+}

@@ -1,0 +1,39 @@
+/**
+ * Small readers for wire JSON. Decoding is tolerant: an absent optional field
+ * reads as its default, so values written by older code still decode.
+ */
+export type WireObject = Record<string, unknown>;
+
+export function asWireObject(value: unknown, what: string): WireObject {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError(`${what} must be a JSON object, got ${JSON.stringify(value)}`);
+  }
+  return value as WireObject;
+}
+
+export function readString(object: WireObject, key: string, fallback: string): string {
+  const value = object[key];
+  return typeof value === "string" ? value : fallback;
+}
+
+export function readNullableString(object: WireObject, key: string): string | null {
+  const value = object[key];
+  return typeof value === "string" ? value : null;
+}
+
+export function readNumber(object: WireObject, key: string, fallback: number): number {
+  const value = object[key];
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
+export function readBoolean(object: WireObject, key: string, fallback: boolean): boolean {
+  const value = object[key];
+  return typeof value === "boolean" ? value : fallback;
+}
+
+/** Copies entries whose value is not `undefined`, so values omit fields at their defaults. */
+export function compact(object: WireObject): WireObject {
+  const result: WireObject = {};
+  for (const [key, value] of Object.entries(object)) if (value !== undefined) result[key] = value;
+  return result;
+}
