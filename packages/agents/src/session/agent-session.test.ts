@@ -1,33 +1,27 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { InvalidInputError, RpcLockConflictError } from "@perdure/engine";
+import { InvalidInputError, type Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 import { ScriptedAgentRunner, type ScriptInput, type ScriptReply } from "./test-fixtures/scripted-agent-runner.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import { approvalDeadlinePassed } from "../values/result-texts.ts";
+import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
 
 function lookupThenAnswer(input: ScriptInput): ScriptReply {
   if (input.modelCall === 1) return { toolCalls: [{ name: "lookup_order", arguments: { order_id: "7" } }], text: "Let me look." };
   return { text: `Answer: ${input.previousResults.map((call) => call.output).join(", ")}` };
 }
 
-/** `resolve_interrupt` may meet a running Step's lock; the contract says to retry. */
-async function resolveInterrupt(
-  harness: { client: import("@perdure/engine").Client },
+/** `resolve_interrupt` may meet a running Step's lock; the test client retries, as the contract advises. */
+function resolveInterrupt(
+  harness: { client: Client },
   flow: ReturnType<typeof createAgentSessionFlow>,
   flowId: string,
   input: { interruptId: string; approved: boolean; rejectionMessage?: string },
 ): Promise<boolean> {
-  for (;;) {
-    try {
-      return await harness.client.invokeRPC(flow.resolveInterrupt, flowId, input);
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
+  return new AgentSessionTestClient(harness.client, flow).resolveInterrupt(flowId, input);
 }
 
 const lookupOrder = { effect: "read" as const, execute: async (args: Record<string, unknown>) => `order ${String(args.order_id)}: shipped` };

@@ -33,3 +33,5 @@ export type { InvocationLogEntry } from "./invocation-log.ts";
 export { pollUntil } from "@perdure/engine/testing";
 export type { PollUntilOptions } from "@perdure/engine/testing";
 export { findFreeLoopbackPorts } from "./find-free-loopback-ports.ts";
+export { AgentSessionTestClient } from "./agent-session-test-client.ts";
+export type { AgentSessionWaitOptions } from "./agent-session-test-client.ts";

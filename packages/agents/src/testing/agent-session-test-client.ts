@@ -1,0 +1,96 @@
+import { RpcLockConflictError, type Client } from "@perdure/engine";
+import { pollUntil } from "@perdure/engine/testing";
+import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import type { AgentMessagePage, ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
+import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentInterrupt } from "../values/agent-interrupt.ts";
+import type { AgentSnapshot } from "../values/agent-snapshot.ts";
+import type { AgentState } from "../values/agent-state.ts";
+
+/** Options of the waits of {@link AgentSessionTestClient}. */
+export interface AgentSessionWaitOptions {
+  /** @default 15_000 */
+  timeoutMs?: number;
+}
+
+/**
+ * Typed calls to one session Flow for tests, with waits on committed state
+ * that need no Worker of their own.
+ *
+ * @example
+ * const sessions = new AgentSessionTestClient(client, flow);
+ * await sessions.start("s1", { initialMessage: "hello" });
+ * await sessions.waitForTurnCount("s1", 1);
+ */
+export class AgentSessionTestClient {
+  readonly client: Client;
+  readonly flow: AgentSessionFlow;
+
+  constructor(client: Client, flow: AgentSessionFlow) {
+    this.client = client;
+    this.flow = flow;
+  }
+
+  /** Starts a session, optionally with its first message. */
+  async start(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
+    await this.client.start(this.flow, sessionId, input.initialMessage === undefined ? {} : { initial_message: input.initialMessage });
+  }
+
+  sendUserMessage(sessionId: string, text: string, options: { planMode?: boolean } = {}): Promise<boolean> {
+    return this.client.invokeRPC(this.flow.sendUserMessage, sessionId, { text, planMode: options.planMode ?? false });
+  }
+
+  /** `resolve_interrupt`, retried while a running Step holds `PendingInterrupts`, as the contract advises. */
+  async resolveInterrupt(sessionId: string, input: ResolveInterruptInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
+    const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+    for (;;) {
+      try {
+        return await this.client.invokeRPC(this.flow.resolveInterrupt, sessionId, input);
+      } catch (error) {
+        if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  }
+
+  getAgentSnapshot(sessionId: string): Promise<AgentSnapshot> {
+    return this.client.invokeRPC(this.flow.getAgentSnapshot, sessionId);
+  }
+
+  listAgentMessages(sessionId: string, input: ListAgentMessagesInput = {}): Promise<AgentMessagePage> {
+    return this.client.invokeRPC(this.flow.listAgentMessages, sessionId, input);
+  }
+
+  /** Waits until the committed `AgentState` satisfies `predicate`. */
+  waitForState(sessionId: string, predicate: (state: AgentState) => boolean, options: AgentSessionWaitOptions = {}): Promise<AgentState> {
+    return pollUntil(async () => {
+      const [state] = await this.client.getAttributes(sessionId, this.flow.agentState);
+      return state !== undefined && predicate(state) ? state : undefined;
+    }, { timeoutMs: options.timeoutMs ?? 15_000, description: `session ${sessionId} to reach the awaited state` });
+  }
+
+  /** Waits until `count` turns have started and the session has no active turn. */
+  waitForTurnCount(sessionId: string, count: number, options: AgentSessionWaitOptions = {}): Promise<AgentState> {
+    return this.waitForState(sessionId, (state) => state.turnCount >= count && state.activeTurnId === null, options);
+  }
+
+  /** Waits until at least `count` interrupts are pending and returns them. */
+  waitForPendingInterrupts(sessionId: string, count = 1, options: AgentSessionWaitOptions = {}): Promise<AgentInterrupt[]> {
+    return pollUntil(async () => {
+      const [pending] = await this.client.getAttributes(sessionId, this.flow.pendingInterrupts);
+      return pending !== undefined && pending.length >= count ? pending : undefined;
+    }, { timeoutMs: options.timeoutMs ?? 15_000, description: `${count} pending interrupt(s) in session ${sessionId}` });
+  }
+
+  /** The retained `AgentEvents` of the session, oldest first. */
+  async readEvents(sessionId: string): Promise<AgentEvent[]> {
+    const events: AgentEvent[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const read = await this.client.readStream(sessionId, this.flow.agentEvents, { limit: 1000, ...(after === undefined ? {} : { after }) });
+      events.push(...read.messages.map((message) => message.value));
+      if (read.messages.length < 1000) return events;
+      after = read.nextToken;
+    }
+  }
+}
