@@ -68,7 +68,8 @@ export class FlowTransaction {
 
   async publish(name: string, key: string, value: string): Promise<string> {
     const seq = this.nextSeq();
-    const messageId = `${String(this.now).padStart(13, "0")}-${seq}`;
+    // The per-Flow sequence leads, so IDs sort in publish order as strings; the time follows for people.
+    const messageId = `${String(seq).padStart(12, "0")}-${this.now}`;
     await this.transaction.insertMessage(this.flowId, { seq, channel: name, key, messageId, value, publishedAt: this.now });
     this.channelsTouched = true;
     return messageId;

@@ -1,6 +1,6 @@
 import type { FlowTransaction } from "../flow/flow-transaction.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { resolveExecutionOptions } from "./execution-options.ts";
+import { resolveExecutionOptions, type ExecutionOptions } from "./execution-options.ts";
 import { StepAttemptProgress, type RecoveryError } from "./recovery-error.ts";
 import { retryDelayMs } from "./retry-policy.ts";
 
@@ -17,10 +17,21 @@ export interface AttemptError {
 export function attemptErrorOf(thrown: unknown): AttemptError {
   if (thrown instanceof Error) {
     const code = (thrown as { code?: unknown }).code;
-    const terminal = code === "terminal" || code === "unknown_step" || code === "invalid_definition" || code === "value_too_large";
+    // Errors that fail the same way on every attempt skip the retries.
+    const terminal = code === "terminal" || code === "unknown_step" || code === "invalid_definition" || code === "value_too_large"
+      || code === "unloaded_state" || code === "invalid_input";
     return { type: thrown.name, message: thrown.message, terminal };
   }
   return { type: "Error", message: String(thrown), terminal: false };
+}
+
+/** The execution's options, or undefined when its Step type (or route) is no longer defined. */
+function tryResolveExecutionOptions(flowTransaction: FlowTransaction, execution: ExecutionRow): ExecutionOptions | undefined {
+  try {
+    return resolveExecutionOptions(flowTransaction.flow, execution.stepType, execution.movementOptions);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -28,8 +39,7 @@ export function attemptErrorOf(thrown: unknown): AttemptError {
  * its backoff, or, once retries are exhausted, handed to its failure route.
  */
 export async function failAttempt(flowTransaction: FlowTransaction, execution: ExecutionRow, error: AttemptError, startedAt: number): Promise<void> {
-  const options = resolveExecutionOptions(flowTransaction.flow, execution.stepType, execution.movementOptions);
-  const method = execution.status === "asking" ? options.waitUntil : options.execute;
+  const options = tryResolveExecutionOptions(flowTransaction, execution);
   await flowTransaction.recordHistory({
     executionId: execution.executionId,
     stepType: execution.stepType,
@@ -41,6 +51,11 @@ export async function failAttempt(flowTransaction: FlowTransaction, execution: E
     error: `${error.type}: ${error.message}`,
   });
   await flowTransaction.transaction.releaseLocks(flowTransaction.flowId, execution.executionId);
+  if (options === undefined) {
+    await routeFailure(flowTransaction, execution, { ...error, terminal: true });
+    return;
+  }
+  const method = execution.status === "asking" ? options.waitUntil : options.execute;
   const delay = retryDelayMs(method.retry, execution.attempt + 1);
   const retryAt = flowTransaction.now + delay;
   const exhausted = error.terminal || execution.attempt >= method.retry.maximumAttempts || (execution.expiresAt !== null && retryAt >= execution.expiresAt);
@@ -63,7 +78,7 @@ export async function failAttempt(flowTransaction: FlowTransaction, execution: E
  * with the same input and a recovery error, or fails the Flow.
  */
 export async function routeFailure(flowTransaction: FlowTransaction, execution: ExecutionRow, error: AttemptError): Promise<void> {
-  const options = resolveExecutionOptions(flowTransaction.flow, execution.stepType, execution.movementOptions);
+  const options = tryResolveExecutionOptions(flowTransaction, execution);
   await flowTransaction.removeExecution(execution);
   const recoveryError: RecoveryError = {
     stepType: execution.stepType,
@@ -72,7 +87,7 @@ export async function routeFailure(flowTransaction: FlowTransaction, execution: 
     attemptProgress: execution.executeClaims > 0 ? StepAttemptProgress.NOT_COMPLETED : StepAttemptProgress.NOT_STARTED,
     attempts: execution.executeClaims,
   };
-  if (options.failureRoute !== undefined) {
+  if (options?.failureRoute !== undefined) {
     await flowTransaction.schedule({ stepType: options.failureRoute, input: execution.input, options: null, recoveryError: JSON.stringify(recoveryError) });
     return;
   }

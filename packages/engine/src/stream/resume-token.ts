@@ -1,8 +1,12 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { InvalidResumeTokenError } from "../errors/invalid-resume-token-error.ts";
 
-/** Longest resume token the engine accepts, in characters. */
-export const maxResumeTokenLength = 1024;
+/**
+ * Longest resume token the engine accepts, in characters. The longest token
+ * the engine issues (a 256-character flow ID of 4-byte characters and a
+ * 128-character Stream name) stays well under it.
+ */
+export const maxResumeTokenLength = 4096;
 
 interface TokenPayload {
   flowId: string;

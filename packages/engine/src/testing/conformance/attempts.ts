@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { attribute } from "../../attribute/attribute.ts";
+import { attribute, attributeMap } from "../../attribute/attribute.ts";
 import { TerminalError } from "../../errors/terminal-error.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { rpc } from "../../rpc/rpc.ts";
@@ -258,6 +258,49 @@ export function attemptTests(options: StoreConformanceOptions): void {
       assert.equal(attempt, 2);
       const history = await environment.client.getStepHistory("liveness-1");
       assert.match(history[0]?.error ?? "", /^WorkerLost: Worker ghost-worker stopped while running attempt 1 of Work/);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a queued execution whose Step type was removed fails its Flow and never blocks the Worker", async () => {
+    const Gone = defineStep("Gone", { execute: () => completeFlow("old") });
+    const oldFlow = defineFlow({ type: "Evolving", start: "Gone", steps: [Gone] });
+    const Current = defineStep("Current", { execute: () => completeFlow("new") });
+    const newFlow = defineFlow({ type: "Evolving", start: "Current", steps: [Current] });
+    const environment = await startEnvironment(options, [newFlow], false);
+    try {
+      await environment.client.start(oldFlow, "evolving-old");
+      await environment.startWorker();
+      await environment.client.start(newFlow, "evolving-new");
+      await environment.waitForStatus("evolving-new", "completed");
+      await environment.waitForStatus("evolving-old", "failed");
+      assert.match((await environment.client.describe("evolving-old")).error ?? "", /Step Gone failed: UnknownStepError: Flow Evolving has no Step type Gone/);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("errors that cannot succeed on retry (an unloaded read) fail the attempt at once", async () => {
+    let runs = 0;
+    const orders = attributeMap<string>("Orders");
+    const Careless = defineStep("Careless", {
+      failureRoute: "Recover",
+      executeOptions: { retry: { ...fastRetry, maximumAttempts: 5 } },
+      execute: (context) => {
+        runs += 1;
+        context.read(orders.instance("never-loaded"));
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "Unloaded", start: "Careless", steps: [Careless, Recover], persistence: { orders, recovered } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "unloaded-1");
+      await environment.waitForStatus("unloaded-1", "completed");
+      const [error] = await environment.client.getAttributes("unloaded-1", recovered);
+      assert.equal(error?.type, "UnloadedStateError");
+      assert.equal(runs, 1);
     } finally {
       await environment.dispose();
     }

@@ -165,7 +165,11 @@ export function stateAndRpcTests(options: StoreConformanceOptions): void {
       await environment.client.start(flow, "deletes-1");
       const first = await environment.client.invokeRPC(flow.push, "deletes-1", "one");
       const second = await environment.client.invokeRPC(flow.push, "deletes-1", "two");
-      assert.ok(first < second, `message IDs are time-ordered: ${first} < ${second}`);
+      const more: string[] = [];
+      for (let index = 0; index < 12; index += 1) more.push(await environment.client.invokeRPC(flow.push, "deletes-1", `more ${index}`));
+      const ids = [first, second, ...more];
+      assert.deepEqual([...ids].sort(), ids, "message IDs sort as strings in publish order");
+      for (const id of more) await environment.client.invokeRPC(flow.remove, "deletes-1", id);
       await environment.client.invokeRPC(flow.remove, "deletes-1", first);
       assert.deepEqual(await environment.client.invokeRPC(flow.list, "deletes-1"), ["two"]);
       await assert.rejects(environment.client.invokeRPC(flow.remove, "deletes-1", first), (error: unknown) =>
