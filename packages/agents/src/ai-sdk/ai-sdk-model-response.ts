@@ -1,0 +1,61 @@
+/**
+ * Reads one finished `streamText` step into the parts of a `ModelResponse`:
+ * usage, tool calls, the stored assistant message and call metadata.
+ */
+import type { AssistantModelMessage, LanguageModelUsage, StepResult, ToolModelMessage, ToolSet, TypedToolCall } from "ai";
+import type { ModelCallMetadata } from "../runner/agent-framework-runner.ts";
+import type { ModelToolCall } from "../stepwise/model-client.ts";
+import type { AgentUsage } from "../values/agent-usage.ts";
+
+/** The usage of one model call; a number the provider did not report counts as 0. */
+export function toAgentUsage(usage: LanguageModelUsage): AgentUsage {
+  return {
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    totalTokens: usage.totalTokens ?? 0,
+    reasoningTokens: usage.outputTokenDetails.reasoningTokens ?? 0,
+    cachedInputTokens: usage.inputTokenDetails.cacheReadTokens ?? 0,
+    requests: 1,
+  };
+}
+
+/**
+ * The tool calls the Stepwise runner runs, in the model's order, with their
+ * arguments as JSON text. Provider-executed calls (a provider's own web
+ * search, say) already carry their results in the assistant message, so they
+ * are left out. An invalid call, such as one of an unknown tool or with
+ * arguments that are not JSON, is kept: the runner reports it to the model
+ * as a tool failure. Its arguments are the model's own text when the AI SDK
+ * could not parse them.
+ */
+export function toModelToolCalls(toolCalls: readonly TypedToolCall<ToolSet>[]): ModelToolCall[] {
+  return toolCalls
+    .filter((call) => call.providerExecuted !== true)
+    .map((call) => ({
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      arguments: call.invalid === true && typeof call.input === "string" ? call.input : JSON.stringify(call.input ?? {}),
+    }));
+}
+
+/**
+ * The step's assistant message as JSON data, which is what the session
+ * stores and hands back: every part with its `providerOptions` as the AI SDK
+ * returned them, minus properties whose value is `undefined`. A response
+ * without content is an assistant message with no parts.
+ */
+export function storedAssistantItem(responseMessages: readonly (AssistantModelMessage | ToolModelMessage)[]): AssistantModelMessage {
+  const message = responseMessages.find((candidate) => candidate.role === "assistant") ?? { role: "assistant", content: [] };
+  return JSON.parse(JSON.stringify(message)) as AssistantModelMessage;
+}
+
+/** What the AI SDK reports about the call, for tracing. */
+export function modelCallMetadataOf(step: StepResult<ToolSet>, requestModel: string): ModelCallMetadata {
+  return {
+    requestModel,
+    responseModel: step.response.modelId,
+    providerName: step.model.provider,
+    responseId: step.response.id,
+    finishReasons: [step.finishReason],
+  };
+}
