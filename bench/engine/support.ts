@@ -1,0 +1,137 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { setImmediate as nextMacrotask, setTimeout as sleep } from "node:timers/promises";
+import type { Client } from "@perdure/engine";
+import { SqliteStore, type SqliteDurability } from "@perdure/engine/sqlite";
+
+/** One number a scenario measured, as printed in the table and stored in the JSON. */
+export interface Measurement {
+  scenario: string;
+  metric: string;
+  value: number;
+  unit: string;
+  /** The target this number is compared with, when the issue sets one. */
+  target?: { maximum: number; text: string };
+  note?: string;
+}
+
+/** What a scenario hands back: table rows plus raw samples for the JSON. */
+export interface ScenarioResult {
+  measurements: Measurement[];
+  details: Record<string, unknown>;
+}
+
+/** Sizes a scenario runs with; `--quick` picks smaller ones. */
+export interface BenchmarkSettings {
+  quick: boolean;
+}
+
+/** A SQLite store in its own temporary folder, removed by `dispose`. */
+export interface TemporaryBenchmarkStore {
+  store: SqliteStore;
+  path: string;
+  dispose(): Promise<void>;
+}
+
+/** Opens the real SQLite store in a fresh temporary folder, so no scenario sees another's rows or WAL. */
+export function openTemporaryBenchmarkStore(durability: SqliteDurability): TemporaryBenchmarkStore {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-bench-"));
+  const path = join(folder, "engine.db");
+  const store = SqliteStore.open({ path, durability });
+  return {
+    store,
+    path,
+    dispose: async () => {
+      await store.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/**
+ * Resolves when a flow is `completed`, once its final Step's execute has
+ * signalled. The final commit is queued on the store's single connection
+ * right after that execute returns (all in microtasks), so after one
+ * macrotask a `describe` queues behind it and sees the committed status:
+ * one cheap read per flow instead of a polling loop during the run.
+ */
+export async function confirmCompleted(client: Client, flowId: string): Promise<void> {
+  await nextMacrotask();
+  for (let tries = 0; ; tries++) {
+    const description = await client.describe(flowId);
+    if (description.status === "completed") return;
+    if (description.status !== "running") throw new Error(`flow ${flowId} ended ${description.status}: ${description.error ?? ""}`);
+    if (tries > 10_000) throw new Error(`flow ${flowId} did not complete after its final Step ran`);
+    await sleep(1);
+  }
+}
+
+/** Fails the benchmark on the first Worker error instead of timing a broken run. */
+export class WorkerErrorCollector {
+  readonly errors: unknown[] = [];
+  readonly onError = (error: unknown): void => {
+    this.errors.push(error);
+  };
+
+  throwIfAny(): void {
+    if (this.errors.length > 0) throw new Error(`the Worker reported ${this.errors.length} error(s); first: ${String(this.errors[0])}`, { cause: this.errors[0] });
+  }
+}
+
+/** Rejects when `work` takes longer than `limitMs`, so a stuck scenario cannot hang the run. */
+export async function withTimeLimit<TResult>(description: string, limitMs: number, work: Promise<TResult>): Promise<TResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${description} took longer than ${limitMs} ms`)), limitMs);
+  });
+  try {
+    return await Promise.race([work, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface MachineDescription {
+  nproc: number;
+  cpuModel: string;
+  node: string;
+  platform: string;
+  totalMemoryMiB: number;
+}
+
+export function describeMachine(): MachineDescription {
+  return {
+    nproc: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    totalMemoryMiB: Math.round(totalmem() / 1024 / 1024),
+  };
+}
+
+/** Which engine the numbers belong to: the commit, and whether packages/engine had uncommitted changes. */
+export interface EngineRevision {
+  commit: string;
+  packagesDirty: boolean;
+}
+
+export function describeEngineRevision(repositoryRoot: string): EngineRevision | undefined {
+  try {
+    const git = (...args: string[]): string => execFileSync("git", args, { cwd: repositoryRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return { commit: git("rev-parse", "HEAD"), packagesDirty: git("status", "--porcelain", "--", "packages/engine").length > 0 };
+  } catch {
+    // Not a git checkout (an exported copy): the numbers still stand, without a revision.
+    return undefined;
+  }
+}
+
+export const mebibyte = 1024 * 1024;
