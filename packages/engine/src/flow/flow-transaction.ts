@@ -27,8 +27,8 @@ export class FlowTransaction {
   readonly now: number;
   private seq: number;
   private channelsTouched = false;
-  /** Set when new work became claimable, so Workers should look now. */
-  tasksCreated = false;
+  /** Earliest time a task this transaction queued becomes claimable. */
+  private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
   claimedCancelled = false;
   /** Earliest due time of a Timer this transaction set and did not fire. */
@@ -108,7 +108,7 @@ export class FlowTransaction {
       lastError: null,
       createdAt: this.now,
     });
-    this.tasksCreated = true;
+    this.noteTask(this.now);
     return executionId;
   }
 
@@ -176,7 +176,7 @@ export class FlowTransaction {
       waitResult: JSON.stringify(waitResult),
     });
     execution.status = "ready";
-    this.tasksCreated = true;
+    this.noteTask(this.now);
   }
 
   /** Stores a wait and matches it at once. */
@@ -203,7 +203,7 @@ export class FlowTransaction {
   async matchWaitsIfTouched(): Promise<void> {
     if (!this.channelsTouched) return;
     this.channelsTouched = false;
-    const executions = await this.transaction.listExecutions(this.flowId);
+    const executions = await this.transaction.listExecutions(this.flowId, "waiting");
     for (const execution of executions) {
       if (execution.status !== "waiting" || execution.conditions === null) continue;
       await this.tryCompleteWait(execution, JSON.parse(execution.conditions) as StoredConditions);
@@ -282,9 +282,19 @@ export class FlowTransaction {
     }
   }
 
-  /** Tells Workers what changed; call after the transaction committed. */
-  announce(store: Store): void {
-    if (this.tasksCreated) store.wake({ kind: "tasks" });
+  /** Records that a task becomes claimable at `at`, so Workers learn when to look. */
+  noteTask(at: number): void {
+    this.earliestTaskAt = Math.min(this.earliestTaskAt ?? at, at);
+  }
+
+  /**
+   * Tells Workers what changed; call after the transaction committed. A
+   * committing Worker that already claimed every task it could passes
+   * `tasks: false`; tasks that become claimable later are always announced.
+   */
+  announce(store: Store, options: { tasks?: boolean } = {}): void {
+    const taskAt = this.earliestTaskAt;
+    if (taskAt !== undefined && (taskAt > this.now || options.tasks !== false)) store.wake({ kind: "tasks", at: taskAt });
     if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
   }

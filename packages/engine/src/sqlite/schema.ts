@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS executions (
   PRIMARY KEY (flow_id, execution_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS executions_queued ON executions (available_at, flow_type) WHERE claimed_by IS NULL AND status IN ('asking', 'ready');
+CREATE INDEX IF NOT EXISTS executions_by_status ON executions (flow_id, status, seq);
 CREATE INDEX IF NOT EXISTS executions_claimed ON executions (claimed_by) WHERE claimed_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS executions_expiring ON executions (expires_at) WHERE claimed_by IS NULL AND expires_at IS NOT NULL AND status IN ('asking', 'ready');
 CREATE TABLE IF NOT EXISTS locks (

@@ -2,6 +2,7 @@ import type { SQLInputValue } from "node:sqlite";
 import type {
   AttributeRow,
   ExecutionRow,
+  ExecutionStatus,
   FlowRow,
   HistoryRow,
   ListFlowsFilter,
@@ -167,7 +168,10 @@ export class SqliteTransaction implements StoreTransaction {
     this.store.run("DELETE FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
   }
 
-  async listExecutions(flowId: string): Promise<ExecutionRow[]> {
+  async listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]> {
+    if (status !== undefined) {
+      return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND status = ? ORDER BY seq`, flowId, status);
+    }
     return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? ORDER BY seq`, flowId);
   }
 

@@ -67,7 +67,7 @@ export async function failAttempt(flowTransaction: FlowTransaction, execution: E
       availableAt: retryAt,
       lastError: JSON.stringify(error),
     });
-    flowTransaction.tasksCreated = true;
+    flowTransaction.noteTask(retryAt);
     return;
   }
   await routeFailure(flowTransaction, execution, error);

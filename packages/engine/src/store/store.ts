@@ -137,8 +137,8 @@ export interface StoreTransaction {
   getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined>;
   updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void>;
   deleteExecution(flowId: string, executionId: string): Promise<void>;
-  /** Every unfinished execution of the Flow, oldest first. */
-  listExecutions(flowId: string): Promise<ExecutionRow[]>;
+  /** Every unfinished execution of the Flow (only those in `status` when given), oldest first. */
+  listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]>;
   /** Queued tasks of these Flow types, available now, oldest first; claims on other rows are not blocked. */
   findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
   /** Claimed executions whose lease lapsed or whose Worker's liveness lapsed. */
@@ -181,7 +181,8 @@ export interface StoreTransaction {
 
 /** A change other processes may want to react to at once. */
 export type WakeEvent =
-  | { kind: "tasks" }
+  /** A task becomes claimable at `at` (epoch ms). */
+  | { kind: "tasks"; at: number }
   /** A Timer was set (or skipped) that falls due at `dueAt`. */
   | { kind: "timers"; dueAt: number }
   | { kind: "stream"; flowId: string; stream: string }

@@ -85,22 +85,32 @@ async function claimOne(
 }
 
 /**
- * Claims up to `limit` queued tasks of the hosted Flow types in one short
+ * Claims up to `limit` queued tasks of the hosted Flow types inside a
  * transaction: lease, attempt count, locks and snapshot together.
  */
+export async function claimInTransaction(
+  transaction: StoreTransaction,
+  flows: ReadonlyMap<string, FlowCore>,
+  workerId: string,
+  limit: number,
+  now: number,
+): Promise<ClaimBatch> {
+  const batch: ClaimBatch = { claims: [], changed: [] };
+  if (limit <= 0) return batch;
+  // A few spare candidates cover tasks skipped for busy locks.
+  const candidates = await transaction.findClaimable([...flows.keys()], now, limit + 4);
+  for (const row of candidates) {
+    if (batch.claims.length >= limit) break;
+    const flow = flows.get(row.flowType);
+    if (flow === undefined) continue;
+    const claim = await claimOne(transaction, flow, row, workerId, now, batch.changed);
+    if (claim !== undefined) batch.claims.push(claim);
+  }
+  return batch;
+}
+
+/** Claims up to `limit` queued tasks in one short transaction of its own. */
 export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = Date.now();
-  const flowTypes = [...flows.keys()];
-  return store.transaction(async (transaction) => {
-    const batch: ClaimBatch = { claims: [], changed: [] };
-    const candidates = await transaction.findClaimable(flowTypes, now, limit * 4);
-    for (const row of candidates) {
-      if (batch.claims.length >= limit) break;
-      const flow = flows.get(row.flowType);
-      if (flow === undefined) continue;
-      const claim = await claimOne(transaction, flow, row, workerId, now, batch.changed);
-      if (claim !== undefined) batch.claims.push(claim);
-    }
-    return batch;
-  });
+  return store.transaction((transaction) => claimInTransaction(transaction, flows, workerId, limit, now));
 }

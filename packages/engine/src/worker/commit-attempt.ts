@@ -1,10 +1,11 @@
 import { FlowTransaction, type EncodedMovement } from "../flow/flow-transaction.ts";
 import { failAttempt, type AttemptError } from "../step/attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
-import type { Store } from "../store/store.ts";
+import type { FlowCore } from "../flow/flow.ts";
+import type { Store, StoreTransaction } from "../store/store.ts";
 import type { Conditions } from "../timer/condition.ts";
 import type { StagedWrite } from "./attempt-context.ts";
-import type { ClaimedAttempt } from "./claim-tasks.ts";
+import { claimInTransaction, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 
 /** An `execute` decision with every value encoded, ready to commit. */
 export interface PreparedDecision {
@@ -30,15 +31,36 @@ function decisionSummary(decision: PreparedDecision): string {
   });
 }
 
+/** Which tasks the committing Worker takes next, in the same transaction. */
+export interface ClaimNext {
+  flows: ReadonlyMap<string, FlowCore>;
+  /** Free slots, counting the one this attempt is about to free. */
+  limit: number;
+}
+
 /**
  * Commits an attempt's outcome in one transaction, fenced by its lease token:
- * a result of an attempt that was cancelled or superseded is discarded.
- * Returns whether it committed.
+ * a result of an attempt that was cancelled or superseded is discarded. In
+ * the same transaction it claims up to `next.limit` queued tasks, so a chain
+ * of Steps costs one transaction per Step. Returns those claims.
  */
-export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome): Promise<boolean> {
+export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next?: ClaimNext): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
   const now = Date.now();
+  let nextBatch: ClaimBatch = { claims: [], changed: [] };
   const flowTransaction = await store.transaction(async (transaction) => {
+    const committed = await commitInTransaction(transaction);
+    if (next !== undefined) nextBatch = await claimInTransaction(transaction, next.flows, workerId, next.limit, now);
+    return committed;
+  });
+  // Everything claimable for this Worker's types was taken when it claimed fewer than it could,
+  // so the Flow's new tasks need no wake-up.
+  const othersMayClaim = next === undefined || nextBatch.claims.length >= next.limit;
+  flowTransaction?.announce(store, { tasks: othersMayClaim });
+  for (const changed of nextBatch.changed) changed.announce(store);
+  return nextBatch.claims;
+
+  async function commitInTransaction(transaction: StoreTransaction): Promise<FlowTransaction | undefined> {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current === undefined || current.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return undefined;
     const flowTransaction = await FlowTransaction.open(transaction, claim.flow, execution.flowId, now);
@@ -75,7 +97,5 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
     }
     await flowTransaction.close();
     return flowTransaction;
-  });
-  flowTransaction?.announce(store);
-  return flowTransaction !== undefined;
+  }
 }

@@ -13,7 +13,7 @@ import { anyOf, type Conditions } from "../timer/condition.ts";
 import { appendToStream } from "../stream/append-to-stream.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
-import { commitAttempt, type AttemptOutcome, type PreparedDecision } from "./commit-attempt.ts";
+import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./worker.ts";
 
 /** Encodes a decision before the commit, so a bad value fails the attempt rather than the transaction. */
@@ -44,15 +44,26 @@ function prepareDecision(claim: ClaimedAttempt, decision: StepDecision, maxValue
   };
 }
 
-function timeoutAfter(ms: number, signal: AbortSignal): Promise<AttemptError> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({ type: "StepTimeout", message: `the attempt ran longer than its method timeout of ${ms} ms`, terminal: false }), ms);
-    signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+/** A method-timeout race; `cancel` clears its timer once the handler settled. */
+function timeoutAfter(ms: number): { promise: Promise<AttemptError>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<AttemptError>((resolve) => {
+    timer = setTimeout(() => resolve({ type: "StepTimeout", message: `the attempt ran longer than its method timeout of ${ms} ms`, terminal: false }), ms);
   });
+  return { promise, cancel: () => clearTimeout(timer) };
 }
 
-/** Runs one claimed attempt and commits what it produced. */
-export async function runAttempt(store: Store, workerId: string, running: RunningAttempt, onError: (error: unknown) => void): Promise<void> {
+/**
+ * Runs one claimed attempt and commits what it produced. Returns the tasks
+ * the commit claimed next for this Worker (see `commitAttempt`).
+ */
+export async function runAttempt(
+  store: Store,
+  workerId: string,
+  running: RunningAttempt,
+  onError: (error: unknown) => void,
+  next: () => ClaimNext | undefined,
+): Promise<ClaimedAttempt[]> {
   const { claim, abort } = running;
   const { execution } = claim;
   let checkpoint = execution.checkpoint ?? undefined;
@@ -79,7 +90,7 @@ export async function runAttempt(store: Store, workerId: string, running: Runnin
   };
   const context = new AttemptContext(claim.snapshot, services);
   const remainingMs = Math.max(0, (execution.deadlineAt ?? Date.now()) - Date.now());
-  const timeoutSignal = new AbortController();
+  const timeout = timeoutAfter(remainingMs);
   let outcome: AttemptOutcome;
   try {
     const handlerResult = (async (): Promise<AttemptOutcome> => {
@@ -91,7 +102,7 @@ export async function runAttempt(store: Store, workerId: string, running: Runnin
       const decision = await claim.options.step.execute(context, claim.input);
       return { kind: "execute", decision: prepareDecision(claim, decision, store.maxValueBytes), writes: context.writes.values(), publishes: context.publishes };
     })();
-    const raced = await Promise.race([handlerResult, timeoutAfter(remainingMs, timeoutSignal.signal)]);
+    const raced = await Promise.race([handlerResult, timeout.promise]);
     if ("kind" in raced) {
       outcome = raced;
     } else {
@@ -102,18 +113,21 @@ export async function runAttempt(store: Store, workerId: string, running: Runnin
   } catch (error) {
     outcome = { kind: "error", error: attemptErrorOf(error) };
   } finally {
-    timeoutSignal.abort();
+    timeout.cancel();
   }
   if (abort.signal.aborted && outcome.kind !== "error") {
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
-    return;
+    return [];
   }
   try {
-    await commitAttempt(store, claim, workerId, outcome);
+    return await commitAttempt(store, claim, workerId, outcome, next());
   } catch (error) {
     onError(error);
     // The outcome itself could not be committed (for example an oversized value): fail the attempt instead.
-    await commitAttempt(store, claim, workerId, { kind: "error", error: attemptErrorOf(error) }).catch(onError);
+    return await commitAttempt(store, claim, workerId, { kind: "error", error: attemptErrorOf(error) }, next()).catch((secondError: unknown) => {
+      onError(secondError);
+      return [];
+    });
   }
 }
 

@@ -97,6 +97,8 @@ export class Worker {
   private lastRecoveryAt = 0;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
+  /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
+  private taskCheckAt = Infinity;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -140,7 +142,13 @@ export class Worker {
   }
 
   private onWake(event: WakeEvent): void {
-    if (event.kind === "tasks") this.requestWake();
+    if (event.kind === "tasks") {
+      if (event.at <= Date.now()) this.requestWake();
+      else if (event.at < this.taskCheckAt) {
+        this.taskCheckAt = event.at;
+        this.requestWake();
+      }
+    }
     if (event.kind === "timers" && event.dueAt < this.timerCheckAt) {
       this.timerCheckAt = event.dueAt;
       this.requestWake();
@@ -166,7 +174,7 @@ export class Worker {
         this.options.onError(error);
       }
       if (worked || this.wakeRequested) continue;
-      await this.sleep(await this.nextWakeDelay());
+      await this.sleep(this.nextWakeDelay());
     }
     while (this.running.size > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
@@ -180,31 +188,42 @@ export class Worker {
     return fired > 0;
   }
 
+  /** Claims what fits; true only when it filled every free slot, so more may be waiting. */
   private async claimAndRun(): Promise<boolean> {
     const free = this.options.concurrency - this.running.size;
     if (free <= 0) return false;
+    if (this.taskCheckAt <= Date.now()) this.taskCheckAt = Infinity;
     const batch = await claimTasks(this.options.store, this.options.flows, this.workerId, free);
     for (const flowTransaction of batch.changed) flowTransaction.announce(this.options.store);
     for (const claim of batch.claims) this.launch(claim);
-    return batch.claims.length > 0 || batch.changed.length > 0;
+    return batch.claims.length >= free || batch.changed.length > 0;
   }
 
   private launch(claim: ClaimedAttempt): void {
     const key = `${claim.execution.flowId}\u0000${claim.execution.executionId}`;
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
-    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError).finally(() => {
+    // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
+    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.options.concurrency - this.running.size + 1 } : undefined);
+    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError, next).then((claims) => {
       this.running.delete(key);
+      for (const nextClaim of claims) this.launch(nextClaim);
+      // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
+      if (this.state !== "running" || claims.length === 0) this.requestWake();
+    }, (error: unknown) => {
+      this.running.delete(key);
+      this.options.onError(error);
       this.requestWake();
     });
   }
 
-  private async nextWakeDelay(): Promise<number> {
+  /** Sleep until the next known Timer or retry, or one poll interval for work from other processes. */
+  private nextWakeDelay(): number {
     const now = Date.now();
     const timerDelay = Math.max(0, this.timerCheckAt - now);
+    const taskDelay = Math.max(0, this.taskCheckAt - now);
     if (this.running.size >= this.options.concurrency) return timerDelay;
-    const taskAt = await this.options.store.transaction((transaction) => transaction.nextAvailableAt([...this.options.flows.keys()]));
-    return Math.min(timerDelay, this.options.pollIntervalMs, taskAt === undefined ? Infinity : Math.max(0, taskAt - now));
+    return Math.min(timerDelay, taskDelay, this.options.pollIntervalMs);
   }
 
   private sleep(delayMs: number): Promise<void> {
