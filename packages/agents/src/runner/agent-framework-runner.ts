@@ -68,7 +68,7 @@ export interface AgentTurnContext {
   frameworkRunState: string | null;
   interactionMode: InteractionMode;
   /** The effective policy of a tool: session policies, then the framework's, then the default effect. */
-  resolveToolPolicy(toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }): ResolvedToolPolicy;
+  resolveToolPolicy: (toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }) => ResolvedToolPolicy;
   toolPolicies: Readonly<Record<string, ToolPolicy>>;
   defaultToolEffect: ToolEffect;
   events: AgentEventWriter;
@@ -78,7 +78,7 @@ export interface AgentTurnContext {
   /** Built-in tools to offer the model (none until the built-in tools land). */
   enabledBuiltInTools?: readonly string[];
   /** An extra heartbeat; the session already sends one every 20 seconds. */
-  heartbeat(): Promise<void>;
+  heartbeat: () => Promise<void>;
 }
 
 /** What `executeDeferredToolCall` gets. */
@@ -91,11 +91,11 @@ export interface DeferredToolExecution {
   events: AgentEventWriter;
   cancellationSignal: AbortSignal;
   deadline: Date;
-  heartbeat(): Promise<void>;
+  heartbeat: () => Promise<void>;
   /** The checkpoint an earlier attempt of this call saved, if any. */
   heartbeatCheckpoint: string | undefined;
   /** Records a heartbeat that carries `text`; a retried attempt reads it as `heartbeatCheckpoint`. */
-  saveHeartbeatCheckpoint(text: string): Promise<void>;
+  saveHeartbeatCheckpoint: (text: string) => Promise<void>;
 }
 
 /** A tool's result: the text recorded and shown to the model. */

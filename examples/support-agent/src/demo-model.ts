@@ -1,0 +1,42 @@
+import { ScriptedModelClient, type ModelRequest, type ScriptedModelReply } from "@perdure/agents/stepwise";
+
+/**
+ * The demo model used without a key: it reads the conversation and answers
+ * deterministically, with the same tool calls a real model would make.
+ */
+export function replyAsDemoModel(request: ModelRequest): ScriptedModelReply {
+  const userText = ScriptedModelClient.userTexts(request).at(-1) ?? "";
+  const results = ScriptedModelClient.toolResults(request);
+  const orderId = /\b(\d{3,})\b/.exec(userText)?.[1];
+  if (results.length > 0) {
+    const summary = results.map((result) => describeResult(result.toolName, result.output)).join(" ");
+    return { text: summary };
+  }
+  if (orderId !== undefined && /refund/i.test(userText)) {
+    return { text: `I can refund order ${orderId} once you approve it.`, toolCalls: [{ name: "refund_order", arguments: { order_id: orderId } }] };
+  }
+  if (orderId !== undefined) {
+    return { text: `Let me look up order ${orderId}.`, toolCalls: [{ name: "lookup_order", arguments: { order_id: orderId } }] };
+  }
+  return {
+    text: "Hello! I am the Perdure demo agent, running on a scripted model because no model key is set. "
+      + "Ask about an order (try: where is order 1001?) or ask for a refund (try: please refund order 1002).",
+  };
+}
+
+function describeResult(toolName: string, output: string): string {
+  if (toolName === "lookup_order") {
+    try {
+      const order = JSON.parse(output) as { order_id: string; item: string; status: string; amount: string };
+      return `Order ${order.order_id} (${order.item}, ${order.amount}) is ${order.status}.`;
+    } catch {
+      return `The lookup said: ${output}`;
+    }
+  }
+  return `Refund result: ${output}`;
+}
+
+/** The scripted demo model client. */
+export function createDemoModel(): ScriptedModelClient {
+  return new ScriptedModelClient(replyAsDemoModel, { provider: "perdure-demo" });
+}

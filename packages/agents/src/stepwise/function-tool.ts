@@ -1,0 +1,82 @@
+import { InvalidInputError } from "@perdure/engine";
+import type { AgentEventWriter } from "../values/agent-event.ts";
+import { isToolEffect, type ToolEffect } from "../values/tool-effect.ts";
+import type { JsonSchema } from "./model-client.ts";
+
+/** What a function tool's `execute` gets besides its arguments. */
+export interface ToolCallContext {
+  flowId: string;
+  turnId: string;
+  toolCallId: string;
+  /** `<flowId>/<turnId>/<toolCallId>`, the same on every attempt: pass it to the system you write to. */
+  idempotencyKey: string;
+  attempt: number;
+  events: AgentEventWriter;
+  heartbeat: () => Promise<void>;
+  /** What an earlier attempt saved with `saveHeartbeatCheckpoint`, if anything. */
+  heartbeatCheckpoint: string | undefined;
+  saveHeartbeatCheckpoint: (text: string) => Promise<void>;
+  signal: AbortSignal;
+  deadline: Date;
+}
+
+/** A tool the Stepwise loop offers the model and runs in its own Step. */
+export interface FunctionTool<TArguments = Record<string, unknown>> {
+  readonly kind: "function_tool";
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  /** @default the agent's `defaultToolEffect` */
+  readonly effect: ToolEffect | undefined;
+  /** @default by effect: false for `read`, true otherwise */
+  readonly requiresApproval: boolean | undefined;
+  /** A string result is the output; any other result is sent as JSON with Python's `json.dumps` separators. */
+  readonly execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
+}
+
+/** What {@link functionTool} takes. */
+export interface FunctionToolSpec<TArguments> {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments, checked before `execute` runs. */
+  parameters: JsonSchema;
+  effect?: ToolEffect;
+  requiresApproval?: boolean;
+  execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
+}
+
+const toolNamePattern = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * Declares a function tool.
+ *
+ * @example
+ * const lookupOrder = functionTool<{ order_id: string }>({
+ *   name: "lookup_order",
+ *   description: "Look up an order by its ID.",
+ *   parameters: { type: "object", properties: { order_id: { type: "string" } }, required: ["order_id"] },
+ *   effect: "read",
+ *   execute: async ({ order_id }) => orders.get(order_id),
+ * });
+ */
+export function functionTool<TArguments = Record<string, unknown>>(spec: FunctionToolSpec<TArguments>): FunctionTool<TArguments> {
+  if (typeof spec.name !== "string" || !toolNamePattern.test(spec.name)) {
+    throw new InvalidInputError(`tool name ${JSON.stringify(spec.name)} is invalid: use 1 to 128 letters, digits, "_" or "-"`);
+  }
+  if (typeof spec.execute !== "function") throw new InvalidInputError(`tool ${spec.name} has no execute function`);
+  if (typeof spec.parameters !== "object" || spec.parameters === null || Array.isArray(spec.parameters)) {
+    throw new InvalidInputError(`tool ${spec.name} parameters must be a JSON Schema object`);
+  }
+  if (spec.effect !== undefined && !isToolEffect(spec.effect)) {
+    throw new InvalidInputError(`tool ${spec.name} effect ${JSON.stringify(spec.effect)} is invalid: use read, idempotent_write, non_idempotent_write or unclassified`);
+  }
+  return Object.freeze({
+    kind: "function_tool",
+    name: spec.name,
+    description: spec.description ?? "",
+    parameters: spec.parameters,
+    effect: spec.effect,
+    requiresApproval: spec.requiresApproval,
+    execute: spec.execute,
+  });
+}

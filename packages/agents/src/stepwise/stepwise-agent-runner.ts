@@ -1,0 +1,225 @@
+import type {
+  AgentFrameworkRunner,
+  AgentTurnContext,
+  AgentTurnOutcome,
+  DeferredToolCall,
+  DeferredToolExecution,
+  ToolExecutionResult,
+} from "../runner/agent-framework-runner.ts";
+import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import type { FrameworkMessage } from "../values/agent-message.ts";
+import type { AgentToolCall } from "../values/agent-tool-call.ts";
+import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
+import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
+import { parseToolArguments } from "./json-schema-validation.ts";
+import type { ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, StepwiseInputItem, ToolResultItem } from "./model-client.ts";
+import { pythonJsonDumps } from "./python-json.ts";
+import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
+
+/** The run state between a turn's model calls: only the count. */
+interface StepwiseRunState {
+  model_calls: number;
+}
+
+/** The result a call gets when the turn ran out of model calls. */
+export function modelCallLimitToolResult(limit: number): string {
+  return `The tool call was not run: this turn reached its limit of ${limit} model calls.`;
+}
+
+function toolResultMessage(toolCallId: string, toolName: string, output: string): FrameworkMessage {
+  const item: ToolResultItem = { type: "tool_result", tool_call_id: toolCallId, tool_name: toolName, output };
+  return { role: "tool", text: output, toolCallId, toolName, frameworkItem: item };
+}
+
+function resultMessages(calls: readonly AgentToolCall[]): FrameworkMessage[] {
+  return calls.map((call) => toolResultMessage(call.toolCallId, call.toolName, call.output ?? outcomeUnknownToolResult));
+}
+
+function isInputItem(value: unknown): value is StepwiseInputItem {
+  const type = (value as { type?: unknown } | null)?.type;
+  return type === "user_text" || type === "model_output" || type === "tool_result";
+}
+
+/**
+ * The model input from stored items only. Every tool call of a model output
+ * is paired with a result before the next model output or user text; a
+ * missing one gets the outcome-unknown text, so no provider sees an orphan.
+ */
+export function buildModelInput(items: readonly unknown[]): StepwiseInputItem[] {
+  const input: StepwiseInputItem[] = [];
+  let open: ModelOutputItem["tool_calls"] = [];
+  const answered = new Set<string>();
+  const closeOpenCalls = (): void => {
+    for (const call of open) {
+      if (!answered.has(call.id)) input.push({ type: "tool_result", tool_call_id: call.id, tool_name: call.name, output: outcomeUnknownToolResult });
+    }
+    open = [];
+    answered.clear();
+  };
+  for (const item of items) {
+    if (!isInputItem(item)) continue;
+    if (item.type === "tool_result") {
+      answered.add(item.tool_call_id);
+      input.push(item);
+      continue;
+    }
+    closeOpenCalls();
+    input.push(item);
+    if (item.type === "model_output") open = item.tool_calls ?? [];
+  }
+  closeOpenCalls();
+  return input;
+}
+
+/**
+ * The built-in agent loop's runner: one model call per `RunModel`, the turn's
+ * transcript stored as it goes, function tools checked against their JSON
+ * Schema, and tool sources listed in every model call.
+ */
+export class StepwiseAgentRunner implements AgentFrameworkRunner {
+  readonly definition: ResolvedAgentDefinition;
+
+  constructor(definition: AgentDefinition) {
+    this.definition = resolveAgentDefinition(definition);
+  }
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return { role: "user", text, frameworkItem: { type: "user_text", text } };
+  }
+
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    return resultMessages(turn.toolCalls);
+  }
+
+  private async instructions(turn: AgentTurnContext): Promise<string> {
+    const { instructions } = this.definition;
+    if (typeof instructions === "string") return instructions;
+    return instructions({ flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt, interactionMode: turn.interactionMode, plan: null });
+  }
+
+  private functionToolDefinitions(): ModelToolDefinition[] {
+    return [...this.definition.tools.values()].map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const previous = turn.frameworkRunState === null ? 0 : (JSON.parse(turn.frameworkRunState) as StepwiseRunState).model_calls;
+    const modelCall = previous + 1;
+    const limit = this.definition.maxModelCallsPerTurn;
+    const offersTools = modelCall <= limit;
+    const results = resultMessages(turn.toolCalls);
+    const listing: SourceListing = offersTools
+      ? await listToolSources(this.definition, turn.cancellationSignal)
+      : { tools: [], bySource: new Map() };
+    const tools = offersTools ? [...this.functionToolDefinitions(), ...listing.tools] : [];
+    this.checkNameClashes(tools);
+    const request: ModelRequest = {
+      flowId: turn.flowId,
+      turnId: turn.turnId,
+      attempt: turn.attempt,
+      instructions: await this.instructions(turn),
+      input: buildModelInput([...turn.messages.map((message) => message.frameworkItem), ...results.map((message) => message.frameworkItem)]),
+      tools,
+      modelSettings: this.definition.modelSettings,
+      events: turn.events,
+      signal: turn.cancellationSignal,
+    };
+    const response = await this.definition.model.call(request);
+    const output = this.modelOutputMessage(response);
+    const usage = response.usage;
+    const metadata = response.metadata === undefined ? {} : { modelCallMetadata: response.metadata };
+    if (response.toolCalls.length === 0) {
+      return { kind: "turn_completed", newMessages: [...results, output], usage, ...metadata };
+    }
+    if (!offersTools) {
+      const refused = response.toolCalls.map((call) => toolResultMessage(call.toolCallId, call.toolName, modelCallLimitToolResult(limit)));
+      return { kind: "turn_completed", newMessages: [...results, output, ...refused], usage, ...metadata };
+    }
+    return {
+      kind: "tool_calls_requested",
+      frameworkRunState: JSON.stringify({ model_calls: modelCall } satisfies StepwiseRunState),
+      toolCalls: response.toolCalls.map((call) => this.deferredToolCall(turn, call, listing)),
+      usage,
+      newMessages: [...results, output],
+      ...metadata,
+    };
+  }
+
+  private checkNameClashes(tools: readonly ModelToolDefinition[]): void {
+    const seen = new Set<string>();
+    for (const tool of tools) {
+      if (seen.has(tool.name)) {
+        throw new TypeError(this.definition.tools.has(tool.name) ? `tool ${tool.name} of a tool source uses the name of a function tool` : `two tool sources list a tool named ${tool.name}`);
+      }
+      seen.add(tool.name);
+    }
+  }
+
+  private modelOutputMessage(response: ModelResponse): FrameworkMessage {
+    const item: ModelOutputItem = {
+      type: "model_output",
+      provider: response.provider,
+      api: response.api,
+      item: response.item,
+      text: response.text,
+      tool_calls: response.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.arguments })),
+    };
+    return { role: "assistant", text: response.text, frameworkItem: item };
+  }
+
+  private deferredToolCall(turn: AgentTurnContext, call: ModelResponse["toolCalls"][number], listing: SourceListing): DeferredToolCall {
+    const tool = this.definition.tools.get(call.toolName);
+    if (tool !== undefined) {
+      const framework = { ...(tool.effect === undefined ? {} : { effect: tool.effect }), ...(tool.requiresApproval === undefined ? {} : { requiresApproval: tool.requiresApproval }) };
+      return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework) };
+    }
+    const listed = listing.bySource.get(call.toolName);
+    if (listed !== undefined) {
+      const deferred = listed.source.deferredToolCall({
+        toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, listedTool: listed.tool, resolveToolPolicy: turn.resolveToolPolicy,
+      });
+      const { reference, ...rest } = deferred;
+      return { ...rest, toolSourceReference: JSON.stringify({ stepwise_tool_source: listed.source.sourceName, reference: reference ?? null }) };
+    }
+    // A name nobody offered never reaches a source: it fails at once, with no approval.
+    return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: { effect: "unclassified", requiresApproval: false } };
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const reference = call.toolCall.toolSourceReference;
+    if (reference !== undefined) return this.executeSourceCall(call, reference);
+    const tool = this.definition.tools.get(call.toolCall.toolName);
+    if (tool === undefined) throw new ToolExecutionError(`unknown tool ${call.toolCall.toolName}`);
+    return { output: await this.executeFunctionTool(tool, call) };
+  }
+
+  private async executeFunctionTool(tool: FunctionTool, call: DeferredToolExecution): Promise<string> {
+    const parsed = parseToolArguments(call.toolCall.arguments, tool.parameters);
+    if (!parsed.ok) throw new ToolExecutionError(parsed.message);
+    const context: ToolCallContext = {
+      flowId: call.flowId,
+      turnId: call.toolCall.turnId,
+      toolCallId: call.toolCall.toolCallId,
+      idempotencyKey: call.idempotencyKey,
+      attempt: call.attempt,
+      events: call.events,
+      heartbeat: call.heartbeat,
+      heartbeatCheckpoint: call.heartbeatCheckpoint,
+      saveHeartbeatCheckpoint: call.saveHeartbeatCheckpoint,
+      signal: call.cancellationSignal,
+      deadline: call.deadline,
+    };
+    const result = await tool.execute(parsed.value, context);
+    return typeof result === "string" ? result : pythonJsonDumps(result ?? null);
+  }
+
+  private async executeSourceCall(call: DeferredToolExecution, referenceText: string): Promise<ToolExecutionResult> {
+    const stored = JSON.parse(referenceText) as { stepwise_tool_source?: unknown; reference?: unknown };
+    const sourceName = typeof stored.stepwise_tool_source === "string" ? stored.stepwise_tool_source : "";
+    const source = this.definition.toolSources.get(sourceName);
+    if (source === undefined) {
+      throw new RangeError(`tool call ${call.toolCall.toolCallId} belongs to tool source ${JSON.stringify(sourceName)}, which this Worker's agent does not have`);
+    }
+    return source.executeDeferredToolCall({ ...call, reference: stored.reference ?? null });
+  }
+}

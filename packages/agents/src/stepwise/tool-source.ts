@@ -1,0 +1,42 @@
+/**
+ * The `ToolSource` contract: tools listed at run time (such as an MCP
+ * server's), offered after the function tools.
+ */
+import type { DeferredToolCall, DeferredToolExecution, ToolExecutionResult } from "../runner/agent-framework-runner.ts";
+import type { ResolvedToolPolicy } from "../values/tool-effect.ts";
+import type { ToolEffect } from "../values/tool-effect.ts";
+import type { ModelToolDefinition } from "./model-client.ts";
+
+/** A tool a source listed, with the policy metadata it declares. */
+export interface ListedTool extends ModelToolDefinition {
+  effect?: ToolEffect;
+  requiresApproval?: boolean;
+}
+
+/** What `deferredToolCall` gets: the call and the definition that was offered. */
+export interface ToolSourceCallRequest {
+  toolCallId: string;
+  toolName: string;
+  arguments: string;
+  /** The definition offered in this model call, so a refreshed listing cannot change it. */
+  listedTool: ListedTool;
+  /** Resolves the policy: session policies win over the source's metadata. */
+  resolveToolPolicy: (toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }) => ResolvedToolPolicy;
+}
+
+/** A call handed back to its source to run, with the source's own reference. */
+export interface ToolSourceExecution extends DeferredToolExecution {
+  /** What the source put in `toolSourceReference`, or null. */
+  reference: unknown;
+}
+
+/** Tools listed at run time. Names must be unique and stable across deploys. */
+export interface ToolSource {
+  readonly sourceName: string;
+  listTools(options: { signal: AbortSignal }): Promise<ListedTool[]>;
+  /** Builds the deferred call; `toolSourceReference` is the source's own reference (any JSON). */
+  deferredToolCall(request: ToolSourceCallRequest): Omit<DeferredToolCall, "toolSourceReference"> & { reference?: unknown };
+  executeDeferredToolCall(execution: ToolSourceExecution): Promise<ToolExecutionResult>;
+  /** Names the source always lists, checked when the runner is built. */
+  declaredToolNames?(): readonly string[];
+}
