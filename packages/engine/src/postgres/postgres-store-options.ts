@@ -1,0 +1,92 @@
+import { InvalidInputError } from "../errors/invalid-input-error.ts";
+
+/** Options of {@link PostgresStore.open}. */
+export interface PostgresStoreOptions {
+  /** A libpq-style URL, such as `postgres://user:password@host:5432/database`. */
+  connectionString: string;
+  /**
+   * The PostgreSQL schema holding the engine's tables; created when missing.
+   * Stores on different schemas of one database are independent.
+   * @default "perdure"
+   */
+  schema?: string;
+  /**
+   * Connections in this store's pool. Each store transaction holds one for
+   * its duration; the LISTEN connection comes on top.
+   * @default 10
+   */
+  poolSize?: number;
+  /**
+   * Largest encoded value a commit accepts.
+   * @default 16_777_216 (16 MiB)
+   */
+  maxValueBytes?: number;
+  /**
+   * How often Workers look for work when no notification arrives. Wake-ups
+   * travel by LISTEN/NOTIFY, so this is only the fallback.
+   * @default 1000
+   */
+  pollIntervalMs?: number;
+  /**
+   * Applies missing migrations when the store opens. Turn off when a
+   * deployment step runs {@link PostgresStore.migrate} instead.
+   * @default true
+   */
+  migrate?: boolean;
+  /**
+   * Attempts of one transaction when PostgreSQL aborts it for a
+   * serialization failure or deadlock, or a concurrent start of the same
+   * flow ID wins; the last failure is thrown.
+   * @default 5
+   */
+  maxTransactionAttempts?: number;
+  /**
+   * How long getting a connection may take before the transaction fails.
+   * @default 10_000
+   */
+  connectTimeoutMs?: number;
+  /** Called once for each error no caller can receive (lost LISTEN connection, failed NOTIFY, idle connection errors). @default logs to stderr */
+  onError?: (error: unknown) => void;
+}
+
+export interface ResolvedPostgresStoreOptions {
+  connectionString: string;
+  schema: string;
+  poolSize: number;
+  maxValueBytes: number;
+  pollIntervalMs: number;
+  migrate: boolean;
+  maxTransactionAttempts: number;
+  connectTimeoutMs: number;
+  onError: (error: unknown) => void;
+}
+
+const schemaPattern = /^[a-z_][a-z0-9_]{0,47}$/;
+
+export function resolvePostgresStoreOptions(options: PostgresStoreOptions): ResolvedPostgresStoreOptions {
+  if (typeof options.connectionString !== "string" || options.connectionString.length === 0) {
+    throw new InvalidInputError("PostgreSQL store connectionString is missing: give a URL such as postgres://user:password@localhost:5432/app");
+  }
+  const schema = options.schema ?? "perdure";
+  if (typeof schema !== "string" || !schemaPattern.test(schema)) {
+    throw new InvalidInputError(`PostgreSQL schema ${JSON.stringify(schema)} is invalid: use 1 to 48 lowercase letters, digits or "_", not starting with a digit`);
+  }
+  const positiveInteger = (name: string, value: number | undefined, fallback: number): number => {
+    const resolved = value ?? fallback;
+    if (!Number.isSafeInteger(resolved) || resolved <= 0) {
+      throw new InvalidInputError(`PostgreSQL store option ${name} ${String(value)} is invalid: use a positive integer`);
+    }
+    return resolved;
+  };
+  return {
+    connectionString: options.connectionString,
+    schema,
+    poolSize: positiveInteger("poolSize", options.poolSize, 10),
+    maxValueBytes: positiveInteger("maxValueBytes", options.maxValueBytes, 16 * 1024 * 1024),
+    pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, 1000),
+    migrate: options.migrate ?? true,
+    maxTransactionAttempts: positiveInteger("maxTransactionAttempts", options.maxTransactionAttempts, 5),
+    connectTimeoutMs: positiveInteger("connectTimeoutMs", options.connectTimeoutMs, 10_000),
+    onError: options.onError ?? ((error) => console.error("perdure postgres store:", error)),
+  };
+}

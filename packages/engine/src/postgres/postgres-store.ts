@@ -1,0 +1,217 @@
+import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import pg from "pg";
+import { StoreClosedError } from "../errors/store-closed-error.ts";
+import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import { applyMigrations } from "./migrations.ts";
+import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
+import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
+import { lookNow, WakeChannel } from "./wake-channel.ts";
+
+/** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
+const int8Oid = 20;
+const parseInt8 = (value: string): number => Number(value);
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary"): unknown => (oid === int8Oid ? parseInt8 : pg.types.getTypeParser(oid, format))) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+/** SQLSTATEs after which the same transaction, run again, can succeed. */
+const retryableCodes = new Set(["40001", "40P01"]);
+
+function isRetryable(error: unknown): boolean {
+  return error instanceof TransactionConflict || retryableCodes.has((error as { code?: unknown } | null)?.code as string);
+}
+
+/** How soon to look again when a claim skipped tasks whose Flow another transaction held. */
+const skippedRowsRetryMs = 25;
+
+/**
+ * The distributed store: PostgreSQL 15 or later through `pg`. Any number of
+ * Workers and Clients on any number of machines share one database.
+ *
+ * - Each transaction runs on its own pooled connection (BEGIN … COMMIT at
+ *   READ COMMITTED); commits of one Flow serialize on its row lock, commits
+ *   of different Flows run in parallel, and Workers claim with
+ *   `FOR UPDATE SKIP LOCKED` so they never wait for each other.
+ * - Deadlocks and serialization failures retry the whole transaction; a
+ *   connection lost mid-transaction fails only that transaction, and the
+ *   pool opens a new connection for the next one.
+ * - Wake-ups reach other processes through LISTEN/NOTIFY; polling is the
+ *   fallback.
+ * - The schema is created and migrated on open, safely when several
+ *   processes start at once.
+ *
+ * @example
+ * const store = await PostgresStore.open({ connectionString: process.env.PERDURE_DATABASE_URL! });
+ */
+export class PostgresStore implements Store {
+  readonly kind = "postgres";
+  readonly maxValueBytes: number;
+  readonly pollIntervalMs: number;
+  /** The schema holding this store's tables. */
+  readonly schema: string;
+  private readonly options: ResolvedPostgresStoreOptions;
+  private readonly quotedSchema: string;
+  private readonly pool: pg.Pool;
+  private readonly events = new EventEmitter();
+  private readonly wakeChannel: WakeChannel;
+  private readonly active = new Set<Promise<unknown>>();
+  private closed = false;
+  private secret: Buffer | undefined;
+  private skippedRowsTimer: NodeJS.Timeout | undefined;
+
+  private constructor(options: ResolvedPostgresStoreOptions) {
+    this.options = options;
+    this.maxValueBytes = options.maxValueBytes;
+    this.pollIntervalMs = options.pollIntervalMs;
+    this.schema = options.schema;
+    this.quotedSchema = pg.escapeIdentifier(options.schema);
+    const connection: pg.ClientConfig = {
+      connectionString: options.connectionString,
+      keepAlive: true,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: "perdure",
+    };
+    this.pool = new pg.Pool({ ...connection, max: options.poolSize, types: typeParsers });
+    // An idle connection that dies (server restart) is dropped by the pool; say so once.
+    this.pool.on("error", (error) => options.onError(new Error(`perdure postgres: an idle connection failed: ${error.message}`, { cause: error })));
+    this.events.setMaxListeners(0);
+    this.wakeChannel = new WakeChannel({
+      connection,
+      channel: `perdure_wake_${options.schema}`,
+      notify: async (channel, payloads) => {
+        await this.pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload", [channel, payloads]);
+      },
+      deliver: (event) => this.events.emit("wake", event),
+      onError: options.onError,
+    });
+  }
+
+  /**
+   * Connects, applies missing migrations (unless `migrate: false`) and starts
+   * listening for wake-ups from other processes.
+   */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(resolvePostgresStoreOptions(options));
+    try {
+      if (store.options.migrate) await store.applyMigrations();
+      await store.wakeChannel.start();
+    } catch (error) {
+      await store.pool.end().catch(() => undefined);
+      throw error;
+    }
+    return store;
+  }
+
+  /**
+   * Applies missing migrations to the schema and returns their names, without
+   * opening a store: for a deployment step (`perdure migrate`).
+   *
+   * @example
+   * await PostgresStore.migrate({ connectionString, schema: "perdure" });
+   */
+  static async migrate(options: PostgresStoreOptions): Promise<string[]> {
+    const resolved = resolvePostgresStoreOptions(options);
+    const client = new pg.Client({ connectionString: resolved.connectionString, connectionTimeoutMillis: resolved.connectTimeoutMs });
+    await client.connect();
+    try {
+      return await applyMigrations(client, resolved.schema, pg.escapeIdentifier(resolved.schema));
+    } finally {
+      await client.end();
+    }
+  }
+
+  private async applyMigrations(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await applyMigrations(client, this.schema, this.quotedSchema);
+      client.release();
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+  }
+
+  transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError(`the PostgreSQL store on schema ${this.schema} is closed`));
+    const running = this.runTransaction(work);
+    const tracked = running.catch(() => undefined);
+    this.active.add(tracked);
+    void tracked.finally(() => this.active.delete(tracked));
+    return running;
+  }
+
+  private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let begun = false;
+      try {
+        await client.query("BEGIN");
+        begun = true;
+        const transaction = new PostgresTransaction(client, this.quotedSchema);
+        const result = await work(transaction);
+        await client.query("COMMIT");
+        client.release();
+        if (transaction.skippedLockedRows) this.lookAgainSoon();
+        return result;
+      } catch (error) {
+        const broken = await client.query("ROLLBACK").then(() => false, () => true);
+        // A broken connection is destroyed; the pool opens a fresh one for the next transaction.
+        client.release(broken ? (error instanceof Error ? error : true) : undefined);
+        // Before BEGIN went through nothing ran, so a fresh connection may try again.
+        const retry = isRetryable(error) || (broken && !begun);
+        if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      }
+    }
+  }
+
+  /** Wakes local Workers shortly, once, because a claim skipped Flows that were busy. */
+  private lookAgainSoon(): void {
+    if (this.skippedRowsTimer !== undefined) return;
+    this.skippedRowsTimer = setTimeout(() => {
+      this.skippedRowsTimer = undefined;
+      this.events.emit("wake", lookNow);
+    }, Math.min(skippedRowsRetryMs, this.pollIntervalMs));
+    this.skippedRowsTimer.unref();
+  }
+
+  wake(event: WakeEvent): void {
+    this.events.emit("wake", event);
+    this.wakeChannel.publish(event);
+  }
+
+  subscribe(listener: (event: WakeEvent) => void): () => void {
+    this.events.on("wake", listener);
+    return () => this.events.off("wake", listener);
+  }
+
+  async tokenSecret(): Promise<Buffer> {
+    if (this.secret !== undefined) return this.secret;
+    const created = randomBytes(32);
+    const client = await this.pool.connect();
+    try {
+      // Processes opening a fresh schema at once race here: the first insert wins, everyone reads it.
+      await client.query(`INSERT INTO ${this.quotedSchema}.meta (key, value) VALUES ('token_secret', $1) ON CONFLICT (key) DO NOTHING`, [created]);
+      const result = await client.query<{ value: Buffer }>(`SELECT value FROM ${this.quotedSchema}.meta WHERE key = 'token_secret'`);
+      const value = result.rows[0]?.value;
+      if (value === undefined) throw new Error(`the token secret of PostgreSQL schema ${this.schema} vanished`);
+      this.secret = value;
+      client.release();
+      return value;
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+  }
+
+  /** Waits for running transactions, sends pending wake-ups, and closes every connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.active);
+    clearTimeout(this.skippedRowsTimer);
+    await this.wakeChannel.close();
+    await this.pool.end();
+  }
+}

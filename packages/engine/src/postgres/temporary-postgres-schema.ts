@@ -1,0 +1,52 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { PostgresStore } from "./postgres-store.ts";
+import type { PostgresStoreOptions } from "./postgres-store-options.ts";
+
+/** Where tests find their PostgreSQL server: `PERDURE_TEST_DATABASE_URL`, else `PERDURE_DATABASE_URL`. */
+export function testDatabaseUrl(): string | undefined {
+  const url = process.env["PERDURE_TEST_DATABASE_URL"] ?? process.env["PERDURE_DATABASE_URL"];
+  return url === undefined || url === "" ? undefined : url;
+}
+
+/** Why a PostgreSQL test cannot run here, for a skip reason or a CI failure. */
+export const missingDatabaseMessage =
+  "no PostgreSQL server: set PERDURE_TEST_DATABASE_URL (or PERDURE_DATABASE_URL) to a database URL; "
+  + "`eval \"$(scripts/start-test-postgres.sh)\"` starts a private server and sets it";
+
+/** A private schema on the test server, dropped with everything in it by `dispose()`. */
+export interface TemporaryPostgresSchema {
+  connectionString: string;
+  schema: string;
+  /** Opens a store on the schema, as another process would; `dispose()` closes it. */
+  open(overrides?: Partial<PostgresStoreOptions>): Promise<PostgresStore>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Creates a uniquely named schema for one test, so tests share a server but
+ * never each other's rows.
+ */
+export function createTemporaryPostgresSchema(connectionString: string, options: Partial<PostgresStoreOptions> = {}): TemporaryPostgresSchema {
+  const schema = `perdure_test_${randomBytes(6).toString("hex")}`;
+  const opened: PostgresStore[] = [];
+  return {
+    connectionString,
+    schema,
+    async open(overrides = {}) {
+      const store = await PostgresStore.open({ poolSize: 4, ...options, ...overrides, connectionString, schema });
+      opened.push(store);
+      return store;
+    },
+    async dispose() {
+      for (const store of opened) await store.close();
+      const client = new pg.Client({ connectionString });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
