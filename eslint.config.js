@@ -9,7 +9,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ["perdure.agents.ts"], defaultProject: "tsconfig.base.json" },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       // node:test registers tests synchronously; the promises it returns need no handling.
