@@ -45,6 +45,11 @@ export interface PostgresStoreOptions {
    * @default 10_000
    */
   connectTimeoutMs?: number;
+  /**
+   * `application_name` of this store's connections, as `pg_stat_activity` shows it.
+   * @default "perdure"
+   */
+  applicationName?: string;
   /** Called once for each error no caller can receive (lost LISTEN connection, failed NOTIFY, idle connection errors). @default logs to stderr */
   onError?: (error: unknown) => void;
 }
@@ -58,6 +63,7 @@ export interface ResolvedPostgresStoreOptions {
   migrate: boolean;
   maxTransactionAttempts: number;
   connectTimeoutMs: number;
+  applicationName: string;
   onError: (error: unknown) => void;
 }
 
@@ -87,6 +93,7 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
     migrate: options.migrate ?? true,
     maxTransactionAttempts: positiveInteger("maxTransactionAttempts", options.maxTransactionAttempts, 5),
     connectTimeoutMs: positiveInteger("connectTimeoutMs", options.connectTimeoutMs, 10_000),
+    applicationName: options.applicationName ?? "perdure",
     onError: options.onError ?? ((error) => console.error("perdure postgres store:", error)),
   };
 }

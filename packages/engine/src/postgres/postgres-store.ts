@@ -70,9 +70,10 @@ export class PostgresStore implements Store {
       connectionString: options.connectionString,
       keepAlive: true,
       connectionTimeoutMillis: options.connectTimeoutMs,
-      application_name: "perdure",
+      application_name: options.applicationName,
     };
-    this.pool = new pg.Pool({ ...connection, max: options.poolSize, types: typeParsers });
+    // Pipelined: statements of a transaction go out without waiting for the previous answer.
+    this.pool = new pg.Pool({ ...connection, max: options.poolSize, types: typeParsers, pipeline: true });
     // An idle connection that dies (server restart) is dropped by the pool; say so once.
     this.pool.on("error", (error) => options.onError(new Error(`perdure postgres: an idle connection failed: ${error.message}`, { cause: error })));
     this.events.setMaxListeners(0);
@@ -144,12 +145,18 @@ export class PostgresStore implements Store {
   private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
-      let begun = false;
+      let beginFailed = false;
+      // Pipelined: BEGIN travels with the transaction's first statement.
+      const begin = client.query("BEGIN").then(() => undefined, (error: unknown) => {
+        beginFailed = true;
+        throw error;
+      });
+      begin.catch(() => undefined);
       try {
-        await client.query("BEGIN");
-        begun = true;
         const transaction = new PostgresTransaction(client, this.quotedSchema);
         const result = await work(transaction);
+        await begin;
+        await transaction.settle();
         await client.query("COMMIT");
         client.release();
         if (transaction.skippedLockedRows) this.lookAgainSoon();
@@ -158,8 +165,8 @@ export class PostgresStore implements Store {
         const broken = await client.query("ROLLBACK").then(() => false, () => true);
         // A broken connection is destroyed; the pool opens a fresh one for the next transaction.
         client.release(broken ? (error instanceof Error ? error : true) : undefined);
-        // Before BEGIN went through nothing ran, so a fresh connection may try again.
-        const retry = isRetryable(error) || (broken && !begun);
+        // When BEGIN itself failed nothing ran, so a fresh connection may try again.
+        const retry = isRetryable(error) || (broken && beginFailed);
         if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       }

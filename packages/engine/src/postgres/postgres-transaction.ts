@@ -15,8 +15,25 @@ import type {
 import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
 import { appendStream, readStream, recentStream } from "./postgres-streams.ts";
 
-const flowColumns = `flow_id AS "flowId", flow_type AS "flowType", status, input, output, error, request_id AS "requestId",
-  created_at AS "createdAt", updated_at AS "updatedAt", next_seq AS "nextSeq"`;
+const flowFieldColumns: Record<keyof FlowRow, string> = {
+  flowId: "flow_id",
+  flowType: "flow_type",
+  status: "status",
+  input: "input",
+  output: "output",
+  error: "error",
+  requestId: "request_id",
+  createdAt: "created_at",
+  updatedAt: "updated_at",
+  nextSeq: "next_seq",
+};
+
+/** Flow columns named as {@link FlowRow} fields, each behind `prefix` when given. */
+function flowColumnsOf(alias: string, prefix = ""): string {
+  return Object.entries(flowFieldColumns).map(([field, column]) => `${alias}.${column} AS "${prefix}${field}"`).join(", ");
+}
+
+const flowColumns = flowColumnsOf("flows");
 
 const executionFieldColumns: Record<keyof ExecutionRow, string> = {
   flowId: "flow_id",
@@ -52,8 +69,6 @@ function executionColumns(alias: string): string {
 
 const timerColumns = (alias: string): string =>
   `${alias}.flow_id AS "flowId", ${alias}.flow_type AS "flowType", ${alias}.execution_id AS "executionId", ${alias}.timer_id AS "timerId", ${alias}.due_at AS "dueAt", ${alias}.fired`;
-
-const flowFieldColumns = { status: "status", output: "output", error: "error", updatedAt: "updated_at", nextSeq: "next_seq" } as const;
 
 type FlowFields = Partial<Pick<FlowRow, "status" | "output" | "error" | "updatedAt" | "nextSeq">>;
 
@@ -101,6 +116,8 @@ export class PostgresTransaction implements StoreTransaction {
   private readonly flowRows = new Map<string, FlowRow | undefined>();
   /** Set when a scan found rows it skipped because another transaction held their Flow. */
   skippedLockedRows = false;
+  private readonly pendingWrites: Promise<void>[] = [];
+  private writeError: Error | undefined;
 
   constructor(client: PoolClient, quotedSchema: string) {
     this.client = client;
@@ -108,11 +125,43 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   private async rows<TRow extends QueryResultRow>(text: string, values: unknown[]): Promise<TRow[]> {
-    return (await this.client.query<TRow>({ name: statementName(text), text, values })).rows;
+    try {
+      return (await this.client.query<TRow>({ name: statementName(text), text, values })).rows;
+    } catch (error) {
+      // After a pipelined write failed, PostgreSQL refuses everything else: report the cause.
+      throw this.writeError ?? error;
+    }
   }
 
-  private async run(text: string, values: unknown[]): Promise<number> {
-    return (await this.client.query({ name: statementName(text), text, values })).rowCount ?? 0;
+  private async count(text: string, values: unknown[]): Promise<number> {
+    try {
+      return (await this.client.query({ name: statementName(text), text, values })).rowCount ?? 0;
+    } catch (error) {
+      throw this.writeError ?? error;
+    }
+  }
+
+  /**
+   * Sends a write without waiting for its answer: the connection runs
+   * statements in order, so later statements see it, and {@link settle}
+   * (called before COMMIT) surfaces its failure. This saves a round trip per
+   * write on a pipelined connection.
+   */
+  private write(text: string, values: unknown[]): void {
+    const sent = this.client.query({ name: statementName(text), text, values }).then(
+      () => undefined,
+      (error: unknown) => {
+        this.writeError ??= error instanceof Error ? error : new Error(String(error));
+      },
+    );
+    this.pendingWrites.push(sent);
+  }
+
+  /** Waits for every pipelined write; throws the first one's failure. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pendingWrites);
+    this.pendingWrites.length = 0;
+    if (this.writeError !== undefined) throw this.writeError;
   }
 
   private async readLockedFlow(flowId: string): Promise<FlowRow | undefined> {
@@ -133,7 +182,7 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   async insertFlow(row: FlowRow): Promise<void> {
-    const inserted = await this.run(
+    const inserted = await this.count(
       `INSERT INTO ${this.schema}.flows (flow_id, flow_type, status, input, output, error, request_id, created_at, updated_at, next_seq)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (flow_id) DO NOTHING`,
       [row.flowId, row.flowType, row.status, row.input, row.output, row.error, row.requestId, row.createdAt, row.updatedAt, row.nextSeq],
@@ -145,11 +194,11 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   async updateFlow(flowId: string, fields: FlowFields): Promise<void> {
-    const entries = Object.entries(fields) as [keyof typeof flowFieldColumns, unknown][];
+    const entries = Object.entries(fields) as [keyof FlowFields, unknown][];
     if (entries.length === 0) return;
     await this.lock(flowId);
     const assignments = entries.map(([field], index) => `${flowFieldColumns[field]} = $${index + 2}`).join(", ");
-    await this.run(`UPDATE ${this.schema}.flows SET ${assignments} WHERE flow_id = $1`, [flowId, ...entries.map(([, value]) => value)]);
+    this.write(`UPDATE ${this.schema}.flows SET ${assignments} WHERE flow_id = $1`, [flowId, ...entries.map(([, value]) => value)]);
     const cached = this.flowRows.get(flowId);
     if (cached !== undefined) Object.assign(cached, fields);
   }
@@ -201,9 +250,9 @@ export class PostgresTransaction implements StoreTransaction {
   async writeAttribute(flowId: string, name: string, key: string, value: string | null): Promise<void> {
     await this.lock(flowId);
     if (value === null) {
-      await this.run(`DELETE FROM ${this.schema}.attributes WHERE flow_id = $1 AND name = $2 AND key = $3`, [flowId, name, encodeInstanceKey(key)]);
+      this.write(`DELETE FROM ${this.schema}.attributes WHERE flow_id = $1 AND name = $2 AND key = $3`, [flowId, name, encodeInstanceKey(key)]);
     } else {
-      await this.run(
+      this.write(
         `INSERT INTO ${this.schema}.attributes (flow_id, name, key, value) VALUES ($1, $2, $3, $4)
          ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value`,
         [flowId, name, encodeInstanceKey(key), value],
@@ -213,7 +262,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async insertMessage(flowId: string, row: MessageRow): Promise<void> {
     await this.lock(flowId);
-    await this.run(
+    this.write(
       `INSERT INTO ${this.schema}.messages (flow_id, seq, channel, key, message_id, value, published_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [flowId, row.seq, row.channel, encodeInstanceKey(row.key), row.messageId, row.value, row.publishedAt],
     );
@@ -232,12 +281,12 @@ export class PostgresTransaction implements StoreTransaction {
 
   async deleteMessage(flowId: string, messageId: string): Promise<boolean> {
     await this.lock(flowId);
-    return await this.run(`DELETE FROM ${this.schema}.messages WHERE flow_id = $1 AND message_id = $2`, [flowId, messageId]) > 0;
+    return await this.count(`DELETE FROM ${this.schema}.messages WHERE flow_id = $1 AND message_id = $2`, [flowId, messageId]) > 0;
   }
 
   async insertExecution(row: ExecutionRow): Promise<void> {
     await this.lock(row.flowId);
-    await this.run(
+    this.write(
       `INSERT INTO ${this.schema}.executions (${executionFields.map((field) => executionFieldColumns[field]).join(", ")})
        VALUES (${executionFields.map((_field, index) => `$${index + 1}`).join(", ")})`,
       executionFields.map((field) => row[field]),
@@ -245,7 +294,30 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
-    await this.lock(flowId);
+    if (!this.lockedFlows.has(flowId)) {
+      // Lock the Flow and read the execution in one statement: locking both rows makes PostgreSQL
+      // re-read them after any wait, so the result is what the previous lock holder committed.
+      const [joined] = await this.rows<ExecutionRow & Record<string, unknown>>(
+        `SELECT ${flowColumnsOf("f", "flow.")},
+           ${executionColumns("e")}
+         FROM ${this.schema}.flows f JOIN ${this.schema}.executions e ON e.flow_id = f.flow_id
+         WHERE f.flow_id = $1 AND e.execution_id = $2 FOR UPDATE OF f, e`,
+        [flowId, executionId],
+      );
+      if (joined === undefined) {
+        await this.lock(flowId);
+        return undefined;
+      }
+      const flow: Record<string, unknown> = {};
+      for (const [column, value] of Object.entries(joined)) {
+        if (!column.startsWith("flow.")) continue;
+        flow[column.slice(5)] = value;
+        Reflect.deleteProperty(joined, column);
+      }
+      this.lockedFlows.add(flowId);
+      this.flowRows.set(flowId, flow as unknown as FlowRow);
+      return joined;
+    }
     const [row] = await this.rows<ExecutionRow>(
       `SELECT ${executionColumns("e")} FROM ${this.schema}.executions e WHERE e.flow_id = $1 AND e.execution_id = $2`,
       [flowId, executionId],
@@ -258,7 +330,7 @@ export class PostgresTransaction implements StoreTransaction {
     if (entries.length === 0) return;
     await this.lock(flowId);
     const assignments = entries.map(([field], index) => `${executionFieldColumns[field]} = $${index + 3}`).join(", ");
-    await this.run(
+    this.write(
       `UPDATE ${this.schema}.executions SET ${assignments} WHERE flow_id = $1 AND execution_id = $2`,
       [flowId, executionId, ...entries.map(([, value]) => value)],
     );
@@ -266,7 +338,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async deleteExecution(flowId: string, executionId: string): Promise<void> {
     await this.lock(flowId);
-    await this.run(`DELETE FROM ${this.schema}.executions WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
+    this.write(`DELETE FROM ${this.schema}.executions WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
   }
 
   async listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]> {
@@ -353,17 +425,17 @@ export class PostgresTransaction implements StoreTransaction {
   async acquireLocks(flowId: string, names: readonly string[], executionId: string): Promise<void> {
     if (names.length === 0) return;
     await this.lock(flowId);
-    await this.run(`INSERT INTO ${this.schema}.locks (flow_id, name, execution_id) SELECT $1, unnest($2::text[]), $3`, [flowId, names, executionId]);
+    this.write(`INSERT INTO ${this.schema}.locks (flow_id, name, execution_id) SELECT $1, unnest($2::text[]), $3`, [flowId, names, executionId]);
   }
 
   async releaseLocks(flowId: string, executionId: string): Promise<void> {
     await this.lock(flowId);
-    await this.run(`DELETE FROM ${this.schema}.locks WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
+    this.write(`DELETE FROM ${this.schema}.locks WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
   }
 
   async insertTimer(row: TimerRow): Promise<void> {
     await this.lock(row.flowId);
-    await this.run(
+    this.write(
       `INSERT INTO ${this.schema}.timers (flow_id, flow_type, execution_id, timer_id, due_at, fired) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (flow_id, execution_id, timer_id) DO UPDATE SET flow_type = excluded.flow_type, due_at = excluded.due_at, fired = excluded.fired`,
       [row.flowId, row.flowType, row.executionId, row.timerId, row.dueAt, row.fired],
@@ -382,7 +454,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async deleteTimers(flowId: string, executionId: string): Promise<void> {
     await this.lock(flowId);
-    await this.run(`DELETE FROM ${this.schema}.timers WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
+    this.write(`DELETE FROM ${this.schema}.timers WHERE flow_id = $1 AND execution_id = $2`, [flowId, executionId]);
   }
 
   async findDueTimers(flowTypes: readonly string[], now: number, limit: number): Promise<TimerRow[]> {
@@ -399,7 +471,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async markTimerFired(flowId: string, executionId: string, timerId: string, now: number): Promise<void> {
     await this.lock(flowId);
-    await this.run(
+    this.write(
       `UPDATE ${this.schema}.timers SET fired = true, due_at = LEAST(due_at, $1) WHERE flow_id = $2 AND execution_id = $3 AND timer_id = $4`,
       [now, flowId, executionId, timerId],
     );
@@ -416,7 +488,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async appendHistory(row: HistoryRow): Promise<void> {
     await this.lock(row.flowId);
-    await this.run(
+    this.write(
       `INSERT INTO ${this.schema}.history (flow_id, seq, execution_id, step_type, method, status, attempt, started_at, finished_at, outcome, error)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [row.flowId, row.seq, row.executionId, row.stepType, row.method, row.status, row.attempt, row.startedAt, row.finishedAt, row.outcome, row.error],
@@ -425,7 +497,7 @@ export class PostgresTransaction implements StoreTransaction {
 
   async trimHistory(flowId: string, keep: number): Promise<void> {
     await this.lock(flowId);
-    await this.run(
+    this.write(
       `DELETE FROM ${this.schema}.history WHERE flow_id = $1
          AND seq <= (SELECT seq FROM ${this.schema}.history WHERE flow_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
       [flowId, keep],
@@ -457,13 +529,13 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   async touchWorker(workerId: string, expiresAt: number): Promise<void> {
-    await this.run(
+    this.write(
       `INSERT INTO ${this.schema}.workers (worker_id, expires_at) VALUES ($1, $2) ON CONFLICT (worker_id) DO UPDATE SET expires_at = excluded.expires_at`,
       [workerId, expiresAt],
     );
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    await this.run(`DELETE FROM ${this.schema}.workers WHERE worker_id = $1`, [workerId]);
+    this.write(`DELETE FROM ${this.schema}.workers WHERE worker_id = $1`, [workerId]);
   }
 }
