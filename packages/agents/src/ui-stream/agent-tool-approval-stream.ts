@@ -1,0 +1,141 @@
+/**
+ * The approval route's stream: applies the browser's decisions and streams
+ * the rest of the turn into the same message.
+ */
+import { InvalidInputError } from "@perdure/engine";
+import { closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
+import { findTurnOrigin, isEventPositionAccepted } from "./agent-event-stream-positions.ts";
+import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
+import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";
+import { agentUIStreamSource, openAgentUIStreamRun, turnStartPosition } from "./agent-ui-stream-run.ts";
+import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
+import { copyAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
+import { isAgentUIStreamTokenRejection, type AgentUIStreamPosition } from "./agent-ui-stream-token.ts";
+import { applyAgentToolApprovalDecision, selectAgentToolApprovalDecisions, type AgentToolApprovalResponse } from "./agent-tool-approvals.ts";
+import { createUIMessageStreamSseResponse } from "./server-sent-event-responses.ts";
+
+/** Options of {@link resolveAgentToolApprovalsWithUIMessageStream}. */
+export interface ResolveAgentToolApprovalsWithUIMessageStreamOptions extends AgentUIStreamSessionOptions {
+  /** The decisions, as {@link readAgentToolApprovalResponses} read them from the browser's message. */
+  approvals: readonly AgentToolApprovalResponse[];
+  /**
+   * The paused stream's latest resume token, when the browser sends it: the
+   * rest of the turn continues exactly after it. Without it the stream
+   * continues after the turn's newest event.
+   * @default none
+   */
+  resumeToken?: string | undefined;
+  /** Finish with `tool-calls` when the turn again waits only for approvals. @default true */
+  finishWhenAwaitingApproval?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Where the rest of a turn continues for a browser that holds the turn's
+ * message: after the paused stream's token when it is this turn's and
+ * accepted, else after the turn's newest event, with the state a stream that
+ * sent every event so far would have. The browser's new response has no open
+ * text or reasoning part.
+ */
+async function continuationStart(context: AgentUIStreamContext, turnId: string, resumeToken: string | undefined): Promise<AgentUIStreamPosition> {
+  const { session, tokens } = context;
+  if (resumeToken !== undefined && resumeToken !== "") {
+    const decoded = tokens.decode(session.flowId, resumeToken);
+    if (!isAgentUIStreamTokenRejection(decoded) && decoded.turnId === turnId && decoded.partsSent === 0 && await isEventPositionAccepted(session, decoded.after)) {
+      return { ...decoded, state: closeForNewResponse(decoded.state) };
+    }
+  }
+  let position = turnStartPosition(turnId, (await findTurnOrigin(session, turnId)).origin);
+  for (;;) {
+    const read = await session.client.readStream(session.flowId, session.flow.agentEvents, { limit: 1000, ...(position.after === null ? {} : { after: position.after }) });
+    let state = position.state;
+    for (const message of read.messages) {
+      if (message.value.turnId === turnId) state = planAgentEventParts(state, message.value).state;
+    }
+    position = { ...position, after: read.nextToken ?? position.after, state };
+    if (read.messages.length < 1000) return { ...position, state: closeForNewResponse(position.state) };
+  }
+}
+
+/**
+ * The part that tells the browser a decision it sent was not applied: the
+ * call's outcome when it has one, nothing while the call is still in
+ * progress (its events follow), else an error on the call's part, so
+ * `sendAutomaticallyWhen` does not send the decision again.
+ */
+async function decisionOutcomePart(context: AgentUIStreamContext, decision: AgentToolApprovalResponse): Promise<AgentUIMessageChunk | undefined> {
+  const toolCallId = decision.toolCallId;
+  if (toolCallId === null) return undefined;
+  const outcome = decision.turnId === null ? { kind: "unknown" as const } : await context.records.readToolOutcomeNow(decision.turnId, toolCallId);
+  switch (outcome.kind) {
+    case "in_progress":
+      return undefined;
+    case "stored":
+      return { type: "tool-output-available", toolCallId, output: outcome.text, dynamic: true };
+    case "unknown":
+      return { type: "tool-output-error", toolCallId, errorText: `approval ${decision.approvalId} is no longer pending, so the decision was not applied`, dynamic: true };
+    case "final": {
+      const { record } = outcome;
+      if (record.status === "succeeded") return { type: "tool-output-available", toolCallId, output: record.output, dynamic: true };
+      if (record.status === "rejected") return { type: "tool-output-denied", toolCallId };
+      return { type: "tool-output-error", toolCallId, errorText: record.error ?? record.output ?? `the tool call ${record.status}`, dynamic: true };
+    }
+  }
+}
+
+async function planDecisionOutcomes(context: AgentUIStreamContext, state: AgentUIStreamState, decisions: readonly AgentToolApprovalResponse[]): Promise<PlannedStandalonePart[]> {
+  const items: PlannedStandalonePart[] = [];
+  for (const decision of decisions) {
+    const chunk = await decisionOutcomePart(context, decision);
+    if (chunk !== undefined) items.push({ part: { kind: "chunk", chunk }, state: copyAgentUIStreamState(state) });
+  }
+  return items;
+}
+
+/**
+ * The approval route's response. Reads at most 100 decisions and keeps the
+ * first per approval ID; calls `resolve_interrupt` only for approvals pending
+ * in the active turn, and only for decisions bound to that turn; then streams
+ * the rest of the turn into the same message. A decision that is no longer
+ * pending gets the call's outcome, or an error on its part. When the
+ * decisions' turn is not the active one (a stale tab), nothing is applied
+ * and the stream finishes with reason `other` after the outcomes.
+ *
+ * @example
+ * // POST /api/chat whose last message is the assistant's
+ * return resolveAgentToolApprovalsWithUIMessageStream({
+ *   client, flow, flowId: id,
+ *   approvals: readAgentToolApprovalResponses(lastMessage),
+ *   signal: request.signal,
+ * });
+ */
+export async function resolveAgentToolApprovalsWithUIMessageStream(options: ResolveAgentToolApprovalsWithUIMessageStreamOptions): Promise<Response> {
+  const session = resolveAgentUIStreamSession(options);
+  const decisions = selectAgentToolApprovalDecisions(options.approvals);
+  if (options.finishWhenAwaitingApproval !== undefined && typeof options.finishWhenAwaitingApproval !== "boolean") {
+    throw new InvalidInputError(`finishWhenAwaitingApproval ${JSON.stringify(options.finishWhenAwaitingApproval)} is invalid: use true or false`);
+  }
+  const run = await openAgentUIStreamRun(session, { isFinishingWhenAwaitingApproval: options.finishWhenAwaitingApproval ?? true, signal: options.signal });
+  const { context } = run;
+  const [state] = await session.client.getAttributes(session.flowId, session.flow.agentState);
+  const activeTurnId = state?.activeTurnId ?? null;
+  const messageTurnId = decisions.find((decision) => decision.turnId !== null)?.turnId ?? null;
+  if (activeTurnId !== null && messageTurnId === activeTurnId) {
+    // The position first: every event of an applied decision comes after it.
+    const start = await continuationStart(context, activeTurnId, options.resumeToken);
+    const notApplied: AgentToolApprovalResponse[] = [];
+    for (const decision of decisions) {
+      const isBound = decision.turnId === activeTurnId;
+      const outcome = isBound ? await applyAgentToolApprovalDecision(session, { ...decision, turnId: activeTurnId }, context.signal) : "not_pending";
+      if (outcome !== "applied") notApplied.push(decision);
+    }
+    const prelude = await planDecisionOutcomes(context, start.state, notApplied);
+    return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(context, start, prelude), `${session.flowId} ${activeTurnId}`));
+  }
+  const turnId = messageTurnId ?? activeTurnId ?? "";
+  const start = turnStartPosition(turnId, null);
+  const started = { ...start.state, started: true, eventsLost: true };
+  const prelude = await planDecisionOutcomes(context, started, decisions);
+  prelude.push({ part: { kind: "chunk", chunk: { type: "finish", finishReason: "other" } }, state: { ...started, done: true } });
+  return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(context, { ...start, state: started }, prelude), `${session.flowId} ${turnId}`));
+}

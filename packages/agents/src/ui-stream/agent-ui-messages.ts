@@ -1,0 +1,162 @@
+/**
+ * Stored messages as AI SDK `UIMessage` objects, and the `useChat` load
+ * route's answer: the messages and the active turn's resume token.
+ */
+import { approvalInterruptId } from "../values/agent-interrupt.ts";
+import type { AgentMessage } from "../values/agent-message.ts";
+import type { AgentSnapshot } from "../values/agent-snapshot.ts";
+import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import { agentTurnMessageId } from "./agent-event-parts.ts";
+import { findTurnOrigin } from "./agent-event-stream-positions.ts";
+import type { AgentDynamicToolUIPart, AgentUIMessage } from "./agent-ui-message-types.ts";
+import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
+import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
+import { turnStartPosition } from "./agent-ui-stream-run.ts";
+import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
+
+/** What the `useChat` load route answers. */
+export interface AgentSessionUIMessages {
+  /** The stored messages as UI messages, oldest first. */
+  messages: AgentUIMessage[];
+  /**
+   * Replays the active turn from its first retained event; null when no turn
+   * is active or none of its events is retained (poll until the turn ends).
+   */
+  resumeToken: string | null;
+}
+
+type ToolPartInput = { toolCallId: string; toolName: string; input: unknown };
+
+function toolPart(call: ToolPartInput): AgentDynamicToolUIPart {
+  return { type: "dynamic-tool", toolCallId: call.toolCallId, toolName: call.toolName, state: "input-available", input: call.input };
+}
+
+/** The part of an active turn's record: its approval, its run, or its outcome. */
+function recordPart(record: AgentToolCallRecord, input: unknown, pendingApprovalId: string | undefined): AgentDynamicToolUIPart {
+  const base = { type: "dynamic-tool" as const, toolCallId: record.toolCallId, toolName: record.toolName, input };
+  const approvalId = approvalInterruptId(record.toolCallId);
+  const granted = record.requiresApproval ? { approval: { id: approvalId, approved: true as const } } : {};
+  switch (record.status) {
+    case "awaiting_approval":
+      return pendingApprovalId === undefined ? { ...base, state: "input-available" } : { ...base, state: "approval-requested", approval: { id: pendingApprovalId } };
+    case "approved":
+      return record.requiresApproval ? { ...base, state: "approval-responded", approval: { id: approvalId, approved: true } } : { ...base, state: "input-available" };
+    case "succeeded":
+      return { ...base, state: "output-available", output: record.output, ...granted };
+    case "failed":
+      return { ...base, state: "output-error", errorText: record.error ?? record.output ?? "the tool call failed", ...granted };
+    case "outcome_unknown":
+      return { ...base, state: "output-error", errorText: record.output ?? record.error ?? "the tool call's outcome is unknown", ...granted };
+    case "rejected":
+      return { ...base, state: "output-denied", approval: { id: approvalId, approved: false, ...(record.error === null ? {} : { reason: record.error }) } };
+    default:
+      return { ...base, state: "input-available" };
+  }
+}
+
+class UIMessageBuilder {
+  readonly messages: AgentUIMessage[] = [];
+  private assistant: { turnId: string | null; message: AgentUIMessage } | null = null;
+
+  standalone(message: AgentMessage, role: "user" | "system"): void {
+    this.assistant = null;
+    this.messages.push({ id: `message-${message.sequence}`, role, parts: [{ type: "text", text: message.text }] });
+  }
+
+  assistantOf(turnId: string | null, sequence: number): AgentUIMessage {
+    if (this.assistant === null || this.assistant.turnId !== turnId) {
+      const message: AgentUIMessage = { id: turnId === null ? `message-${sequence}` : agentTurnMessageId(turnId), role: "assistant", parts: [] };
+      this.assistant = { turnId, message };
+      this.messages.push(message);
+    }
+    return this.assistant.message;
+  }
+
+  /** Replaces the tool part of `toolCallId` (the latest one), or appends it. */
+  setToolPart(message: AgentUIMessage, part: AgentDynamicToolUIPart): void {
+    const index = message.parts.findLastIndex((candidate) => candidate.type === "dynamic-tool" && candidate.toolCallId === part.toolCallId);
+    if (index === -1) message.parts.push(part);
+    else message.parts[index] = part;
+  }
+
+  toolPartOf(message: AgentUIMessage, toolCallId: string): AgentDynamicToolUIPart | undefined {
+    return message.parts.findLast((candidate): candidate is AgentDynamicToolUIPart => candidate.type === "dynamic-tool" && candidate.toolCallId === toolCallId);
+  }
+}
+
+/**
+ * Maps a `get_agent_snapshot` result to UI messages. User and system
+ * messages stand alone; a turn's assistant and tool messages form its
+ * assistant message `<turnId>-assistant`: a `step-start` and the text per
+ * model response, a dynamic tool part per call. A stored tool result is the
+ * text the model saw, so it shows in `output-available`, even for a failed or
+ * rejected call. The active turn's tool call records add its approvals, its
+ * running calls and their outcomes.
+ *
+ * @example
+ * const messages = convertAgentSnapshotToUIMessages(await client.invokeRPC(flow.getAgentSnapshot, sessionId));
+ */
+export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): AgentUIMessage[] {
+  const builder = new UIMessageBuilder();
+  for (const message of snapshot.messages) {
+    switch (message.role) {
+      case "user":
+      case "system":
+        builder.standalone(message, message.role);
+        break;
+      case "assistant": {
+        const target = builder.assistantOf(message.turnId, message.sequence);
+        target.parts.push({ type: "step-start" });
+        if (message.text !== "") target.parts.push({ type: "text", text: message.text, state: "done" });
+        for (const call of readStoredToolCalls(message.frameworkItem)) target.parts.push(toolPart(call));
+        break;
+      }
+      case "tool": {
+        const target = builder.assistantOf(message.turnId, message.sequence);
+        const toolCallId = message.toolCallId ?? `message-${message.sequence}`;
+        const existing = builder.toolPartOf(target, toolCallId);
+        builder.setToolPart(target, {
+          type: "dynamic-tool",
+          toolCallId,
+          toolName: existing?.toolName ?? message.toolName ?? "",
+          state: "output-available",
+          input: existing?.input ?? null,
+          output: message.text,
+        });
+        break;
+      }
+    }
+  }
+  const activeTurnId = snapshot.state?.activeTurnId ?? null;
+  const records = snapshot.toolCalls.filter((record) => record.turnId === activeTurnId);
+  if (activeTurnId !== null && records.length > 0) {
+    const target = builder.assistantOf(activeTurnId, (snapshot.state?.messageCount ?? 0) + 1);
+    for (const record of [...records].sort((left, right) => left.deferralOrder - right.deferralOrder)) {
+      const pending = snapshot.pendingInterrupts.find((interrupt) => interrupt.kind === "approval" && interrupt.toolCallId === record.toolCallId);
+      const input = builder.toolPartOf(target, record.toolCallId)?.input ?? parseToolCallArguments(record.arguments);
+      builder.setToolPart(target, recordPart(record, input, pending?.interruptId));
+    }
+  }
+  return builder.messages;
+}
+
+/**
+ * The `useChat` load route's answer: the stored messages, and a token that
+ * replays the active turn from its first retained event. Pass the token as
+ * the initial resume token and `resume: resumeToken !== null` to `useChat`.
+ *
+ * @example
+ * // GET /api/chat/:id
+ * return Response.json(await readAgentSessionUIMessages({ client, flow, flowId: sessionId }));
+ */
+export async function readAgentSessionUIMessages(options: AgentUIStreamSessionOptions): Promise<AgentSessionUIMessages> {
+  const session = resolveAgentUIStreamSession(options);
+  const snapshot = await session.client.invokeRPC(session.flow.getAgentSnapshot, session.flowId);
+  const messages = convertAgentSnapshotToUIMessages(snapshot);
+  const activeTurnId = snapshot.state?.activeTurnId ?? null;
+  if (activeTurnId === null) return { messages, resumeToken: null };
+  const origin = await findTurnOrigin(session, activeTurnId);
+  if (!origin.isFound) return { messages, resumeToken: null };
+  const tokens = await AgentUIStreamTokenCodec.forStore(session.client.store);
+  return { messages, resumeToken: tokens.encode(session.flowId, turnStartPosition(activeTurnId, origin.origin)) };
+}

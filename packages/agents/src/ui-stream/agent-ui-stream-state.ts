@@ -1,0 +1,97 @@
+/**
+ * What the UI stream knows about the parts it already sent for one turn. A
+ * resume token carries it, so a stream that continues after a token sends
+ * exactly the parts that follow, as the first stream would have.
+ */
+
+/** An event that ends a turn once its commit is confirmed. */
+export type AgentTurnEndEventType = "turn_completed" | "turn_failed" | "turn_steered" | "turn_cancelled";
+
+/** The `RunModel` Step execution and attempt whose parts the current step holds. */
+export interface AgentUIStreamStep {
+  executionId: string;
+  attempt: number;
+}
+
+/** The translation state after some parts of a turn. Plain JSON. */
+export interface AgentUIStreamState {
+  /** The `start` part was sent. */
+  started: boolean;
+  /** The final `finish` part was sent; nothing follows. */
+  done: boolean;
+  /** Some of the turn's events never reached this stream (trimmed or lost). */
+  eventsLost: boolean;
+  /** The last turn-ending event seen, which ends the stream once the turn's end commits. */
+  turnEnd: { type: AgentTurnEndEventType; error: string | null } | null;
+  /** The current `RunModel` step, or null before the first. */
+  step: AgentUIStreamStep | null;
+  /** A `start-step` was sent without its `finish-step`. */
+  stepOpen: boolean;
+  /** The open text part, or null. */
+  textPartId: string | null;
+  /** The open reasoning part, or null. */
+  reasoningPartId: string | null;
+  /** Numbers the next text or reasoning part. */
+  nextPartNumber: number;
+  /** Tool Step executions of the current model response; their text is tool output, not the model's. */
+  toolStepExecutionIds: string[];
+  /** Tool calls of the current model response that have a tool part. */
+  shownToolCallIds: string[];
+  /** Approvals of the current model response that have a `tool-approval-request`. */
+  shownApprovalIds: string[];
+}
+
+/** The state before a turn's first part. */
+export function initialAgentUIStreamState(): AgentUIStreamState {
+  return {
+    started: false,
+    done: false,
+    eventsLost: false,
+    turnEnd: null,
+    step: null,
+    stepOpen: false,
+    textPartId: null,
+    reasoningPartId: null,
+    nextPartNumber: 0,
+    toolStepExecutionIds: [],
+    shownToolCallIds: [],
+    shownApprovalIds: [],
+  };
+}
+
+/** A deep copy, so a translation never changes the state it started from. */
+export function copyAgentUIStreamState(state: AgentUIStreamState): AgentUIStreamState {
+  return {
+    ...state,
+    turnEnd: state.turnEnd === null ? null : { ...state.turnEnd },
+    step: state.step === null ? null : { ...state.step },
+    toolStepExecutionIds: [...state.toolStepExecutionIds],
+    shownToolCallIds: [...state.shownToolCallIds],
+    shownApprovalIds: [...state.shownApprovalIds],
+  };
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((entry) => typeof entry === "string");
+}
+
+function isNullableString(value: unknown): value is string | null {
+  return value === null || typeof value === "string";
+}
+
+const turnEndTypes: readonly string[] = ["turn_completed", "turn_failed", "turn_steered", "turn_cancelled"];
+
+/** Reads a state from decoded token JSON; undefined when it is not one this version wrote. */
+export function parseAgentUIStreamState(value: unknown): AgentUIStreamState | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const state = value as Record<string, unknown>;
+  const turnEnd = state.turnEnd as Record<string, unknown> | null | undefined;
+  const step = state.step as Record<string, unknown> | null | undefined;
+  const valid = typeof state.started === "boolean" && typeof state.done === "boolean" && typeof state.eventsLost === "boolean"
+    && (turnEnd === null || (typeof turnEnd === "object" && turnEndTypes.includes(String(turnEnd.type)) && isNullableString(turnEnd.error)))
+    && (step === null || (typeof step === "object" && typeof step.executionId === "string" && typeof step.attempt === "number"))
+    && typeof state.stepOpen === "boolean" && isNullableString(state.textPartId) && isNullableString(state.reasoningPartId)
+    && typeof state.nextPartNumber === "number" && isStringArray(state.toolStepExecutionIds)
+    && isStringArray(state.shownToolCallIds) && isStringArray(state.shownApprovalIds);
+  return valid ? copyAgentUIStreamState(value as AgentUIStreamState) : undefined;
+}
