@@ -1,0 +1,92 @@
+// The left column: every session of the hosted agents, newest first.
+import { useState } from "react";
+import type { SessionSummary } from "../lib/api.ts";
+import { formatRelative } from "../lib/format.ts";
+import { useNow } from "../lib/hooks.ts";
+import { SessionStatusBadge } from "./StatusBadge.tsx";
+
+export interface SessionListProps {
+  sessions: SessionSummary[] | undefined;
+  error: Error | undefined;
+  agents: string[];
+  selectedId: string | null;
+  onSelect: (sessionId: string) => void;
+  onCreate: (agent: string | undefined) => Promise<void>;
+}
+
+export function SessionList(props: SessionListProps) {
+  const now = useNow(5000);
+  const [creating, setCreating] = useState(false);
+  const [createError, setCreateError] = useState<string | null>(null);
+  const [agent, setAgent] = useState<string | undefined>(undefined);
+  const [filter, setFilter] = useState("");
+
+  const create = async (): Promise<void> => {
+    setCreating(true);
+    setCreateError(null);
+    try {
+      await props.onCreate(agent ?? props.agents[0]);
+    } catch (error) {
+      setCreateError(error instanceof Error ? error.message : String(error));
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const sessions = (props.sessions ?? []).filter((session) => filter === "" || session.sessionId.includes(filter) || session.agent.toLowerCase().includes(filter.toLowerCase()));
+
+  return (
+    <aside className="sidebar" aria-label="Sessions">
+      <div className="sidebar-head">
+        <div className="sidebar-title">
+          <span>Sessions</span>
+          {props.sessions !== undefined && <span className="count">{props.sessions.length}</span>}
+        </div>
+        {props.agents.length > 1 && (
+          <select className="agent-select" value={agent ?? props.agents[0]} onChange={(event) => setAgent(event.target.value)} aria-label="Agent for new sessions">
+            {props.agents.map((name) => <option key={name} value={name}>{name}</option>)}
+          </select>
+        )}
+        <button type="button" className="button button-primary new-session" onClick={() => void create()} disabled={creating}>
+          <span aria-hidden="true">＋</span> {creating ? "Starting…" : "New session"}
+        </button>
+        {createError !== null && <div className="inline-error">{createError}</div>}
+        {(props.sessions?.length ?? 0) > 6 && (
+          <input className="filter" placeholder="Filter sessions" value={filter} onChange={(event) => setFilter(event.target.value)} aria-label="Filter sessions" />
+        )}
+      </div>
+      <nav className="session-list">
+        {props.error !== undefined && <div className="inline-error">Cannot list sessions: {props.error.message}</div>}
+        {props.sessions === undefined && props.error === undefined && <div className="muted pad">Loading…</div>}
+        {props.sessions?.length === 0 && (
+          <div className="sidebar-empty">
+            <p>No sessions yet.</p>
+            <p className="muted">Start one to chat with the agent.</p>
+          </div>
+        )}
+        {sessions.map((session) => (
+          <button
+            type="button"
+            key={session.sessionId}
+            className={`session-item${session.sessionId === props.selectedId ? " selected" : ""}`}
+            onClick={() => props.onSelect(session.sessionId)}
+            aria-current={session.sessionId === props.selectedId ? "page" : undefined}
+          >
+            <div className="session-item-top">
+              <span className="session-id" title={session.sessionId}>{session.sessionId}</span>
+              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} />
+            </div>
+            <div className="session-item-meta">
+              <span>{session.agent}</span>
+              <span className="dot-sep">·</span>
+              <span>{session.turnCount} {session.turnCount === 1 ? "turn" : "turns"}</span>
+              <span className="dot-sep">·</span>
+              <span title={session.updatedAt}>{formatRelative(session.updatedAt, now)}</span>
+            </div>
+            {session.lastTurnError !== null && <div className="session-item-error" title={session.lastTurnError}>⚠ {session.lastTurnError}</div>}
+          </button>
+        ))}
+      </nav>
+    </aside>
+  );
+}

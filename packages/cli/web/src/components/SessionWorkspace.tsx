@@ -1,0 +1,107 @@
+// One open session: its header, the chat, and the inspector beside it.
+// The inspector's snapshot is read every 2 s and again on each live event,
+// and the chat reads the session's turn and queue from the same snapshot.
+import { useCallback, useMemo, useState } from "react";
+import { api, type SessionSummary } from "../lib/api.ts";
+import { usePolledResource, useAgentEvents, type ReceivedEvent } from "../lib/hooks.ts";
+import { ChatPanel } from "./chat/ChatPanel.tsx";
+import { liveSessionOf } from "./chat/live-session.ts";
+import { Inspector, type InspectorTab } from "./inspector/Inspector.tsx";
+import { SessionStatusBadge } from "./StatusBadge.tsx";
+
+export type LayoutMode = "chat" | "split" | "inspector";
+
+export interface SessionWorkspaceProps {
+  sessionId: string;
+  summary: SessionSummary | undefined;
+  layout: LayoutMode;
+  onLayout: (layout: LayoutMode) => void;
+  inspectorTab: InspectorTab;
+  onInspectorTab: (tab: InspectorTab) => void;
+  onSessionsChanged: () => void;
+}
+
+export function SessionWorkspace(props: SessionWorkspaceProps) {
+  const { sessionId } = props;
+  const inspection = usePolledResource(`inspect:${sessionId}`, (signal) => api.inspect(sessionId, signal), 2000);
+  const { refresh } = inspection;
+  const onEvent = useCallback(
+    (event: ReceivedEvent) => {
+      // Deltas change nothing the snapshot shows; everything else may.
+      if (!event.type.endsWith("_delta")) refresh();
+    },
+    [refresh],
+  );
+  const events = useAgentEvents(api.eventsUrl(sessionId), onEvent);
+  const live = useMemo(() => liveSessionOf(inspection.data, inspection.loadedAt), [inspection.data, inspection.loadedAt]);
+  const [stopping, setStopping] = useState(false);
+
+  const flowStatus = inspection.data?.status ?? props.summary?.status ?? "running";
+  const agentStatus = inspection.data?.snapshot.state?.status ?? props.summary?.agentStatus ?? null;
+  const approvals = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "approval").length;
+
+  const stop = async (): Promise<void> => {
+    if (!window.confirm(`Stop session ${sessionId}? Its Flow ends and it takes no more messages.`)) return;
+    setStopping(true);
+    try {
+      await api.stopSession(sessionId);
+    } catch (error) {
+      window.alert(`Could not stop the session: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      setStopping(false);
+      refresh();
+      props.onSessionsChanged();
+    }
+  };
+
+  const onActivity = useCallback(() => {
+    refresh();
+    props.onSessionsChanged();
+  }, [refresh, props.onSessionsChanged]);
+
+  return (
+    <div className={`workspace layout-${props.layout}`}>
+      <header className="workspace-head">
+        <div className="workspace-title">
+          <h1 className="mono" title={sessionId}>{sessionId}</h1>
+          <SessionStatusBadge flowStatus={flowStatus} agentStatus={agentStatus} pendingApprovals={approvals} />
+          <span className="muted small">{inspection.data?.flowType ?? props.summary?.agent ?? ""}</span>
+        </div>
+        <div className="workspace-actions">
+          {flowStatus === "running" && (
+            <button type="button" className="button button-ghost small danger" onClick={() => void stop()} disabled={stopping} title="Stop the session's Flow for good">
+              {stopping ? "Stopping…" : "Stop session"}
+            </button>
+          )}
+          <div className="segmented" role="group" aria-label="Layout">
+            {(["chat", "split", "inspector"] as const).map((mode) => (
+              <button key={mode} type="button" className={props.layout === mode ? "active" : ""} onClick={() => props.onLayout(mode)} aria-pressed={props.layout === mode}>
+                {mode === "chat" ? "Chat" : mode === "split" ? "Split" : "Inspector"}
+              </button>
+            ))}
+          </div>
+        </div>
+      </header>
+      <div className="workspace-body">
+        {props.layout !== "inspector" && (
+          <div className="chat-pane">
+            <ChatPanel sessionId={sessionId} live={live} onActivity={onActivity} />
+          </div>
+        )}
+        {props.layout !== "chat" && (
+          <div className="inspector-pane">
+            <Inspector
+              inspection={inspection.data}
+              error={inspection.error}
+              events={events.events}
+              eventState={events.state}
+              onClearEvents={events.clear}
+              tab={props.inspectorTab}
+              onTab={props.onInspectorTab}
+            />
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

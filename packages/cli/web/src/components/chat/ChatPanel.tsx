@@ -1,0 +1,310 @@
+// The chat of one session over the AI SDK UI message stream of
+// @perdure/agents/ui-stream: `useChat` with the session ID as the chat ID,
+// the stored messages and resume token from `GET /api/chat/:id`, and the
+// latest resume token sent back on every reconnect, so a reload or a dropped
+// connection resumes the turn without repeating text.
+import { useChat } from "@ai-sdk/react";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { api, type ChatSnapshot } from "../../lib/api.ts";
+import type { LiveSession } from "./live-session.ts";
+import { Composer } from "./Composer.tsx";
+import { asDynamicToolPart, MessageList, turnIdOfMessage, TypingDots } from "./MessageList.tsx";
+import { PlanView } from "./PlanView.tsx";
+import { QuestionCard } from "./QuestionCard.tsx";
+import { QueuedMessages, type LocalQueuedMessage } from "./QueuedMessages.tsx";
+import { TurnControls } from "./TurnControls.tsx";
+
+/** The header the UI stream reads a resume position from (`agentResumeTokenHeaderName`). */
+const resumeTokenHeader = "x-agent-resume-token";
+
+export interface ChatPanelProps {
+  sessionId: string;
+  live: LiveSession;
+  /** Something changed: read the session again now. */
+  onActivity: () => void;
+}
+
+/** Loads the stored conversation, then mounts the live chat on it. */
+export function ChatPanel(props: ChatPanelProps) {
+  const [initial, setInitial] = useState<ChatSnapshot | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setInitial(null);
+    setError(null);
+    api.chat(props.sessionId, controller.signal).then(setInitial, (reason: unknown) => {
+      if (!controller.signal.aborted) setError(reason instanceof Error ? reason : new Error(String(reason)));
+    });
+    return () => controller.abort();
+  }, [props.sessionId, attempt]);
+
+  if (error !== null) {
+    return (
+      <div className="chat-state">
+        <p className="error-text">Cannot load the conversation: {error.message}</p>
+        <button type="button" className="button" onClick={() => setAttempt(attempt + 1)}>Try again</button>
+      </div>
+    );
+  }
+  if (initial === null) {
+    return (
+      <div className="chat-state">
+        <TypingDots />
+      </div>
+    );
+  }
+  return <ChatView key={props.sessionId} {...props} initial={initial} />;
+}
+
+/** A fetch that failed on the network (not an answer from the server). */
+function isDisconnect(error: Error | undefined): boolean {
+  if (error === undefined) return false;
+  const message = error.message.toLowerCase();
+  return error instanceof TypeError || message.includes("failed to fetch") || message.includes("network") || message === "load failed";
+}
+
+function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
+  const { sessionId, live, onActivity } = props;
+  const resumeToken = useRef<string | undefined>(props.initial.resumeToken ?? undefined);
+  /** Turns whose stream this tab saw end, so a lagging snapshot does not trigger a catch-up. */
+  const finishedTurns = useRef(new Set<string>());
+  const lastSyncAt = useRef(Date.now());
+  const syncing = useRef(false);
+  const queuePosts = useRef(new Set<AbortController>());
+  const [localQueue, setLocalQueue] = useState<LocalQueuedMessage[]>([]);
+  const [retryIn, setRetryIn] = useState<number | null>(null);
+
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport<UIMessage>({
+        api: "/api/chat",
+        prepareReconnectToStreamRequest: ({ id }) => ({
+          api: api.chatStreamUrl(id),
+          headers: resumeToken.current === undefined ? {} : { [resumeTokenHeader]: resumeToken.current },
+        }),
+      }),
+    [],
+  );
+
+  const resyncRef = useRef<(reason: string) => void>(() => undefined);
+  const chat = useChat<UIMessage>({
+    id: sessionId,
+    messages: props.initial.messages,
+    resume: props.initial.resumeToken !== null,
+    transport,
+    onData: (part) => {
+      if (part.type === "data-agent-resume-token" && typeof part.data === "string") resumeToken.current = part.data;
+    },
+    onFinish: ({ message, finishReason, isAbort, isDisconnect: dropped, isError }) => {
+      const turnId = turnIdOfMessage(message.id);
+      if (turnId !== null && !isAbort && !dropped && (finishReason === "stop" || finishReason === "error" || isError)) finishedTurns.current.add(turnId);
+      // "other": the turn ended without its events reaching the stream; the stored messages are the truth.
+      if (finishReason === "other") resyncRef.current("the turn ended without live events");
+      onActivity();
+    },
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  const { messages, status, error, setMessages, resumeStream, sendMessage, addToolApprovalResponse, clearError } = chat;
+  const statusRef = useRef(status);
+  statusRef.current = status;
+  const requestActive = status === "submitted" || status === "streaming";
+  const disconnected = status === "error" && isDisconnect(error);
+
+  /** Reads the stored conversation again and follows the active turn, if any. */
+  const resync = useCallback(
+    (reason: string): void => {
+      if (syncing.current) return;
+      syncing.current = true;
+      lastSyncAt.current = Date.now();
+      api.chat(sessionId).then(
+        (snapshot) => {
+          syncing.current = false;
+          lastSyncAt.current = Date.now();
+          if (statusRef.current === "submitted" || statusRef.current === "streaming") return;
+          resumeToken.current = snapshot.resumeToken ?? undefined;
+          setMessages(snapshot.messages);
+          if (snapshot.resumeToken !== null) void resumeStream();
+        },
+        (failure: unknown) => {
+          syncing.current = false;
+          console.warn(`perdure dev: could not resync the chat (${reason})`, failure);
+        },
+      );
+    },
+    [sessionId, setMessages, resumeStream],
+  );
+  resyncRef.current = resync;
+
+  // A dropped connection: reconnect with the latest resume token, backing off up to 15 s.
+  const retries = useRef(0);
+  useEffect(() => {
+    if (!disconnected) {
+      retries.current = 0;
+      setRetryIn(null);
+      return;
+    }
+    const delay = Math.min(15_000, 1000 * 2 ** retries.current);
+    setRetryIn(delay);
+    const timer = window.setTimeout(() => {
+      retries.current += 1;
+      lastSyncAt.current = Date.now();
+      void resumeStream();
+    }, delay);
+    const online = (): void => {
+      window.clearTimeout(timer);
+      void resumeStream();
+    };
+    window.addEventListener("online", online);
+    return () => {
+      window.clearTimeout(timer);
+      window.removeEventListener("online", online);
+    };
+  }, [disconnected, error, resumeStream]);
+
+  // Follow turns this tab did not start (a queued message, another tab, the
+  // terminal chat), and poll the stored messages while a turn's live events are lost.
+  const activeTurn = live.activeTurnId !== null && !finishedTurns.current.has(live.activeTurnId) ? live.activeTurnId : null;
+  const activeAssistant = activeTurn === null ? undefined : messages.find((message) => message.id === `${activeTurn}-assistant`);
+  const waitingForPerson = activeAssistant?.parts.some((part) => {
+    const tool = asDynamicToolPart(part);
+    return tool !== null && (tool.state === "approval-requested" || tool.state === "approval-responded");
+  }) ?? false;
+  useEffect(() => {
+    if (requestActive || disconnected || activeTurn === null || waitingForPerson) return;
+    const wait = Math.max(0, 2000 - (Date.now() - lastSyncAt.current));
+    const timer = window.setTimeout(() => resync(`following ${activeTurn}`), wait);
+    return () => window.clearTimeout(timer);
+  }, [requestActive, disconnected, activeTurn, waitingForPerson, live.loadedAt, resync]);
+
+  // Local queue entries leave once a snapshot read after their acknowledgement shows the session's queue.
+  useEffect(() => {
+    setLocalQueue((queue) => {
+      const next = queue.filter((entry) => entry.state !== "queued" || entry.at > live.loadedAt - 250);
+      return next.length === queue.length ? queue : next;
+    });
+  }, [live.loadedAt]);
+
+  useEffect(() => {
+    const posts = queuePosts.current;
+    return () => posts.forEach((controller) => controller.abort());
+  }, []);
+
+  const awaitingApproval = messages.at(-1)?.role === "assistant" && messages.at(-1)?.parts.some((part) => asDynamicToolPart(part)?.state === "approval-requested") === true;
+  const busy = requestActive || activeTurn !== null || awaitingApproval;
+
+  /** Sends a message into the session's queue while a turn runs; the chat follows its turn when it starts. */
+  const queueMessage = async (text: string): Promise<void> => {
+    const localId = `queued-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    setLocalQueue((queue) => [...queue, { localId, text, state: "sending", at: Date.now() }]);
+    const controller = new AbortController();
+    queuePosts.current.add(controller);
+    try {
+      const response = await fetch("/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: sessionId, messages: [{ id: localId, role: "user", parts: [{ type: "text", text }] }] }),
+        signal: controller.signal,
+      });
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as { error?: string };
+        throw new Error(body.error ?? `${response.status} ${response.statusText}`);
+      }
+      setLocalQueue((queue) => queue.map((entry) => (entry.localId === localId ? { ...entry, state: "queued", at: Date.now() } : entry)));
+      onActivity();
+      // The answer streams the turn this message starts; the chat follows that turn through the session instead.
+      await response.body?.cancel();
+    } catch (failure) {
+      if (controller.signal.aborted) return;
+      const message = failure instanceof Error ? failure.message : String(failure);
+      setLocalQueue((queue) => queue.map((entry) => (entry.localId === localId ? { ...entry, state: "failed", error: message } : entry)));
+    } finally {
+      queuePosts.current.delete(controller);
+    }
+  };
+
+  const send = (text: string): void => {
+    if (busy) {
+      void queueMessage(text);
+      return;
+    }
+    if (status === "error") clearError();
+    lastSyncAt.current = Date.now();
+    void sendMessage({ text }).then(onActivity);
+  };
+
+  const respondToApproval = (approvalId: string, approved: boolean, reason?: string): void => {
+    void addToolApprovalResponse(reason === undefined ? { id: approvalId, approved } : { id: approvalId, approved, reason });
+  };
+
+  // Keep the newest message in view while the reader is at the bottom.
+  const scroller = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element !== null && stickToBottom.current) element.scrollTop = element.scrollHeight;
+  }, [messages, status, localQueue, live.queuedMessages.length]);
+
+  const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
+  const questions = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "question");
+  const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
+  const turnError = status === "error" && !disconnected ? error?.message : undefined;
+
+  return (
+    <div className="chat">
+      <div
+        className="chat-scroll"
+        ref={scroller}
+        onScroll={(event) => {
+          const element = event.currentTarget;
+          stickToBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80;
+        }}
+      >
+        <div className="chat-column">
+          {messages.length === 0 && !requestActive && (
+            <div className="chat-empty">
+              <div className="chat-empty-mark" aria-hidden="true">P</div>
+              <h2>Start the conversation</h2>
+              <p className="muted">Every turn runs as durable Steps: stop the server mid-answer, start it again, and the turn carries on.</p>
+              <button type="button" className="button" onClick={() => send("Hello! What can you do?")} disabled={closedReason !== null}>Say hello</button>
+            </div>
+          )}
+          <MessageList
+            messages={messages}
+            streamingMessageId={streamingMessageId}
+            toolRecords={live.toolCalls}
+            onApprovalResponse={respondToApproval}
+            approvalsDisabled={requestActive || closedReason !== null}
+          />
+          {status === "submitted" && messages.at(-1)?.role === "user" && (
+            <div className="message message-assistant">
+              <div className="avatar" aria-hidden="true">P</div>
+              <div className="assistant-body"><TypingDots /></div>
+            </div>
+          )}
+          {questions.map((interrupt) => <QuestionCard key={interrupt.interrupt_id} interrupt={interrupt} />)}
+          {turnError !== undefined && (
+            <div className="turn-error" role="alert">
+              <strong>The turn failed.</strong> {turnError}
+            </div>
+          )}
+        </div>
+      </div>
+      {disconnected && (
+        <div className="connection-banner" role="status">
+          <span className="spinner" aria-hidden="true" /> Connection lost. Reconnecting{retryIn !== null ? ` in ${Math.round(retryIn / 1000)}s` : ""}…
+          <button type="button" className="button button-ghost small" onClick={() => void resumeStream()}>Retry now</button>
+        </div>
+      )}
+      <div className="chat-footer">
+        <div className="chat-column">
+          <PlanView plan={live.plan} />
+          <QueuedMessages queued={live.queuedMessages} local={localQueue} onDismiss={(localId) => setLocalQueue((queue) => queue.filter((entry) => entry.localId !== localId))} />
+          <Composer busy={busy} closedReason={closedReason} onSend={send} controls={<TurnControls sessionId={sessionId} activeTurnId={activeTurn} />} />
+        </div>
+      </div>
+    </div>
+  );
+}

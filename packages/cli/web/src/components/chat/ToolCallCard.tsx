@@ -1,0 +1,124 @@
+// A tool call in the conversation: what the agent called, with which
+// arguments, and what came back. Calls that need a person show Approve and
+// Reject.
+import type { DynamicToolUIPart } from "ai";
+import { useState } from "react";
+import type { WireToolCall } from "../../lib/api.ts";
+import { formatDuration } from "../../lib/format.ts";
+import { Badge, type Tone } from "../StatusBadge.tsx";
+import { ValueView } from "../ValueView.tsx";
+
+export interface ToolCallCardProps {
+  part: DynamicToolUIPart;
+  /** The stored record of this call while its turn is active, for its effect and timing. */
+  record: WireToolCall | undefined;
+  onApprovalResponse: (approvalId: string, approved: boolean, reason?: string) => void;
+  disabled: boolean;
+}
+
+function describeState(part: DynamicToolUIPart): { label: string; tone: Tone; pulse: boolean } {
+  switch (part.state) {
+    case "input-streaming":
+      return { label: "preparing", tone: "blue", pulse: true };
+    case "input-available":
+      return { label: "running", tone: "blue", pulse: true };
+    case "approval-requested":
+      return { label: "needs approval", tone: "amber", pulse: true };
+    case "approval-responded":
+      return part.approval.approved ? { label: "approved · running", tone: "blue", pulse: true } : { label: "rejected", tone: "grey", pulse: false };
+    case "output-available":
+      return { label: "done", tone: "green", pulse: false };
+    case "output-error":
+      return { label: "failed", tone: "red", pulse: false };
+    case "output-denied":
+      return { label: "rejected", tone: "grey", pulse: false };
+    default:
+      return { label: "unknown", tone: "grey", pulse: false };
+  }
+}
+
+const effectLabels: Record<string, string> = {
+  read: "read",
+  idempotent_write: "idempotent write",
+  non_idempotent_write: "write · runs once",
+  unclassified: "unclassified",
+};
+
+export function ToolCallCard(props: ToolCallCardProps) {
+  const { part, record } = props;
+  const state = describeState(part);
+  const [open, setOpen] = useState(part.state !== "output-available");
+  const [rejecting, setRejecting] = useState(false);
+  const [reason, setReason] = useState("");
+  const needsApproval = part.state === "approval-requested";
+  const expanded = open || needsApproval || rejecting;
+  const duration = record?.started_at !== undefined && record.finished_at !== undefined ? Date.parse(record.finished_at) - Date.parse(record.started_at) : undefined;
+
+  return (
+    <div className={`tool-card tool-${part.state}`} data-testid="tool-card" data-tool-name={part.toolName}>
+      <button type="button" className="tool-card-head" onClick={() => setOpen(!open)} aria-expanded={expanded}>
+        <span className="tool-icon" aria-hidden="true">{needsApproval ? "✋" : "⚙"}</span>
+        <span className="tool-name">{part.toolName}</span>
+        {record !== undefined && <span className={`effect effect-${record.effect}`}>{effectLabels[record.effect] ?? record.effect}</span>}
+        <span className="spacer" />
+        {duration !== undefined && Number.isFinite(duration) && <span className="muted small">{formatDuration(duration)}</span>}
+        <Badge tone={state.tone} pulse={state.pulse}>{state.label}</Badge>
+        <span className="chevron" aria-hidden="true">{expanded ? "▾" : "▸"}</span>
+      </button>
+      {expanded && (
+        <div className="tool-card-body">
+          {needsApproval && (
+            <p className="approval-question">
+              The agent wants to run <strong>{part.toolName}</strong> with these arguments. It waits, durably, until you decide.
+            </p>
+          )}
+          <div className="tool-section">
+            <div className="tool-section-label">Arguments</div>
+            <ValueView value={part.input} emptyLabel="no arguments" />
+          </div>
+          {part.state === "output-available" && (
+            <div className="tool-section">
+              <div className="tool-section-label">Result</div>
+              <ValueView value={part.output} emptyLabel="no output" />
+            </div>
+          )}
+          {part.state === "output-error" && (
+            <div className="tool-section">
+              <div className="tool-section-label">Error</div>
+              <div className="error-text">{part.errorText}</div>
+            </div>
+          )}
+          {(part.state === "output-denied" || (part.state === "approval-responded" && !part.approval.approved)) && (
+            <div className="tool-section">
+              <div className="tool-section-label">Rejected</div>
+              <div className="muted">{part.approval.reason ?? "Rejected without a reason."}</div>
+            </div>
+          )}
+          {needsApproval && !rejecting && (
+            <div className="approval-actions">
+              <button type="button" className="button button-approve" disabled={props.disabled} onClick={() => props.onApprovalResponse(part.approval.id, true)}>
+                Approve
+              </button>
+              <button type="button" className="button button-reject" disabled={props.disabled} onClick={() => setRejecting(true)}>
+                Reject…
+              </button>
+            </div>
+          )}
+          {needsApproval && rejecting && (
+            <form
+              className="approval-actions"
+              onSubmit={(event) => {
+                event.preventDefault();
+                props.onApprovalResponse(part.approval.id, false, reason.trim() === "" ? undefined : reason.trim());
+              }}
+            >
+              <input className="reject-reason" autoFocus placeholder="Reason for the agent (optional)" value={reason} onChange={(event) => setReason(event.target.value)} />
+              <button type="submit" className="button button-reject" disabled={props.disabled}>Reject</button>
+              <button type="button" className="button button-ghost" onClick={() => setRejecting(false)}>Cancel</button>
+            </form>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,31 @@
+// What the chat needs to know about the session beyond its messages, read
+// from the inspector's polled snapshot (refreshed on every live event).
+import type { SessionInspection, WireInterrupt, WireQueuedMessage, WireToolCall } from "../../lib/api.ts";
+
+export interface LiveSession {
+  /** undefined until the first inspection arrived. */
+  flowStatus: string | undefined;
+  agentStatus: string | null;
+  activeTurnId: string | null;
+  pendingInterrupts: WireInterrupt[];
+  queuedMessages: WireQueuedMessage[];
+  /** The active turn's tool call records by tool call ID. */
+  toolCalls: ReadonlyMap<string, WireToolCall>;
+  plan: unknown;
+  /** When the inspection was read (ms since epoch), 0 before. */
+  loadedAt: number;
+}
+
+export function liveSessionOf(inspection: SessionInspection | undefined, loadedAt: number): LiveSession {
+  const snapshot = inspection?.snapshot;
+  return {
+    flowStatus: inspection?.status,
+    agentStatus: snapshot?.state?.status ?? null,
+    activeTurnId: snapshot?.state?.active_turn_id ?? null,
+    pendingInterrupts: snapshot?.pending_interrupts ?? [],
+    queuedMessages: snapshot?.queued_messages ?? [],
+    toolCalls: new Map((snapshot?.tool_calls ?? []).map((call) => [call.tool_call_id, call])),
+    plan: snapshot?.plan ?? null,
+    loadedAt,
+  };
+}

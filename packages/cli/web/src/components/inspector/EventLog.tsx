@@ -1,0 +1,142 @@
+// The live AgentEvents of the session, as they arrive over Server-Sent
+// Events. Text deltas of one Step attempt fold into one line.
+import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { formatClock, oneLine } from "../../lib/format.ts";
+import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
+
+interface LogLine {
+  key: number;
+  type: string;
+  family: string;
+  turnId: string | null;
+  step: string;
+  attempt: number;
+  at: number;
+  summary: string;
+  count: number;
+  payload: Record<string, unknown>;
+}
+
+function familyOf(type: string): string {
+  if (type === "turn_failed") return "error";
+  if (type.startsWith("turn_")) return "turn";
+  if (type.endsWith("_delta")) return "text";
+  if (type.startsWith("tool_") || type === "timer_started") return "tool";
+  if (type.startsWith("interrupt_")) return "interrupt";
+  if (type === "usage_recorded") return "usage";
+  return "other";
+}
+
+function str(value: unknown): string {
+  return typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value);
+}
+
+function summarize(event: ReceivedEvent): string {
+  const payload = event.payload;
+  switch (event.type) {
+    case "turn_started":
+      return `user message #${str(payload.sequence)}`;
+    case "turn_completed":
+      return `${str(payload.message_count)} messages added`;
+    case "turn_failed":
+      return str(payload.error);
+    case "tool_call_deferred":
+      return `${str(payload.tool_name)} · ${str(payload.effect)}${payload.requires_approval === true ? " · needs approval" : ""}`;
+    case "tool_call_started":
+      return str(payload.tool_name);
+    case "tool_call_finished":
+      return `${str(payload.tool_name)} → ${str(payload.status)}`;
+    case "interrupt_raised":
+      return `${str(payload.kind)} for ${str(payload.tool_name)}`;
+    case "interrupt_resolved":
+      return payload.approved === true ? "approved" : payload.answered === true ? "answered" : `rejected${payload.rejection_message ? `: ${str(payload.rejection_message)}` : ""}`;
+    case "usage_recorded": {
+      const recorded = payload.recorded as { total_tokens?: number } | undefined;
+      const session = payload.session as { total_tokens?: number } | undefined;
+      return `+${recorded?.total_tokens ?? 0} tokens (session ${session?.total_tokens ?? 0})`;
+    }
+    default:
+      return oneLine(payload, 100);
+  }
+}
+
+function fold(events: readonly ReceivedEvent[]): LogLine[] {
+  const lines: LogLine[] = [];
+  for (const event of events) {
+    const last = lines.at(-1);
+    const family = familyOf(event.type);
+    if (family === "text" && last !== undefined && last.type === event.type && last.step === event.step_execution_id && last.attempt === event.attempt) {
+      last.count += 1;
+      last.summary += str(event.payload.text);
+      continue;
+    }
+    lines.push({
+      key: event.seq,
+      type: event.type,
+      family,
+      turnId: event.turn_id,
+      step: event.step_execution_id,
+      attempt: event.attempt,
+      at: event.receivedAt,
+      summary: family === "text" ? str(event.payload.text) : summarize(event),
+      count: 1,
+      payload: event.payload,
+    });
+  }
+  return lines;
+}
+
+const stateLabels: Record<EventStreamState, string> = {
+  connecting: "connecting",
+  open: "live",
+  reconnecting: "reconnecting",
+  closed: "disconnected",
+};
+
+export function EventLog(props: { events: readonly ReceivedEvent[]; state: EventStreamState; onClear: () => void }) {
+  const lines = useMemo(() => fold(props.events), [props.events]);
+  const [hideText, setHideText] = useState(false);
+  const [selected, setSelected] = useState<number | null>(null);
+  const shown = hideText ? lines.filter((line) => line.family !== "text") : lines;
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element !== null && stick.current) element.scrollTop = element.scrollHeight;
+  }, [shown.length, lines.at(-1)?.summary]);
+
+  return (
+    <div className="event-log" data-testid="event-log">
+      <div className="event-toolbar">
+        <span className={`live-dot live-${props.state}`} /> <span className="small">{stateLabels[props.state]}</span>
+        <span className="muted small">· {props.events.length} events</span>
+        <span className="spacer" />
+        <label className="small toggle">
+          <input type="checkbox" checked={hideText} onChange={(event) => setHideText(event.target.checked)} /> hide text
+        </label>
+        <button type="button" className="button button-ghost small" onClick={props.onClear}>Clear</button>
+      </div>
+      <div
+        className="event-scroll"
+        ref={scroller}
+        onScroll={(event) => {
+          const element = event.currentTarget;
+          stick.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+        }}
+      >
+        {shown.length === 0 && <div className="empty-panel">Events appear here as the session emits them: send a message.</div>}
+        {shown.map((line) => (
+          <div key={line.key} className={`event-line family-${line.family}${selected === line.key ? " selected" : ""}`} onClick={() => setSelected(selected === line.key ? null : line.key)}>
+            <span className="event-time mono">{formatClock(new Date(line.at).toISOString())}</span>
+            <span className={`event-type type-${line.family}`}>{line.type}{line.count > 1 ? ` ×${line.count}` : ""}</span>
+            <span className="event-where mono" title={`turn ${line.turnId ?? "–"}, Step execution ${line.step}, attempt ${line.attempt}`}>
+              {line.turnId ?? "–"} · #{line.step}{line.attempt > 1 ? `·a${line.attempt}` : ""}
+            </span>
+            <span className="event-summary" title={line.summary}>{line.family === "text" ? `“${oneLine(line.summary, 200)}”` : line.summary}</span>
+            {selected === line.key && line.family !== "text" && <pre className="json event-payload">{JSON.stringify(line.payload, null, 2)}</pre>}
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,86 @@
+// The session inspector: what the durable session is made of right now.
+import { useState } from "react";
+import type { SessionInspection } from "../../lib/api.ts";
+import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
+import { useNow } from "../../lib/hooks.ts";
+import { EventLog } from "./EventLog.tsx";
+import { InterruptsPanel, Panel, SessionSummaryPanel, StatePanel, ToolCallsPanel, UsagePanel } from "./Panels.tsx";
+import { StepTimeline } from "./StepTimeline.tsx";
+
+export type InspectorTab = "overview" | "state" | "events";
+
+export interface InspectorProps {
+  inspection: SessionInspection | undefined;
+  error: Error | undefined;
+  events: readonly ReceivedEvent[];
+  eventState: EventStreamState;
+  onClearEvents: () => void;
+  tab: InspectorTab;
+  onTab: (tab: InspectorTab) => void;
+}
+
+export function Inspector(props: InspectorProps) {
+  const now = useNow(1000);
+  const { inspection } = props;
+  const [paused, setPaused] = useState(false);
+  const [frozenNow, setFrozenNow] = useState(now);
+  const timelineNow = paused ? frozenNow : now;
+
+  const tabs: { id: InspectorTab; label: string; count?: number }[] = [
+    { id: "overview", label: "Timeline" },
+    { id: "state", label: "State & usage" },
+    { id: "events", label: "Events", count: props.events.length },
+  ];
+
+  return (
+    <section className="inspector" aria-label="Session inspector" data-testid="inspector">
+      <div className="inspector-tabs" role="tablist">
+        {tabs.map((tab) => (
+          <button key={tab.id} type="button" role="tab" aria-selected={props.tab === tab.id} className={`tab${props.tab === tab.id ? " active" : ""}`} onClick={() => props.onTab(tab.id)}>
+            {tab.label}
+            {tab.count !== undefined && tab.count > 0 && <span className="count">{tab.count > 999 ? "999+" : tab.count}</span>}
+          </button>
+        ))}
+      </div>
+      {props.error !== undefined && <div className="inline-error">Cannot read the session: {props.error.message}</div>}
+      {inspection === undefined && props.error === undefined && <div className="empty-panel">Reading the session…</div>}
+      {inspection !== undefined && props.tab === "overview" && (
+        <div className="inspector-body">
+          <SessionSummaryPanel inspection={inspection} now={now} />
+          <Panel
+            title="Step timeline"
+            testId="timeline-panel"
+            aside={
+              <button
+                type="button"
+                className="button button-ghost small"
+                onClick={() => {
+                  setFrozenNow(now);
+                  setPaused(!paused);
+                }}
+                title="Freeze the running bars where they are"
+              >
+                {paused ? "▶ follow" : "❚❚ freeze"}
+              </button>
+            }
+          >
+            <StepTimeline inspection={inspection} now={timelineNow} />
+          </Panel>
+          <InterruptsPanel interrupts={inspection.snapshot.pending_interrupts} now={now} />
+          <ToolCallsPanel
+            calls={inspection.snapshot.tool_calls}
+            activeTurnId={inspection.snapshot.state?.active_turn_id ?? null}
+            history={inspection.snapshot.messages.filter((message) => message.role === "tool").slice(-20)}
+          />
+        </div>
+      )}
+      {inspection !== undefined && props.tab === "state" && (
+        <div className="inspector-body">
+          <StatePanel inspection={inspection} />
+          <UsagePanel usage={inspection.snapshot.usage} />
+        </div>
+      )}
+      {props.tab === "events" && <EventLog events={props.events} state={props.eventState} onClear={props.onClearEvents} />}
+    </section>
+  );
+}

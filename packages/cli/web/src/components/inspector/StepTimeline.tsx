@@ -1,0 +1,175 @@
+// The Flow's Step executions as a Gantt chart: one row per execution, one
+// bar per attempt. Waits are hatched, failed attempts red, cancelled ones
+// grey, the running one pulses. Click a row for its attempts in detail.
+import { Fragment, useMemo, useState } from "react";
+import type { SessionInspection } from "../../lib/api.ts";
+import { formatClock, formatDuration, oneLine, prettyJson } from "../../lib/format.ts";
+import { buildScale, buildTimelineRows, type TimelineRow, type TimelineScale, type TimelineSegment } from "../../lib/timeline.ts";
+import { Badge } from "../StatusBadge.tsx";
+
+const stepBlurbs: Record<string, string> = {
+  StartAgentSession: "sets the session up",
+  AwaitUserMessage: "waits for a user message",
+  RunModel: "one model call",
+  AwaitToolApproval: "waits for a person to approve",
+  CallTool: "runs a tool (retried on failure)",
+  CallSingleAttemptTool: "runs a tool exactly once",
+  RecordToolFailure: "records a failed tool call",
+  RecordToolOutcomeUnknown: "records a call whose outcome is unknown",
+  ResumeTurn: "continues the turn after its tools",
+  RecordTurnFailure: "records a failed turn",
+};
+
+function segmentTitle(row: TimelineRow, segment: TimelineSegment): string {
+  const what = segment.kind === "wait" ? "waiting" : `attempt ${segment.attempt}`;
+  const state = segment.status === "active" ? "running now" : segment.status;
+  const lines = [`${row.stepType} #${row.executionId} · ${segment.method} · ${what}`, `${state} · ${formatDuration(segment.end - segment.start)} · from ${formatClock(new Date(segment.start).toISOString())}`];
+  if (segment.error !== null) lines.push(`error: ${oneLine(segment.error, 300)}`);
+  return lines.join("\n");
+}
+
+function Bar(props: { row: TimelineRow; segment: TimelineSegment; scale: TimelineScale }) {
+  const { segment, scale } = props;
+  const left = scale.x(segment.start) * 100;
+  const right = scale.x(segment.end) * 100;
+  const width = Math.max(right - left, 0.6);
+  const classes = ["tl-bar", `tl-${segment.kind}`, `tl-status-${segment.status}`, `cat-${props.row.category}`];
+  return <span className={classes.join(" ")} style={{ left: `${Math.min(left, 100 - width)}%`, width: `${width}%` }} title={segmentTitle(props.row, segment)} />;
+}
+
+function GapBands(props: { scale: TimelineScale; labels?: boolean }) {
+  return (
+    <>
+      {props.scale.gaps.map((gap) => (
+        <span key={gap.start} className="tl-gap" style={{ left: `${gap.x0 * 100}%`, width: `${(gap.x1 - gap.x0) * 100}%` }}>
+          {props.labels === true && <span className="tl-gap-label" title={`${formatDuration(gap.end - gap.start)} with no Step executing`}>{formatDuration(gap.end - gap.start)}</span>}
+        </span>
+      ))}
+    </>
+  );
+}
+
+function rowDuration(row: TimelineRow): number {
+  return row.end - row.start;
+}
+
+function AttemptDetails(props: { row: TimelineRow }) {
+  return (
+    <div className="tl-details">
+      {props.row.estimatedStart && <p className="muted small">No method of this execution has finished yet; its start is estimated.</p>}
+      <table className="attempts">
+        <thead>
+          <tr>
+            <th>method</th>
+            <th>attempt</th>
+            <th>status</th>
+            <th>started</th>
+            <th>took</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.row.segments.map((segment, index) => (
+            <Fragment key={index}>
+              <tr className={`attempt-${segment.status}`}>
+                <td className="mono">{segment.method}</td>
+                <td>{segment.kind === "wait" && segment.status === "active" ? "–" : segment.attempt}</td>
+                <td>{segment.status === "active" ? <Badge tone="blue" pulse>running</Badge> : segment.status === "failed" ? <Badge tone="red">failed</Badge> : segment.status === "cancelled" ? <Badge tone="grey">cancelled</Badge> : <Badge tone="green">completed</Badge>}</td>
+                <td className="mono">{formatClock(new Date(segment.start).toISOString())}</td>
+                <td className="mono">{formatDuration(segment.end - segment.start)}</td>
+              </tr>
+              {segment.error !== null && (
+                <tr className="attempt-error-row">
+                  <td colSpan={5}><pre className="error-block">{segment.error}</pre></td>
+                </tr>
+              )}
+              {segment.outcome !== undefined && segment.outcome !== null && (
+                <tr>
+                  <td colSpan={5}>
+                    <details className="outcome">
+                      <summary>{segment.method === "wait_until" ? "wait result" : "decision"}</summary>
+                      <pre className="json">{prettyJson(segment.outcome)}</pre>
+                    </details>
+                  </td>
+                </tr>
+              )}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function StepTimeline(props: { inspection: SessionInspection; now: number }) {
+  const rows = useMemo(() => buildTimelineRows(props.inspection, props.now), [props.inspection, props.now]);
+  const scale = useMemo(() => buildScale(rows), [rows]);
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const [showAll, setShowAll] = useState(false);
+  const limit = 60;
+  const visible = showAll || rows.length <= limit ? rows : rows.slice(-limit);
+
+  if (rows.length === 0) return <div className="empty-panel">No Step has run yet.</div>;
+
+  const toggle = (executionId: string): void => {
+    const next = new Set(open);
+    if (next.has(executionId)) next.delete(executionId);
+    else next.add(executionId);
+    setOpen(next);
+  };
+
+  return (
+    <div className="timeline" data-testid="step-timeline">
+      <div className="tl-row tl-axis">
+        <div className="tl-label muted small">{rows.length} Step executions</div>
+        <div className="tl-track">
+          <GapBands scale={scale} labels />
+          <span className="tl-axis-start">{formatClock(new Date(scale.start).toISOString())}</span>
+          <span className="tl-axis-end">{formatDuration(scale.end - scale.start)}</span>
+        </div>
+        <div className="tl-duration muted small">took</div>
+      </div>
+      {visible.length < rows.length && (
+        <button type="button" className="button button-ghost small tl-more" onClick={() => setShowAll(true)}>
+          Show {rows.length - visible.length} earlier executions
+        </button>
+      )}
+      {visible.map((row) => {
+        const expanded = open.has(row.executionId);
+        return (
+          <Fragment key={row.executionId}>
+            <button type="button" className={`tl-row tl-exec tl-row-${row.status}${expanded ? " expanded" : ""}`} onClick={() => toggle(row.executionId)} aria-expanded={expanded} data-step-type={row.stepType}>
+              <div className="tl-label" title={`${row.stepType}: ${stepBlurbs[row.stepType] ?? "a Step"}`}>
+                <span className={`tl-swatch cat-${row.category}`} />
+                <span className="tl-step">{row.stepType}</span>
+                <span className="tl-exec-id">#{row.executionId}</span>
+                {row.executeAttempts > 1 && <span className={`tl-attempts${row.failedAttempts > 0 ? " has-failures" : ""}`} title={`${row.executeAttempts} attempts, ${row.failedAttempts} failed`}>×{row.executeAttempts}</span>}
+              </div>
+              <div className="tl-track">
+                <GapBands scale={scale} />
+                {row.segments.map((segment, index) => <Bar key={index} row={row} segment={segment} scale={scale} />)}
+              </div>
+              <div className={`tl-duration${row.status === "active" ? " active" : ""}`}>{formatDuration(rowDuration(row))}</div>
+            </button>
+            {row.lastError !== null && !expanded && (
+              <div className={`tl-error${row.status === "failed" ? "" : " retried"}`} title={row.lastError}>
+                {row.status === "failed" ? "failed: " : "retried after: "}
+                {oneLine(row.lastError, 160)}
+              </div>
+            )}
+            {expanded && <AttemptDetails row={row} />}
+          </Fragment>
+        );
+      })}
+      <div className="tl-legend">
+        <span><span className="tl-swatch cat-model" /> model</span>
+        <span><span className="tl-swatch cat-tool" /> tool</span>
+        <span><span className="tl-swatch cat-wait" /> waits on a person</span>
+        <span><span className="tl-swatch cat-session" /> session</span>
+        <span><span className="legend-bar tl-wait" /> waiting</span>
+        <span><span className="legend-bar tl-status-failed" /> failed attempt</span>
+        <span><span className="legend-bar tl-status-cancelled" /> cancelled</span>
+        <span><span className="legend-gap" /> idle, squeezed</span>
+      </div>
+    </div>
+  );
+}

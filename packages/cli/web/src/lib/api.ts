@@ -1,0 +1,217 @@
+// Typed calls to the `perdure dev` HTTP API (packages/cli/src/server/create-dev-app.ts).
+import type { UIMessage } from "ai";
+
+/** Flow status of a session, from the engine. */
+export type FlowStatus = "running" | "completed" | "failed" | "stopped";
+
+/** What the agent is doing, from its state (null before the session started). */
+export type AgentStatus = "waiting_for_user_message" | "running_model" | "running_tools" | "compacting_context";
+
+/** One row of `GET /api/sessions`. */
+export interface SessionSummary {
+  sessionId: string;
+  agent: string;
+  status: FlowStatus | string;
+  createdAt: string;
+  updatedAt: string;
+  agentStatus: AgentStatus | string | null;
+  turnCount: number;
+  activeTurnId: string | null;
+  lastTurnError: string | null;
+}
+
+/** `GET /api/chat/:id`. */
+export interface ChatSnapshot {
+  messages: UIMessage[];
+  resumeToken: string | null;
+}
+
+/** One attempt of a Step method in the timeline. */
+export interface TimelineAttempt {
+  method: "wait_until" | "execute" | string;
+  attempt: number;
+  status: "completed" | "failed" | "cancelled" | string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  error: string | null;
+  outcome: unknown;
+}
+
+/** One Step execution in the timeline. */
+export interface TimelineExecution {
+  executionId: string;
+  stepType: string;
+  startedAt: string;
+  finishedAt: string;
+  status: "completed" | "failed" | "cancelled" | "active";
+  attempts: TimelineAttempt[];
+}
+
+/** The session snapshot as wire JSON (snake_case, as the contract spells it). */
+export interface WireAgentState {
+  status: AgentStatus | string;
+  active_turn_id: string | null;
+  turn_count: number;
+  message_count: number;
+  interaction_mode: string;
+  last_turn_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WireInterrupt {
+  interrupt_id: string;
+  kind: "approval" | "question" | string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: string;
+  turn_id: string;
+  deadline?: string | null;
+  created_at: string;
+  question?: string;
+  choices?: string[];
+}
+
+export interface WireToolCall {
+  tool_call_id: string;
+  tool_name: string;
+  arguments: string;
+  effect: string;
+  requires_approval: boolean;
+  status: string;
+  output?: string | null;
+  error?: string | null;
+  turn_id: string;
+  deferral_order: number;
+  started_at?: string;
+  finished_at?: string;
+}
+
+export interface WireUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  reasoning_tokens: number;
+  cached_input_tokens: number;
+  requests: number;
+}
+
+export interface WireQueuedMessage {
+  message_id: string;
+  text: string;
+  plan_mode: boolean;
+  sent_at: string;
+}
+
+export interface WireStoredMessage {
+  sequence: number;
+  role: string;
+  text: string;
+  turn_id?: string | null;
+  created_at: string;
+  tool_call_id?: string;
+  tool_name?: string;
+}
+
+export interface WireSnapshot {
+  state: WireAgentState | null;
+  messages: WireStoredMessage[];
+  pending_interrupts: WireInterrupt[];
+  tool_calls: WireToolCall[];
+  usage: WireUsage;
+  queued_message_count: number;
+  plan: unknown;
+  queued_messages: WireQueuedMessage[];
+  steered_messages: WireQueuedMessage[];
+  context_summary: unknown;
+}
+
+/** `GET /api/sessions/:id/inspect`. */
+export interface SessionInspection {
+  flowId: string;
+  flowType: string;
+  status: FlowStatus | string;
+  createdAt: string;
+  updatedAt: string;
+  activeExecutions: { executionId: string; stepType: string; status: string }[];
+  timeline: TimelineExecution[];
+  snapshot: WireSnapshot;
+}
+
+/** An `AgentEvent` as wire JSON, with its payload parsed. */
+export interface AgentEventWire {
+  type: string;
+  turn_id: string | null;
+  attempt: number;
+  step_execution_id: string;
+  payload: Record<string, unknown>;
+}
+
+/** An error the API answered, with its status. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function request<T>(path: string, init?: RequestInit): Promise<T> {
+  const response = await fetch(path, { ...init, headers: { accept: "application/json", ...(init?.body === undefined ? {} : { "content-type": "application/json" }), ...init?.headers } });
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const body = (await response.json()) as { error?: unknown };
+      if (typeof body.error === "string") message = body.error;
+    } catch {
+      // Not JSON: keep the status line.
+    }
+    throw new ApiError(response.status, message);
+  }
+  return (await response.json()) as T;
+}
+
+const sessionPath = (sessionId: string): string => encodeURIComponent(sessionId);
+
+export const api = {
+  agents: (): Promise<{ agents: string[] }> => request("/api/agents"),
+  sessions: (): Promise<{ sessions: SessionSummary[] }> => request("/api/sessions"),
+  createSession: (agent?: string): Promise<{ sessionId: string; agent: string }> =>
+    request("/api/sessions", { method: "POST", body: JSON.stringify(agent === undefined ? {} : { agent }) }),
+  chat: (sessionId: string, signal?: AbortSignal): Promise<ChatSnapshot> =>
+    request(`/api/chat/${sessionPath(sessionId)}`, signal === undefined ? {} : { signal }),
+  inspect: (sessionId: string, signal?: AbortSignal): Promise<SessionInspection> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/inspect`, signal === undefined ? {} : { signal }),
+  stopSession: (sessionId: string): Promise<{ stopped: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/stop`, { method: "POST", body: "{}" }),
+  eventsUrl: (sessionId: string): string => `/api/sessions/${sessionPath(sessionId)}/events`,
+  chatStreamUrl: (sessionId: string): string => `/api/chat/${sessionPath(sessionId)}/stream`,
+};
+
+/** Parses an SSE event's data into an AgentEvent; the payload may arrive as JSON text. */
+export function parseAgentEvent(data: string): AgentEventWire | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const object = value as Record<string, unknown>;
+  let payload: unknown = object.payload;
+  if (typeof payload === "string") {
+    try {
+      payload = JSON.parse(payload);
+    } catch {
+      payload = { text: payload };
+    }
+  }
+  return {
+    type: typeof object.type === "string" ? object.type : "unknown",
+    turn_id: typeof object.turn_id === "string" ? object.turn_id : null,
+    attempt: typeof object.attempt === "number" ? object.attempt : 1,
+    step_execution_id: typeof object.step_execution_id === "string" ? object.step_execution_id : String(object.step_execution_id ?? ""),
+    payload: typeof payload === "object" && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {},
+  };
+}
