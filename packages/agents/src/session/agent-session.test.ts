@@ -303,4 +303,39 @@ describe("agent session", () => {
       await harness.dispose();
     }
   });
+
+  it("a blank first message starts no turn; a non-string or oversized one is refused at start", async () => {
+    const runner = new ScriptedAgentRunner(() => ({ text: "hi" }));
+    const flow = createAgentSessionFlow(runner, "StartInput", { maxUserMessageBytes: 100 });
+    const harness = await startSessionHarness([flow]);
+    try {
+      await harness.client.start(flow, "b1", { initial_message: " \n " });
+      await pollUntil(async () => (await harness.client.describe("b1")).executions.some((execution) => execution.stepType === "AwaitUserMessage"));
+      const [state] = await harness.client.getAttributes("b1", flow.agentState);
+      assert.equal(state?.turnCount, 0);
+      assert.equal(runner.modelCalls, 0);
+      await assert.rejects(harness.client.start(flow, "b2", { initial_message: 7 }), (error: unknown) =>
+        InvalidInputError.isInstance(error) && /initial_message must be a string or null, got 7/.test(error.message));
+      await assert.rejects(harness.client.start(flow, "b3", { initial_message: "z".repeat(101) }), /initial_message of 101 bytes is over the session's maxUserMessageBytes of 100/);
+      await assert.rejects(harness.client.describe("b3"), /no Flow has ID "b3"/);
+    } finally {
+      await harness.dispose();
+    }
+  });
+
+  it("a runner outcome that breaks the contract fails the turn at once, without retrying the model call", async () => {
+    const runner = new ScriptedAgentRunner(() => ({ text: "unused" }));
+    runner.runModelStep = async () => ({ kind: "tool_calls_requested", frameworkRunState: "x", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reasoningTokens: 0, cachedInputTokens: 0, requests: 1 }, toolCalls: [{ toolCallId: "c1", toolName: "t", arguments: "{}" } as never] });
+    const flow = createAgentSessionFlow(runner, "BadOutcome");
+    const harness = await startSessionHarness([flow]);
+    try {
+      await harness.client.start(flow, "o1", { initial_message: "go" });
+      const state = await harness.waitForState("o1", (candidate) => candidate.lastTurnError !== null, "the turn to fail");
+      assert.match(state.lastTurnError ?? "", /^TerminalError: runModelStep returned tool call c1 without a resolved policy/);
+      const history = await harness.client.getStepHistory("o1");
+      assert.equal(history.filter((entry) => entry.stepType === "RunModel" && entry.status === "failed").length, 1);
+    } finally {
+      await harness.dispose();
+    }
+  });
 });

@@ -15,6 +15,7 @@ import {
 } from "./steps/tool-steps.ts";
 import { createRecordTurnFailureStep, createResumeTurnStep } from "./steps/turn-steps.ts";
 import { AgentStepType } from "./step-types.ts";
+import { checkAgentSessionStartInput } from "../values/agent-state.ts";
 
 function checkRunner(runner: AgentFrameworkRunner): void {
   for (const method of ["buildUserMessage", "runModelStep", "executeDeferredToolCall"] as const) {
@@ -56,6 +57,14 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: s
     ],
     persistence,
     rpcs: createSessionRpcs(environment),
+    parseInput: (input) => {
+      const checked = checkAgentSessionStartInput(input);
+      const text = (checked.initial_message ?? checked.initialMessage) as string | null | undefined;
+      if (typeof text === "string" && Buffer.byteLength(text) > resolved.maxUserMessageBytes) {
+        throw new TypeError(`initial_message of ${Buffer.byteLength(text)} bytes is over the session's maxUserMessageBytes of ${resolved.maxUserMessageBytes}`);
+      }
+      return checked;
+    },
   });
 }
 

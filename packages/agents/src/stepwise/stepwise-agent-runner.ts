@@ -170,7 +170,11 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
   private deferredToolCall(turn: AgentTurnContext, call: ModelResponse["toolCalls"][number], listing: SourceListing): DeferredToolCall {
     const tool = this.definition.tools.get(call.toolName);
     if (tool !== undefined) {
-      const framework = { ...(tool.effect === undefined ? {} : { effect: tool.effect }), ...(tool.requiresApproval === undefined ? {} : { requiresApproval: tool.requiresApproval }) };
+      // The agent definition's own policies apply even when the session was built around this runner
+      // with other options; the session's policies still win.
+      const definitionPolicy = this.definition.toolPolicies[call.toolName];
+      const source = definitionPolicy ?? tool;
+      const framework = { ...(source.effect === undefined ? {} : { effect: source.effect }), ...(source.requiresApproval === undefined ? {} : { requiresApproval: source.requiresApproval }) };
       return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework) };
     }
     const listed = listing.bySource.get(call.toolName);

@@ -19,7 +19,7 @@ export interface AgentSessionWaitOptions {
  *
  * @example
  * const sessions = new AgentSessionTestClient(client, flow);
- * await sessions.start("s1", { initialMessage: "hello" });
+ * await sessions.startSession("s1", { initialMessage: "hello" });
  * await sessions.waitForTurnCount("s1", 1);
  */
 export class AgentSessionTestClient {
@@ -32,8 +32,13 @@ export class AgentSessionTestClient {
   }
 
   /** Starts a session, optionally with its first message. */
-  async start(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
+  async startSession(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
     await this.client.start(this.flow, sessionId, input.initialMessage === undefined ? {} : { initial_message: input.initialMessage });
+  }
+
+  /** Same as {@link AgentSessionTestClient.startSession}. */
+  start(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
+    return this.startSession(sessionId, input);
   }
 
   sendUserMessage(sessionId: string, text: string, options: { planMode?: boolean } = {}): Promise<boolean> {

@@ -35,3 +35,5 @@ export type { PollUntilOptions } from "@perdure/engine/testing";
 export { findFreeLoopbackPorts } from "./find-free-loopback-ports.ts";
 export { AgentSessionTestClient } from "./agent-session-test-client.ts";
 export type { AgentSessionWaitOptions } from "./agent-session-test-client.ts";
+export { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";
+export type { ScriptedModelClientOptions, ScriptedModelReply } from "../stepwise/scripted-model-client.ts";

@@ -66,3 +66,18 @@ export function agentSessionStartInputFromWire(data: unknown): AgentSessionStart
   const initialMessage = readNullableString(object, "initial_message") ?? readNullableString(object, "initialMessage");
   return initialMessage === null ? {} : { initialMessage };
 }
+
+/**
+ * Checks a session's start input as `client.start` receives it: an object
+ * whose `initial_message` (or `initialMessage`), when present, is a string.
+ */
+export function checkAgentSessionStartInput(data: unknown): Record<string, unknown> {
+  if (data === null || data === undefined) return {};
+  if (typeof data !== "object" || Array.isArray(data)) throw new TypeError(`the session input must be an object, got ${JSON.stringify(data)}`);
+  const object = data as Record<string, unknown>;
+  const message = object.initial_message ?? object.initialMessage;
+  if (message !== undefined && message !== null && typeof message !== "string") {
+    throw new TypeError(`initial_message must be a string or null, got ${JSON.stringify(message)}`);
+  }
+  return object;
+}

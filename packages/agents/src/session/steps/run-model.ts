@@ -33,6 +33,12 @@ function checkOutcome(outcome: AgentTurnOutcome): void {
       throw new TerminalError(`runModelStep returned tool call ID ${JSON.stringify(call.toolCallId)}, which is empty or repeated in one response`);
     }
     seen.add(call.toolCallId);
+    if (typeof call.toolName !== "string" || call.toolName === "" || typeof call.arguments !== "string") {
+      throw new TerminalError(`runModelStep returned tool call ${call.toolCallId} without a tool name or JSON arguments text`);
+    }
+    if (typeof call.policy?.effect !== "string" || typeof call.policy.requiresApproval !== "boolean") {
+      throw new TerminalError(`runModelStep returned tool call ${call.toolCallId} without a resolved policy; use turn.resolveToolPolicy(name)`);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { anyOf, deadEnd, defineStep, moveTo, received, type StepDefinition } from "@perdure/engine";
 import { agentSessionStartInputFromWire } from "../../values/agent-state.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
+import { isBlankText } from "../../values/result-texts.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow, readState, startTurn } from "../session-operations.ts";
@@ -25,7 +26,8 @@ export function createStartAgentSessionStep(environment: SessionEnvironment): St
       };
       if (context.read(persistence.agentUsage) === undefined) context.write(persistence.agentUsage, emptyAgentUsage());
       if (context.read(persistence.pendingInterrupts) === undefined) context.write(persistence.pendingInterrupts, []);
-      if (input.initialMessage === undefined || input.initialMessage === null) {
+      // A blank first message starts no turn, as a blank send_user_message would be refused.
+      if (input.initialMessage === undefined || input.initialMessage === null || isBlankText(input.initialMessage)) {
         context.write(persistence.agentState, state);
         return moveTo(AgentStepType.AwaitUserMessage);
       }
