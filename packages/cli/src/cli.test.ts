@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Client, Worker } from "@perdure/engine";
+import { SqliteStore } from "@perdure/engine/sqlite";
+import { AgentSessionTestClient } from "@perdure/agents/testing";
+import { loadAgentFlows } from "./entry/load-agent-flows.ts";
+
+const cliPath = fileURLToPath(new URL("./cli.ts", import.meta.url));
+const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const entryPath = join(repositoryRoot, "examples/support-agent/src/agents.ts");
+
+function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", cwd: repositoryRoot, env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" }, timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test("perdure --help and every command's --help describe their usage", () => {
+  const main = runCli(["--help"]);
+  assert.equal(main.status, 0);
+  for (const command of ["dev", "sessions", "inspect", "chat"]) assert.match(main.stdout, new RegExp(`\\n  ${command}`));
+  for (const command of ["dev", "sessions", "inspect", "chat"]) {
+    const help = runCli([command, "--help"]);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, new RegExp(`^Usage: perdure ${command}`));
+  }
+  const unknown = runCli(["launch"]);
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /unknown command "launch"/);
+});
+
+test("perdure sessions and perdure inspect read a real session from the store", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-cli-"));
+  const databasePath = join(folder, "dev.db");
+  const store = SqliteStore.open({ path: databasePath, durability: "process-crash-safe", pollIntervalMs: 20 });
+  const [flow] = (await loadAgentFlows(entryPath)).values();
+  assert.ok(flow !== undefined);
+  const worker = new Worker({ store, flows: [flow] });
+  await worker.start();
+  try {
+    const sessions = new AgentSessionTestClient(new Client({ store }), flow);
+    await sessions.start("cli-session");
+    await sessions.sendUserMessage("cli-session", "Where is order 1001?");
+    await sessions.waitForTurnCount("cli-session", 1);
+    await worker.close();
+    const listed = runCli(["sessions", "--db", databasePath, "--entry", entryPath]);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /cli-session\s+SupportAgent\s+running\s+waiting_for_user_message\s+1/);
+    const inspected = runCli(["inspect", "cli-session", "--db", databasePath, "--entry", entryPath]);
+    assert.equal(inspected.status, 0, inspected.stderr);
+    for (const step of ["StartAgentSession", "AwaitUserMessage", "RunModel", "CallTool", "ResumeTurn"]) assert.match(inspected.stdout, new RegExp(step));
+    assert.match(inspected.stdout, /messages 4 {2}usage \d+ tokens in 2 model calls/);
+    const missing = runCli(["inspect", "no-such-session", "--db", databasePath, "--entry", entryPath]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /no Flow has ID "no-such-session"/);
+  } finally {
+    await worker.close();
+    await store.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+/**
+ * `perdure`: the dev server and tools for durable agent sessions.
+ *
+ *   perdure dev [--port 4100] [--db .perdure/dev.db] [entry]
+ *   perdure sessions [--db ...] [--entry ...]
+ *   perdure inspect <sessionId> [--db ...] [--entry ...]
+ *   perdure chat <sessionId> [--db ...] [--entry ...]
+ */
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { Client, Worker } from "@perdure/engine";
+import { runChatCommand } from "./commands/chat.ts";
+import { runInspectCommand } from "./commands/inspect.ts";
+import { runSessionsCommand } from "./commands/sessions.ts";
+import { loadAgentFlows } from "./entry/load-agent-flows.ts";
+import { openConfiguredStore } from "./store/open-configured-store.ts";
+
+const defaultEntry = "perdure.agents.ts";
+
+const helpTexts: Record<string, string> = {
+  main: `perdure: run and inspect durable agent sessions
+
+Usage: perdure <command> [options]
+
+Commands:
+  dev [entry]          Start the dev server: store, Worker, HTTP API and web UI
+  sessions             List sessions with their status
+  inspect <sessionId>  Print a session's Step timeline and state
+  chat <sessionId>     Chat with a session in the terminal, approving tools
+
+Common options:
+  --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
+  --entry <module>     Module exporting agent session Flows (default ${defaultEntry})
+  -h, --help           Show help for a command
+
+Run "perdure <command> --help" for a command's options.`,
+  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [entry]
+
+Opens the store, starts a Worker for every agent session Flow the entry module
+exports, and serves the HTTP API and web UI on loopback. The entry defaults
+to ${defaultEntry}. Without OPENAI_API_KEY or ANTHROPIC_API_KEY the example agent
+uses its scripted demo model.`,
+  sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
+
+Lists every session of the entry's agents, newest first, with the Flow status,
+the agent status and the number of turns.`,
+  inspect: `Usage: perdure inspect <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}]
+
+Prints the session's Step timeline (each Step execution with its attempts,
+durations and errors), pending interrupts and usage.`,
+  chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
+
+Chats with a session in the terminal (starting it when new). Approvals are
+asked as y/N questions. A Worker runs in this process unless --no-worker is
+given (use that while perdure dev runs on the same store). Type /quit to leave.`,
+};
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      help: { type: "boolean", short: "h" },
+      port: { type: "string" },
+      host: { type: "string" },
+      db: { type: "string" },
+      entry: { type: "string" },
+      "no-worker": { type: "boolean" },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (command === undefined || command === "help") {
+    console.log(helpTexts.main);
+    return command === undefined && values.help !== true ? 1 : 0;
+  }
+  const help = helpTexts[command];
+  if (help === undefined || command === "main") {
+    console.error(`perdure: unknown command ${JSON.stringify(command)}\n\n${helpTexts.main}`);
+    return 2;
+  }
+  if (values.help === true) {
+    console.log(help);
+    return 0;
+  }
+  const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
+  if (command === "dev") {
+    const port = Number(values.port ?? process.env.PORT ?? "4100");
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port ${JSON.stringify(values.port)} is invalid: use 0 to 65535`);
+    // The HTTP server and its dependencies load only for this command.
+    const { startDevServer } = await import("./commands/dev.ts");
+    const server = await startDevServer({ entry: rest[0] ?? values.entry ?? defaultEntry, port, host: values.host ?? "127.0.0.1", ...location });
+    await new Promise<void>((resolve) => {
+      const stop = (): void => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    await server.close();
+    return 0;
+  }
+  const entry = values.entry ?? defaultEntry;
+  if (!existsSync(entry)) throw new Error(`entry module ${entry} does not exist; pass --entry <module exporting your agent Flows>`);
+  const flows = await loadAgentFlows(entry);
+  const { store } = await openConfiguredStore(location);
+  const client = new Client({ store });
+  try {
+    if (command === "sessions") {
+      console.log(await runSessionsCommand(client, flows));
+      return 0;
+    }
+    const sessionId = rest[0];
+    if (sessionId === undefined) {
+      console.error(`perdure ${command}: give a session ID\n\n${help}`);
+      return 2;
+    }
+    if (command === "inspect") {
+      console.log(await runInspectCommand(client, flows, sessionId));
+      return 0;
+    }
+    const flow = [...flows.values()][0];
+    if (flow === undefined) return 1;
+    const worker = values["no-worker"] === true ? undefined : new Worker({ store, flows: [...flows.values()] });
+    await worker?.start();
+    try {
+      await runChatCommand(client, flow, sessionId, process.stdin, process.stdout);
+    } finally {
+      await worker?.close();
+    }
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error: unknown) => {
+  console.error(`perdure: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,76 @@
+import type { AgentSessionFlow } from "@perdure/agents";
+import { agentSnapshotToWire } from "@perdure/agents";
+import type { Client, StepHistoryEntry } from "@perdure/engine";
+
+/** One Step execution in the inspector's timeline, with its attempts. */
+export interface TimelineExecution {
+  executionId: string;
+  stepType: string;
+  startedAt: string;
+  finishedAt: string;
+  /** `completed`, `failed` (its last attempt failed and nothing followed), `cancelled`, or `active`. */
+  status: "completed" | "failed" | "cancelled" | "active";
+  attempts: { method: string; attempt: number; status: string; startedAt: string; finishedAt: string; durationMs: number; error: string | null; outcome: unknown }[];
+}
+
+/** Everything the session inspector shows, read in a few consistent calls. */
+export interface SessionInspection {
+  flowId: string;
+  flowType: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  activeExecutions: { executionId: string; stepType: string; status: string }[];
+  timeline: TimelineExecution[];
+  snapshot: Record<string, unknown>;
+}
+
+/** Groups Step history entries by execution, in the order executions started. */
+export function buildTimeline(history: readonly StepHistoryEntry[], active: ReadonlySet<string>): TimelineExecution[] {
+  const byExecution = new Map<string, TimelineExecution>();
+  for (const entry of history) {
+    let execution = byExecution.get(entry.executionId);
+    if (execution === undefined) {
+      execution = { executionId: entry.executionId, stepType: entry.stepType, startedAt: entry.startedAt.toISOString(), finishedAt: entry.finishedAt.toISOString(), status: "completed", attempts: [] };
+      byExecution.set(entry.executionId, execution);
+    }
+    execution.attempts.push({
+      method: entry.method,
+      attempt: entry.attempt,
+      status: entry.status,
+      startedAt: entry.startedAt.toISOString(),
+      finishedAt: entry.finishedAt.toISOString(),
+      durationMs: Math.max(0, entry.finishedAt.getTime() - entry.startedAt.getTime()),
+      error: entry.error,
+      outcome: entry.outcome,
+    });
+    execution.finishedAt = entry.finishedAt.toISOString();
+    if (entry.startedAt.toISOString() < execution.startedAt) execution.startedAt = entry.startedAt.toISOString();
+  }
+  for (const execution of byExecution.values()) {
+    const last = execution.attempts.at(-1);
+    const completed = execution.attempts.some((attempt) => attempt.method === "execute" && attempt.status === "completed");
+    execution.status = active.has(execution.executionId) ? "active" : completed ? "completed" : last?.status === "cancelled" ? "cancelled" : last?.status === "failed" ? "failed" : "completed";
+  }
+  return [...byExecution.values()].sort((left, right) => Number(left.executionId) - Number(right.executionId));
+}
+
+/** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
+export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
+  const [description, history, snapshot] = await Promise.all([
+    client.describe(flowId),
+    client.getStepHistory(flowId, { limit: 1000 }),
+    client.invokeRPC(flow.getAgentSnapshot, flowId),
+  ]);
+  const active = new Set(description.executions.map((execution) => execution.executionId));
+  return {
+    flowId,
+    flowType: description.flowType,
+    status: description.status,
+    createdAt: description.createdAt.toISOString(),
+    updatedAt: description.updatedAt.toISOString(),
+    activeExecutions: description.executions,
+    timeline: buildTimeline(history, active),
+    snapshot: agentSnapshotToWire(snapshot),
+  };
+}
