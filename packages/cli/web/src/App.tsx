@@ -37,6 +37,10 @@ export function App() {
   const sessions = usePolledResource("sessions", () => api.sessions(), 2000);
   const agents = usePolledResource("agents", () => api.agents(), 60_000);
   const { refresh: refreshSessions } = sessions;
+  const [pendingApprovals, setPendingApprovals] = useState<Readonly<Record<string, number>>>({});
+  const onPendingApprovals = useCallback((sessionId: string, count: number) => {
+    setPendingApprovals((previous) => (previous[sessionId] === count ? previous : { ...previous, [sessionId]: count }));
+  }, []);
 
   useEffect(() => {
     const onPop = (): void => setSelected(sessionFromLocation());
@@ -92,7 +96,7 @@ export function App() {
         </span>
       </header>
       <div className="main">
-        <SessionList sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} onSelect={select} onCreate={create} />
+        <SessionList sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} pendingApprovals={pendingApprovals} onSelect={select} onCreate={create} />
         {selected === null ? (
           <div className="welcome">
             <h1>Durable agent sessions</h1>
@@ -109,6 +113,7 @@ export function App() {
             inspectorTab={tab}
             onInspectorTab={changeTab}
             onSessionsChanged={refreshSessions}
+            onPendingApprovals={onPendingApprovals}
           />
         )}
       </div>

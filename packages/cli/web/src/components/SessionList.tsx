@@ -3,6 +3,7 @@ import { useState } from "react";
 import type { SessionSummary } from "../lib/api.ts";
 import { formatRelative } from "../lib/format.ts";
 import { useNow } from "../lib/hooks.ts";
+import { AlertIcon, PlusIcon } from "./Icons.tsx";
 import { SessionStatusBadge } from "./StatusBadge.tsx";
 
 export interface SessionListProps {
@@ -10,6 +11,8 @@ export interface SessionListProps {
   error: Error | undefined;
   agents: string[];
   selectedId: string | null;
+  /** Pending approvals of sessions whose snapshot this tab has read (the open one). */
+  pendingApprovals: Readonly<Record<string, number>>;
   onSelect: (sessionId: string) => void;
   onCreate: (agent: string | undefined) => Promise<void>;
 }
@@ -48,7 +51,7 @@ export function SessionList(props: SessionListProps) {
           </select>
         )}
         <button type="button" className="button button-primary new-session" onClick={() => void create()} disabled={creating}>
-          <span aria-hidden="true">＋</span> {creating ? "Starting…" : "New session"}
+          <PlusIcon /> {creating ? "Starting…" : "New session"}
         </button>
         {createError !== null && <div className="inline-error">{createError}</div>}
         {(props.sessions?.length ?? 0) > 6 && (
@@ -74,7 +77,7 @@ export function SessionList(props: SessionListProps) {
           >
             <div className="session-item-top">
               <span className="session-id" title={session.sessionId}>{session.sessionId}</span>
-              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} />
+              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} pendingApprovals={props.pendingApprovals[session.sessionId] ?? 0} />
             </div>
             <div className="session-item-meta">
               <span>{session.agent}</span>
@@ -83,7 +86,7 @@ export function SessionList(props: SessionListProps) {
               <span className="dot-sep">·</span>
               <span title={session.updatedAt}>{formatRelative(session.updatedAt, now)}</span>
             </div>
-            {session.lastTurnError !== null && <div className="session-item-error" title={session.lastTurnError}>⚠ {session.lastTurnError}</div>}
+            {session.lastTurnError !== null && <div className="session-item-error" title={session.lastTurnError}><AlertIcon /> {session.lastTurnError}</div>}
           </button>
         ))}
       </nav>

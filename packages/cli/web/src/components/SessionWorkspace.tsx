@@ -1,7 +1,7 @@
 // One open session: its header, the chat, and the inspector beside it.
 // The inspector's snapshot is read every 2 s and again on each live event,
 // and the chat reads the session's turn and queue from the same snapshot.
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, type SessionSummary } from "../lib/api.ts";
 import { usePolledResource, useAgentEvents, type ReceivedEvent } from "../lib/hooks.ts";
 import { ChatPanel } from "./chat/ChatPanel.tsx";
@@ -19,6 +19,8 @@ export interface SessionWorkspaceProps {
   inspectorTab: InspectorTab;
   onInspectorTab: (tab: InspectorTab) => void;
   onSessionsChanged: () => void;
+  /** The open session's pending approvals, which the session list cannot see. */
+  onPendingApprovals: (sessionId: string, count: number) => void;
 }
 
 export function SessionWorkspace(props: SessionWorkspaceProps) {
@@ -39,6 +41,12 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
   const flowStatus = inspection.data?.status ?? props.summary?.status ?? "running";
   const agentStatus = inspection.data?.snapshot.state?.status ?? props.summary?.agentStatus ?? null;
   const approvals = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "approval").length;
+  const { onPendingApprovals } = props;
+  useEffect(() => {
+    onPendingApprovals(sessionId, approvals);
+    // Another session's snapshot is not read: forget its count when it closes.
+    return () => onPendingApprovals(sessionId, 0);
+  }, [onPendingApprovals, sessionId, approvals]);
 
   const stop = async (): Promise<void> => {
     if (!window.confirm(`Stop session ${sessionId}? Its Flow ends and it takes no more messages.`)) return;

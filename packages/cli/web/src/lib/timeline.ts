@@ -7,8 +7,14 @@ import type { SessionInspection, TimelineExecution } from "./api.ts";
 export type StepCategory = "model" | "tool" | "wait" | "session";
 
 export interface TimelineSegment {
-  kind: "wait" | "execute";
-  /** completed, failed, cancelled, or active for the part still running. */
+  /**
+   * `execute`: an attempt of the Step's work. `check`: an evaluation of its
+   * wait condition (`wait_until`), usually a few milliseconds. `wait`: the
+   * time between them, when the execution waited (for a person, a message,
+   * other Steps, or a retry's backoff).
+   */
+  kind: "execute" | "check" | "wait";
+  /** completed, failed, cancelled, or active while it still runs or waits. */
   status: string;
   method: string;
   attempt: number;
@@ -23,6 +29,9 @@ export interface TimelineRow {
   stepType: string;
   category: StepCategory;
   status: TimelineExecution["status"];
+  /** For an active execution: the engine's status (waiting, ready, running, waiting_to_be_asked). */
+  activeStatus: string | null;
+  /** The waiting span first, then the attempts in order. */
   segments: TimelineSegment[];
   start: number;
   end: number;
@@ -59,9 +68,10 @@ export function categoryOf(stepType: string): StepCategory {
 
 /** Rows in execution order; active executions run to `now`. */
 export function buildTimelineRows(inspection: SessionInspection, now: number): TimelineRow[] {
+  const activeStatuses = new Map(inspection.activeExecutions.map((active) => [active.executionId, active.status]));
   const rows: TimelineRow[] = inspection.timeline.map((execution) => {
-    const segments: TimelineSegment[] = execution.attempts.map((attempt) => ({
-      kind: attempt.method === "wait_until" ? "wait" : "execute",
+    const attempts: TimelineSegment[] = execution.attempts.map((attempt) => ({
+      kind: attempt.method === "wait_until" ? "check" : "execute",
       status: attempt.status,
       method: attempt.method,
       attempt: attempt.attempt,
@@ -72,27 +82,31 @@ export function buildTimelineRows(inspection: SessionInspection, now: number): T
     }));
     const executes = execution.attempts.filter((attempt) => attempt.method === "execute");
     const failed = execution.attempts.filter((attempt) => attempt.status === "failed");
-    const row: TimelineRow = {
+    const start = Date.parse(execution.startedAt);
+    const active = execution.status === "active";
+    const activeStatus = active ? (activeStatuses.get(execution.executionId) ?? "running") : null;
+    const end = active ? Math.max(now, Date.parse(execution.finishedAt)) : Date.parse(execution.finishedAt);
+    const segments: TimelineSegment[] = [];
+    if (end > start) segments.push(waitSegment(start, end, active ? "active" : execution.status));
+    segments.push(...attempts);
+    if (active && activeStatus === "running") segments.push(runningSegment(Date.parse(execution.finishedAt), now, (executes.at(-1)?.attempt ?? 0) + 1));
+    return {
       executionId: execution.executionId,
       stepType: execution.stepType,
       category: categoryOf(execution.stepType),
       status: execution.status,
+      activeStatus,
       segments,
-      start: Date.parse(execution.startedAt),
-      end: Date.parse(execution.finishedAt),
+      start,
+      end,
       executeAttempts: executes.length,
       failedAttempts: failed.length,
       lastError: failed.at(-1)?.error ?? null,
       estimatedStart: false,
     };
-    if (execution.status === "active") {
-      row.segments.push(ongoingSegment(execution.stepType, row.end, now, (executes.at(-1)?.attempt ?? 0) + 1));
-      row.end = now;
-    }
-    return row;
   });
   const known = new Set(rows.map((row) => row.executionId));
-  const lastEnd = rows.reduce((latest, row) => Math.max(latest, row.status === "active" ? row.start : row.end), Date.parse(inspection.createdAt));
+  const lastEnd = inspection.timeline.reduce((latest, execution) => Math.max(latest, Date.parse(execution.finishedAt)), Date.parse(inspection.createdAt));
   for (const active of inspection.activeExecutions) {
     if (known.has(active.executionId)) continue;
     const start = Math.min(lastEnd, now);
@@ -101,9 +115,10 @@ export function buildTimelineRows(inspection: SessionInspection, now: number): T
       stepType: active.stepType,
       category: categoryOf(active.stepType),
       status: "active",
-      segments: [ongoingSegment(active.stepType, start, now, 1)],
+      activeStatus: active.status,
+      segments: [active.status === "running" ? runningSegment(start, now, 1) : waitSegment(start, Math.max(start, now), "active")],
       start,
-      end: now,
+      end: Math.max(start, now),
       executeAttempts: 0,
       failedAttempts: 0,
       lastError: null,
@@ -113,9 +128,28 @@ export function buildTimelineRows(inspection: SessionInspection, now: number): T
   return rows.sort((left, right) => compareExecutionIds(left.executionId, right.executionId));
 }
 
-function ongoingSegment(stepType: string, start: number, now: number, attempt: number): TimelineSegment {
-  const waiting = categoryOf(stepType) === "wait";
-  return { kind: waiting ? "wait" : "execute", status: "active", method: waiting ? "wait_until" : "execute", attempt, start, end: Math.max(start, now), error: null, outcome: undefined };
+/**
+ * Labels the executions that start a turn: an AwaitUserMessage (or a
+ * StartAgentSession with a first message) whose decision moves to RunModel.
+ * The labels are inferred from the Step graph, so they are dropped when their
+ * count disagrees with the session's turn count.
+ */
+export function inferTurnStarts(rows: readonly TimelineRow[], turnCount: number): Map<string, string> {
+  const starts = new Map<string, string>();
+  for (const row of rows) {
+    if (row.stepType !== "AwaitUserMessage" && row.stepType !== "StartAgentSession") continue;
+    const decision = row.segments.find((segment) => segment.kind === "execute" && segment.status === "completed")?.outcome as { moveTo?: unknown } | undefined;
+    if (Array.isArray(decision?.moveTo) && decision.moveTo.includes("RunModel")) starts.set(row.executionId, `turn ${starts.size + 1}`);
+  }
+  return starts.size === turnCount ? starts : new Map();
+}
+
+function waitSegment(start: number, end: number, status: string): TimelineSegment {
+  return { kind: "wait", status, method: "waiting", attempt: 0, start, end, error: null, outcome: undefined };
+}
+
+function runningSegment(start: number, now: number, attempt: number): TimelineSegment {
+  return { kind: "execute", status: "active", method: "execute", attempt, start, end: Math.max(start, now), error: null, outcome: undefined };
 }
 
 function compareExecutionIds(left: string, right: string): number {
@@ -136,7 +170,7 @@ export function buildScale(rows: readonly TimelineRow[], compressAfterMs = 1500)
   const end = Math.max(...segments.map((segment) => segment.end));
   if (end <= start) return { start, end, x: () => 0, gaps: [] };
 
-  const busy = mergeIntervals(segments.filter((segment) => segment.kind === "execute").map((segment) => [segment.start, segment.end] as [number, number]));
+  const busy = mergeIntervals(segments.filter((segment) => segment.kind !== "wait").map((segment) => [segment.start, segment.end] as [number, number]));
   const boundaries = [...new Set(segments.flatMap((segment) => [segment.start, segment.end]).concat(busy.flat()))].sort((a, b) => a - b);
   interface Piece { start: number; end: number; compressed: boolean }
   const pieces: Piece[] = [];

@@ -4,6 +4,7 @@
 // the ones this tab is still sending.
 import type { WireQueuedMessage } from "../../lib/api.ts";
 import { formatRelative } from "../../lib/format.ts";
+import { ClockIcon } from "../Icons.tsx";
 
 /** A message this tab sent through the queue path, until the session's snapshot shows it. */
 export interface LocalQueuedMessage {
@@ -22,7 +23,7 @@ export function QueuedMessages(props: { queued: WireQueuedMessage[]; local: Loca
   return (
     <div className="queued" data-testid="queued-messages">
       <div className="queued-head">
-        <span className="queued-icon" aria-hidden="true">⏳</span>
+        <span className="queued-icon"><ClockIcon /></span>
         {count === 1 ? "1 message queued" : `${count} messages queued`}
         <span className="muted"> · each starts the next turn when this one ends</span>
       </div>

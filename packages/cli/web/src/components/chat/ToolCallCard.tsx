@@ -5,6 +5,7 @@ import type { DynamicToolUIPart } from "ai";
 import { useState } from "react";
 import type { WireToolCall } from "../../lib/api.ts";
 import { formatDuration } from "../../lib/format.ts";
+import { ShieldIcon, ToolIcon } from "../Icons.tsx";
 import { Badge, type Tone } from "../StatusBadge.tsx";
 import { ValueView } from "../ValueView.tsx";
 
@@ -47,7 +48,9 @@ const effectLabels: Record<string, string> = {
 export function ToolCallCard(props: ToolCallCardProps) {
   const { part, record } = props;
   const state = describeState(part);
-  const [open, setOpen] = useState(part.state !== "output-available");
+  // Open while it runs or asks; a finished call folds away unless it was approved (its result matters) or the reader opened it.
+  const [userOpen, setUserOpen] = useState<boolean | null>(null);
+  const open = userOpen ?? (part.state !== "output-available" || part.approval !== undefined);
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState("");
   const needsApproval = part.state === "approval-requested";
@@ -56,8 +59,8 @@ export function ToolCallCard(props: ToolCallCardProps) {
 
   return (
     <div className={`tool-card tool-${part.state}`} data-testid="tool-card" data-tool-name={part.toolName}>
-      <button type="button" className="tool-card-head" onClick={() => setOpen(!open)} aria-expanded={expanded}>
-        <span className="tool-icon" aria-hidden="true">{needsApproval ? "✋" : "⚙"}</span>
+      <button type="button" className="tool-card-head" onClick={() => setUserOpen(!open)} aria-expanded={expanded}>
+        <span className="tool-icon">{needsApproval ? <ShieldIcon /> : <ToolIcon />}</span>
         <span className="tool-name">{part.toolName}</span>
         {record !== undefined && <span className={`effect effect-${record.effect}`}>{effectLabels[record.effect] ?? record.effect}</span>}
         <span className="spacer" />

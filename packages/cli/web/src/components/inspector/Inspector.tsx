@@ -75,7 +75,7 @@ export function Inspector(props: InspectorProps) {
         </div>
       )}
       {inspection !== undefined && props.tab === "state" && (
-        <div className="inspector-body">
+        <div className="inspector-body inspector-grid">
           <StatePanel inspection={inspection} />
           <UsagePanel usage={inspection.snapshot.usage} />
         </div>

@@ -4,7 +4,7 @@
 import { Fragment, useMemo, useState } from "react";
 import type { SessionInspection } from "../../lib/api.ts";
 import { formatClock, formatDuration, oneLine, prettyJson } from "../../lib/format.ts";
-import { buildScale, buildTimelineRows, type TimelineRow, type TimelineScale, type TimelineSegment } from "../../lib/timeline.ts";
+import { buildScale, buildTimelineRows, inferTurnStarts, type TimelineRow, type TimelineScale, type TimelineSegment } from "../../lib/timeline.ts";
 import { Badge } from "../StatusBadge.tsx";
 
 const stepBlurbs: Record<string, string> = {
@@ -21,9 +21,13 @@ const stepBlurbs: Record<string, string> = {
 };
 
 function segmentTitle(row: TimelineRow, segment: TimelineSegment): string {
-  const what = segment.kind === "wait" ? "waiting" : `attempt ${segment.attempt}`;
+  const took = formatDuration(segment.end - segment.start);
+  const from = formatClock(new Date(segment.start).toISOString());
+  const head = `${row.stepType} #${row.executionId}`;
+  if (segment.kind === "wait") return `${head}\n${segment.status === "active" ? `waiting for ${took} (${row.activeStatus ?? "waiting"})` : `waited or retried over ${took}`}, from ${from}`;
+  const what = segment.kind === "check" ? "checked its wait condition" : `attempt ${segment.attempt}`;
   const state = segment.status === "active" ? "running now" : segment.status;
-  const lines = [`${row.stepType} #${row.executionId} · ${segment.method} · ${what}`, `${state} · ${formatDuration(segment.end - segment.start)} · from ${formatClock(new Date(segment.start).toISOString())}`];
+  const lines = [`${head} · ${segment.method} · ${what}`, `${state} · ${took} · from ${from}`];
   if (segment.error !== null) lines.push(`error: ${oneLine(segment.error, 300)}`);
   return lines.join("\n");
 }
@@ -31,10 +35,9 @@ function segmentTitle(row: TimelineRow, segment: TimelineSegment): string {
 function Bar(props: { row: TimelineRow; segment: TimelineSegment; scale: TimelineScale }) {
   const { segment, scale } = props;
   const left = scale.x(segment.start) * 100;
-  const right = scale.x(segment.end) * 100;
-  const width = Math.max(right - left, 0.6);
+  const width = Math.max(0, scale.x(segment.end) * 100 - left);
   const classes = ["tl-bar", `tl-${segment.kind}`, `tl-status-${segment.status}`, `cat-${props.row.category}`];
-  return <span className={classes.join(" ")} style={{ left: `${Math.min(left, 100 - width)}%`, width: `${width}%` }} title={segmentTitle(props.row, segment)} />;
+  return <span className={classes.join(" ")} style={{ left: `min(${left}%, calc(100% - 3px))`, width: `${width}%` }} title={segmentTitle(props.row, segment)} />;
 }
 
 function GapBands(props: { scale: TimelineScale; labels?: boolean }) {
@@ -56,7 +59,11 @@ function rowDuration(row: TimelineRow): number {
 function AttemptDetails(props: { row: TimelineRow }) {
   return (
     <div className="tl-details">
-      {props.row.estimatedStart && <p className="muted small">No method of this execution has finished yet; its start is estimated.</p>}
+      <p className="muted small tl-details-blurb">
+        <strong>{props.row.stepType}</strong> {stepBlurbs[props.row.stepType] ?? ""}
+        {props.row.status === "active" ? ` · ${props.row.activeStatus ?? "active"} for ${formatDuration(props.row.end - props.row.start)}` : ` · ${formatDuration(props.row.end - props.row.start)} from first to last attempt`}
+        {props.row.estimatedStart ? " · no method has finished yet, so its start is estimated" : ""}
+      </p>
       <table className="attempts">
         <thead>
           <tr>
@@ -68,11 +75,11 @@ function AttemptDetails(props: { row: TimelineRow }) {
           </tr>
         </thead>
         <tbody>
-          {props.row.segments.map((segment, index) => (
+          {props.row.segments.filter((segment) => segment.kind !== "wait").map((segment, index) => (
             <Fragment key={index}>
               <tr className={`attempt-${segment.status}`}>
                 <td className="mono">{segment.method}</td>
-                <td>{segment.kind === "wait" && segment.status === "active" ? "–" : segment.attempt}</td>
+                <td>{segment.attempt}</td>
                 <td>{segment.status === "active" ? <Badge tone="blue" pulse>running</Badge> : segment.status === "failed" ? <Badge tone="red">failed</Badge> : segment.status === "cancelled" ? <Badge tone="grey">cancelled</Badge> : <Badge tone="green">completed</Badge>}</td>
                 <td className="mono">{formatClock(new Date(segment.start).toISOString())}</td>
                 <td className="mono">{formatDuration(segment.end - segment.start)}</td>
@@ -103,6 +110,7 @@ function AttemptDetails(props: { row: TimelineRow }) {
 export function StepTimeline(props: { inspection: SessionInspection; now: number }) {
   const rows = useMemo(() => buildTimelineRows(props.inspection, props.now), [props.inspection, props.now]);
   const scale = useMemo(() => buildScale(rows), [rows]);
+  const turnStarts = useMemo(() => inferTurnStarts(rows, props.inspection.snapshot.state?.turn_count ?? 0), [rows, props.inspection.snapshot.state?.turn_count]);
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const [showAll, setShowAll] = useState(false);
   const limit = 60;
@@ -120,11 +128,11 @@ export function StepTimeline(props: { inspection: SessionInspection; now: number
   return (
     <div className="timeline" data-testid="step-timeline">
       <div className="tl-row tl-axis">
-        <div className="tl-label muted small">{rows.length} Step executions</div>
+        <div className="tl-label muted small">
+          {rows.length} executions since {formatClock(new Date(scale.start).toISOString()).slice(0, 8)}
+        </div>
         <div className="tl-track">
           <GapBands scale={scale} labels />
-          <span className="tl-axis-start">{formatClock(new Date(scale.start).toISOString())}</span>
-          <span className="tl-axis-end">{formatDuration(scale.end - scale.start)}</span>
         </div>
         <div className="tl-duration muted small">took</div>
       </div>
@@ -137,11 +145,18 @@ export function StepTimeline(props: { inspection: SessionInspection; now: number
         const expanded = open.has(row.executionId);
         return (
           <Fragment key={row.executionId}>
+            {turnStarts.has(row.executionId) && (
+              <div className="tl-turn">
+                <span className="tl-turn-label">{turnStarts.get(row.executionId)}</span>
+                <span className="tl-turn-line" />
+              </div>
+            )}
             <button type="button" className={`tl-row tl-exec tl-row-${row.status}${expanded ? " expanded" : ""}`} onClick={() => toggle(row.executionId)} aria-expanded={expanded} data-step-type={row.stepType}>
               <div className="tl-label" title={`${row.stepType}: ${stepBlurbs[row.stepType] ?? "a Step"}`}>
                 <span className={`tl-swatch cat-${row.category}`} />
                 <span className="tl-step">{row.stepType}</span>
                 <span className="tl-exec-id">#{row.executionId}</span>
+                {row.status === "active" && <span className={`tl-active-dot tl-active-${row.activeStatus ?? "running"}`} title={row.activeStatus === "running" ? "running now" : `active: ${row.activeStatus ?? "waiting"}`} />}
                 {row.executeAttempts > 1 && <span className={`tl-attempts${row.failedAttempts > 0 ? " has-failures" : ""}`} title={`${row.executeAttempts} attempts, ${row.failedAttempts} failed`}>×{row.executeAttempts}</span>}
               </div>
               <div className="tl-track">
@@ -166,6 +181,7 @@ export function StepTimeline(props: { inspection: SessionInspection; now: number
         <span><span className="tl-swatch cat-wait" /> waits on a person</span>
         <span><span className="tl-swatch cat-session" /> session</span>
         <span><span className="legend-bar tl-wait" /> waiting</span>
+        <span><span className="legend-tick" /> wait checked</span>
         <span><span className="legend-bar tl-status-failed" /> failed attempt</span>
         <span><span className="legend-bar tl-status-cancelled" /> cancelled</span>
         <span><span className="legend-gap" /> idle, squeezed</span>
