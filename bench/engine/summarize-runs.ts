@@ -21,6 +21,8 @@ const firstRun = runs[0]?.measurements ?? [];
 function format(value: number, unit: string): string {
   if (unit.endsWith("/s")) return Math.round(value).toLocaleString("en-US");
   if (unit === "MiB" || (unit === "ms" && Math.abs(value) >= 10)) return value.toFixed(2);
+  if (unit === "%") return value.toFixed(0);
+  if (unit.endsWith("/turn")) return value.toFixed(2);
   return value.toFixed(3);
 }
 

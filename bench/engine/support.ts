@@ -118,16 +118,16 @@ export function describeMachine(): MachineDescription {
   };
 }
 
-/** Which engine the numbers belong to: the commit, and whether packages/engine had uncommitted changes. */
+/** Which code the numbers belong to: the commit, and whether the measured packages had uncommitted changes. */
 export interface EngineRevision {
   commit: string;
   packagesDirty: boolean;
 }
 
-export function describeEngineRevision(repositoryRoot: string): EngineRevision | undefined {
+export function describeEngineRevision(repositoryRoot: string, packagePaths: readonly string[] = ["packages/engine"]): EngineRevision | undefined {
   try {
     const git = (...args: string[]): string => execFileSync("git", args, { cwd: repositoryRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    return { commit: git("rev-parse", "HEAD"), packagesDirty: git("status", "--porcelain", "--", "packages/engine").length > 0 };
+    return { commit: git("rev-parse", "HEAD"), packagesDirty: git("status", "--porcelain", "--", ...packagePaths).length > 0 };
   } catch {
     // Not a git checkout (an exported copy): the numbers still stand, without a revision.
     return undefined;
