@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS attributes (
   value TEXT NOT NULL,
   PRIMARY KEY (flow_id, name, key)
 ) WITHOUT ROWID;
+-- Plain Attributes (key '') are read on every claim; without this index that read walks every map instance of the Flow.
+CREATE INDEX IF NOT EXISTS attributes_plain ON attributes (flow_id, name) WHERE key = '';
 CREATE TABLE IF NOT EXISTS messages (
   flow_id TEXT NOT NULL,
   seq INTEGER NOT NULL,

@@ -104,7 +104,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async readPlainAttributes(flowId: string): Promise<AttributeRow[]> {
-    return this.all<AttributeRow>("SELECT name, key, value FROM attributes WHERE flow_id = ? AND key = ''", flowId);
+    return this.all<AttributeRow>("SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''", flowId);
   }
 
   async readAttribute(flowId: string, name: string, key: string): Promise<string | undefined> {
