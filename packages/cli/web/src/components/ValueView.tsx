@@ -6,6 +6,10 @@ function isPrimitive(value: unknown): value is string | number | boolean | null 
   return value === null || ["string", "number", "boolean"].includes(typeof value);
 }
 
+function primitiveText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "";
+}
+
 export function ValueView(props: { value: unknown; emptyLabel?: string }) {
   const value = parseMaybeJson(props.value);
   if (value === undefined || value === null || value === "" || (typeof value === "object" && Object.keys(value).length === 0)) {
@@ -13,13 +17,13 @@ export function ValueView(props: { value: unknown; emptyLabel?: string }) {
   }
   if (typeof value === "object" && !Array.isArray(value)) {
     const entries = Object.entries(value as Record<string, unknown>);
-    if (entries.length <= 10 && entries.every(([, entry]) => isPrimitive(entry) && String(entry).length <= 160)) {
+    if (entries.length <= 10 && entries.every(([, entry]) => isPrimitive(entry) && primitiveText(entry).length <= 160)) {
       return (
         <dl className="fields">
           {entries.map(([key, entry]) => (
             <div className="field" key={key}>
               <dt>{key}</dt>
-              <dd className={typeof entry === "string" ? "" : "mono"}>{entry === null ? <span className="muted">null</span> : String(entry)}</dd>
+              <dd className={typeof entry === "string" ? "" : "mono"}>{entry === null ? <span className="muted">null</span> : primitiveText(entry)}</dd>
             </div>
           ))}
         </dl>

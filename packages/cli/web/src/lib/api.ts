@@ -1,20 +1,16 @@
 // Typed calls to the `perdure dev` HTTP API (packages/cli/src/server/create-dev-app.ts).
 import type { UIMessage } from "ai";
 
-/** Flow status of a session, from the engine. */
-export type FlowStatus = "running" | "completed" | "failed" | "stopped";
-
-/** What the agent is doing, from its state (null before the session started). */
-export type AgentStatus = "waiting_for_user_message" | "running_model" | "running_tools" | "compacting_context";
-
 /** One row of `GET /api/sessions`. */
 export interface SessionSummary {
   sessionId: string;
   agent: string;
-  status: FlowStatus | string;
+  /** The Flow status: running, completed, failed or stopped. */
+  status: string;
   createdAt: string;
   updatedAt: string;
-  agentStatus: AgentStatus | string | null;
+  /** waiting_for_user_message, running_model, running_tools or compacting_context; null before the session started. */
+  agentStatus: string | null;
   turnCount: number;
   activeTurnId: string | null;
   lastTurnError: string | null;
@@ -28,9 +24,11 @@ export interface ChatSnapshot {
 
 /** One attempt of a Step method in the timeline. */
 export interface TimelineAttempt {
-  method: "wait_until" | "execute" | string;
+  /** wait_until or execute. */
+  method: string;
   attempt: number;
-  status: "completed" | "failed" | "cancelled" | string;
+  /** completed, failed or cancelled. */
+  status: string;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
@@ -50,7 +48,7 @@ export interface TimelineExecution {
 
 /** The session snapshot as wire JSON (snake_case, as the contract spells it). */
 export interface WireAgentState {
-  status: AgentStatus | string;
+  status: string;
   active_turn_id: string | null;
   turn_count: number;
   message_count: number;
@@ -62,7 +60,8 @@ export interface WireAgentState {
 
 export interface WireInterrupt {
   interrupt_id: string;
-  kind: "approval" | "question" | string;
+  /** approval or question. */
+  kind: string;
   tool_call_id: string;
   tool_name: string;
   arguments: string;
@@ -131,7 +130,7 @@ export interface WireSnapshot {
 export interface SessionInspection {
   flowId: string;
   flowType: string;
-  status: FlowStatus | string;
+  status: string;
   createdAt: string;
   updatedAt: string;
   activeExecutions: { executionId: string; stepType: string; status: string }[];
@@ -211,7 +210,7 @@ export function parseAgentEvent(data: string): AgentEventWire | null {
     type: typeof object.type === "string" ? object.type : "unknown",
     turn_id: typeof object.turn_id === "string" ? object.turn_id : null,
     attempt: typeof object.attempt === "number" ? object.attempt : 1,
-    step_execution_id: typeof object.step_execution_id === "string" ? object.step_execution_id : String(object.step_execution_id ?? ""),
+    step_execution_id: typeof object.step_execution_id === "string" || typeof object.step_execution_id === "number" ? String(object.step_execution_id) : "",
     payload: typeof payload === "object" && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {},
   };
 }

@@ -56,7 +56,7 @@ export function prettyJson(value: unknown): string {
   try {
     return JSON.stringify(value, null, 2);
   } catch {
-    return String(value);
+    return "(a value that cannot be shown as JSON)";
   }
 }
 

@@ -141,7 +141,7 @@ export function inferTurnStarts(rows: readonly TimelineRow[], turnCount: number)
     const decision = row.segments.find((segment) => segment.kind === "execute" && segment.status === "completed")?.outcome as { moveTo?: unknown } | undefined;
     if (Array.isArray(decision?.moveTo) && decision.moveTo.includes("RunModel")) starts.set(row.executionId, `turn ${starts.size + 1}`);
   }
-  return starts.size === turnCount ? starts : new Map();
+  return starts.size === turnCount ? starts : new Map<string, string>();
 }
 
 function waitSegment(start: number, end: number, status: string): TimelineSegment {
