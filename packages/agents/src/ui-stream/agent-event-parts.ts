@@ -176,12 +176,19 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
       planDelta(next, event, parts);
       break;
     case "usage_recorded":
-      if (enterModelStep(next, event, parts)) eventChunk();
+      // Written once the model call returned: its text and reasoning are complete.
+      if (enterModelStep(next, event, parts)) {
+        closeOpenParts(next, parts);
+        eventChunk();
+      }
       break;
     case "tool_call_deferred": {
       const toolCallId = payloadString(event, "tool_call_id");
       if (toolCallId === null) eventChunk();
-      else if (enterModelStep(next, event, parts)) showToolCall(next, toolCallId, payloadString(event, "tool_name") ?? "", parts);
+      else if (enterModelStep(next, event, parts)) {
+        closeOpenParts(next, parts);
+        showToolCall(next, toolCallId, payloadString(event, "tool_name") ?? "", parts);
+      }
       break;
     }
     case "interrupt_raised": {
@@ -190,6 +197,7 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
       if (payloadString(event, "kind") !== "approval" || interruptId === null || toolCallId === null) {
         eventChunk();
       } else if (enterModelStep(next, event, parts)) {
+        closeOpenParts(next, parts);
         showToolCall(next, toolCallId, payloadString(event, "tool_name") ?? "", parts);
         parts.push(chunk({ type: "tool-approval-request", approvalId: interruptId, toolCallId }));
         if (!next.shownApprovalIds.includes(interruptId)) next.shownApprovalIds.push(interruptId);

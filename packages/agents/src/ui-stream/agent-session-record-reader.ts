@@ -35,6 +35,13 @@ export interface AgentToolResult {
   error: string | null;
 }
 
+/** A tool call's outcome as committed at one moment. */
+export type AgentToolOutcome =
+  | { kind: "final"; record: AgentToolCallRecord }
+  | { kind: "in_progress" }
+  | { kind: "stored"; text: string }
+  | { kind: "unknown" };
+
 interface StoredToolCallDetails {
   input?: unknown;
   resultText?: string;
@@ -142,12 +149,7 @@ export class AgentSessionRecordReader {
    * record still in progress, the stored result text once the record is
    * gone, or nothing known.
    */
-  async readToolOutcomeNow(turnId: string, toolCallId: string): Promise<
-    | { kind: "final"; record: AgentToolCallRecord }
-    | { kind: "in_progress" }
-    | { kind: "stored"; text: string }
-    | { kind: "unknown" }
-  > {
+  async readToolOutcomeNow(turnId: string, toolCallId: string): Promise<AgentToolOutcome> {
     const record = await this.readRecord(turnId, toolCallId);
     if (record !== undefined) return isFinalToolCallStatus(record.status) ? { kind: "final", record } : { kind: "in_progress" };
     const stored = await this.readStoredDetails(turnId, toolCallId);

@@ -13,6 +13,7 @@ import { copyAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stre
 import { isAgentUIStreamTokenRejection, type AgentUIStreamPosition } from "./agent-ui-stream-token.ts";
 import { applyAgentToolApprovalDecision, selectAgentToolApprovalDecisions, type AgentToolApprovalResponse } from "./agent-tool-approvals.ts";
 import { createUIMessageStreamSseResponse } from "./server-sent-event-responses.ts";
+import { toolOutcomeChunk } from "./tool-outcome-chunks.ts";
 
 /** Options of {@link resolveAgentToolApprovalsWithUIMessageStream}. */
 export interface ResolveAgentToolApprovalsWithUIMessageStreamOptions extends AgentUIStreamSessionOptions {
@@ -53,7 +54,11 @@ async function continuationStart(context: AgentUIStreamContext, turnId: string, 
       if (message.value.turnId === turnId) state = planAgentEventParts(state, message.value).state;
     }
     position = { ...position, after: read.nextToken ?? position.after, state };
-    if (read.messages.length < 1000) return { ...position, state: closeForNewResponse(position.state) };
+    if (read.messages.length < 1000) {
+      // The browser holds the turn's message; without any retained event, the turn's events were lost.
+      const isStarted = position.state.started;
+      return { ...position, state: { ...closeForNewResponse(position.state), started: true, eventsLost: position.state.eventsLost || !isStarted } };
+    }
   }
 }
 
@@ -67,20 +72,10 @@ async function decisionOutcomePart(context: AgentUIStreamContext, decision: Agen
   const toolCallId = decision.toolCallId;
   if (toolCallId === null) return undefined;
   const outcome = decision.turnId === null ? { kind: "unknown" as const } : await context.records.readToolOutcomeNow(decision.turnId, toolCallId);
-  switch (outcome.kind) {
-    case "in_progress":
-      return undefined;
-    case "stored":
-      return { type: "tool-output-available", toolCallId, output: outcome.text, dynamic: true };
-    case "unknown":
-      return { type: "tool-output-error", toolCallId, errorText: `approval ${decision.approvalId} is no longer pending, so the decision was not applied`, dynamic: true };
-    case "final": {
-      const { record } = outcome;
-      if (record.status === "succeeded") return { type: "tool-output-available", toolCallId, output: record.output, dynamic: true };
-      if (record.status === "rejected") return { type: "tool-output-denied", toolCallId };
-      return { type: "tool-output-error", toolCallId, errorText: record.error ?? record.output ?? `the tool call ${record.status}`, dynamic: true };
-    }
+  if (outcome.kind === "unknown") {
+    return { type: "tool-output-error", toolCallId, errorText: `approval ${decision.approvalId} is no longer pending, so the decision was not applied`, dynamic: true };
   }
+  return toolOutcomeChunk(toolCallId, outcome);
 }
 
 async function planDecisionOutcomes(context: AgentUIStreamContext, state: AgentUIStreamState, decisions: readonly AgentToolApprovalResponse[]): Promise<PlannedStandalonePart[]> {
@@ -124,13 +119,16 @@ export async function resolveAgentToolApprovalsWithUIMessageStream(options: Reso
     // The position first: every event of an applied decision comes after it.
     const start = await continuationStart(context, activeTurnId, options.resumeToken);
     const notApplied: AgentToolApprovalResponse[] = [];
+    const awaitedToolCallIds: string[] = [];
     for (const decision of decisions) {
       const isBound = decision.turnId === activeTurnId;
       const outcome = isBound ? await applyAgentToolApprovalDecision(session, { ...decision, turnId: activeTurnId }, context.signal) : "not_pending";
       if (outcome !== "applied") notApplied.push(decision);
+      else if (decision.toolCallId !== null) awaitedToolCallIds.push(decision.toolCallId);
     }
     const prelude = await planDecisionOutcomes(context, start.state, notApplied);
-    return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(context, start, prelude), `${session.flowId} ${activeTurnId}`));
+    const items = followAgentTurn(context, start, prelude, { awaitedToolCallIds });
+    return createUIMessageStreamSseResponse(agentUIStreamSource(run, items, `${session.flowId} ${activeTurnId}`));
   }
   const turnId = messageTurnId ?? activeTurnId ?? "";
   const start = turnStartPosition(turnId, null);

@@ -16,6 +16,7 @@ import { commitWaitMs, type AgentSessionRecordReader } from "./agent-session-rec
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import type { AgentUIStreamSession } from "./agent-ui-stream-session.ts";
 import type { AgentUIStreamPosition, AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
+import { toolOutcomeChunk } from "./tool-outcome-chunks.ts";
 
 /** A part and the resume token that continues the stream right after it. */
 export interface AgentUIStreamItem {
@@ -75,6 +76,27 @@ async function* sendStandaloneParts(
   return current;
 }
 
+/** Options of {@link followAgentTurn}. */
+export interface FollowAgentTurnOptions {
+  /**
+   * Calls whose outcome the browser waits for (approved in this request).
+   * When the turn's events were lost, their committed outcomes precede the end.
+   * @default []
+   */
+  awaitedToolCallIds?: readonly string[];
+}
+
+/** The committed outcomes of awaited calls, for a turn whose events were lost. */
+async function planAwaitedOutcomes(context: AgentUIStreamContext, position: AgentUIStreamPosition, toolCallIds: readonly string[]): Promise<PlannedStandalonePart[]> {
+  if (!position.state.eventsLost) return [];
+  const items: PlannedStandalonePart[] = [];
+  for (const toolCallId of toolCallIds) {
+    const chunk = toolOutcomeChunk(toolCallId, await context.records.readToolOutcomeNow(position.turnId, toolCallId));
+    if (chunk !== undefined) items.push({ part: { kind: "chunk", chunk }, state: position.state });
+  }
+  return items;
+}
+
 /**
  * Streams the turn of `start` from its position to its end. `prelude` parts
  * go first (the outcomes of decisions an approval request could not apply).
@@ -86,6 +108,7 @@ export async function* followAgentTurn(
   context: AgentUIStreamContext,
   start: AgentUIStreamPosition,
   prelude: readonly PlannedStandalonePart[] = [],
+  options: FollowAgentTurnOptions = {},
 ): AsyncGenerator<AgentUIStreamItem> {
   const { session, tokens, records, signal } = context;
   const { client, flow, flowId } = session;
@@ -136,6 +159,7 @@ export async function* followAgentTurn(
     }
     if (signal.aborted) return;
     if (isEndConfirmed) {
+      position = yield* sendStandaloneParts(context, position, await planAwaitedOutcomes(context, position, options.awaitedToolCallIds ?? []));
       yield* sendStandaloneParts(context, position, planTurnEndParts(position.state, position.turnId));
       return;
     }
