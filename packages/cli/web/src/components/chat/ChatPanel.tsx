@@ -166,7 +166,7 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
 
   // Follow turns this tab did not start (a queued message, another tab, the
   // terminal chat), and poll the stored messages while a turn's live events are lost.
-  const activeTurn = live.activeTurnId !== null && !finishedTurns.current.has(live.activeTurnId) ? live.activeTurnId : null;
+  const activeTurn = live.activeTurnId !== null && live.flowStatus === "running" && !finishedTurns.current.has(live.activeTurnId) ? live.activeTurnId : null;
   const activeAssistant = activeTurn === null ? undefined : messages.find((message) => message.id === `${activeTurn}-assistant`);
   const waitingForPerson = activeAssistant?.parts.some((part) => {
     const tool = asDynamicToolPart(part);
@@ -178,6 +178,13 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
     const timer = window.setTimeout(() => resync(`following ${activeTurn}`), wait);
     return () => window.clearTimeout(timer);
   }, [requestActive, disconnected, activeTurn, waitingForPerson, live.loadedAt, resync]);
+
+  // A stopped or finished Flow runs no more turns: close a stream that still waits on one.
+  const flowEnded = live.flowStatus !== undefined && live.flowStatus !== "running";
+  const { stop } = chat;
+  useEffect(() => {
+    if (flowEnded && requestActive) void stop();
+  }, [flowEnded, requestActive, stop]);
 
   // Local queue entries leave once a snapshot read after their acknowledgement shows the session's queue.
   useEffect(() => {
@@ -285,6 +292,9 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
             </div>
           )}
           {questions.map((interrupt) => <QuestionCard key={interrupt.interrupt_id} interrupt={interrupt} />)}
+          {flowEnded && live.activeTurnId !== null && (
+            <div className="turn-notice">The session was {live.flowStatus} while {live.activeTurnId.replace("-", " ")} ran; that turn will not finish.</div>
+          )}
           {turnError !== undefined && (
             <div className="turn-error" role="alert">
               <strong>The turn failed.</strong> {turnError}

@@ -39,7 +39,7 @@ export function SessionSummaryPanel(props: { inspection: SessionInspection; now:
       <div className="summary-line">
         <SessionStatusBadge flowStatus={inspection.status} agentStatus={state?.status ?? null} pendingApprovals={approvals} />
         <span className="muted small">Flow <strong>{inspection.status}</strong></span>
-        {state?.active_turn_id != null && <span className="muted small">· active <strong>{state.active_turn_id}</strong></span>}
+        {state?.active_turn_id != null && <span className="muted small">· {inspection.status === "running" ? "active" : "interrupted"} <strong>{state.active_turn_id}</strong></span>}
         <span className="spacer" />
         <span className="muted small" title={inspection.createdAt}>started {formatRelative(inspection.createdAt, props.now)}</span>
       </div>
