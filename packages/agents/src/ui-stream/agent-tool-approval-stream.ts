@@ -57,7 +57,8 @@ async function continuationStart(context: AgentUIStreamContext, turnId: string, 
     if (read.messages.length < 1000) {
       // The browser holds the turn's message; without any retained event, the turn's events were lost.
       const isStarted = position.state.started;
-      return { ...position, state: { ...closeForNewResponse(position.state), started: true, eventsLost: position.state.eventsLost || !isStarted } };
+      // Its last stream finished with `tool-calls`, which closed the step.
+      return { ...position, state: { ...closeForNewResponse(position.state), started: true, stepOpen: false, eventsLost: position.state.eventsLost || !isStarted } };
     }
   }
 }

@@ -53,10 +53,12 @@ function pullItems<TOutput>(
   enqueueItem: (controller: ReadableStreamDefaultController<TOutput>, item: AgentUIStreamItem) => void,
   enqueueEnd: (controller: ReadableStreamDefaultController<TOutput>, error: AgentUIMessageChunk | undefined) => void,
 ): UnderlyingDefaultSource<TOutput> {
+  let isCancelled = false;
   return {
     async pull(controller) {
       try {
         const next = await source.items.next();
+        if (isCancelled) return;
         if (next.done === true) {
           enqueueEnd(controller, undefined);
           controller.close();
@@ -64,12 +66,14 @@ function pullItems<TOutput>(
           enqueueItem(controller, next.value);
         }
       } catch (error) {
+        if (isCancelled) return;
         console.warn(`perdure agents: the UI stream of ${source.description} failed:`, error);
         enqueueEnd(controller, { type: "error", errorText: describeError(error) });
         controller.close();
       }
     },
     async cancel() {
+      isCancelled = true;
       source.abort();
       await source.items.return(undefined);
     },
