@@ -113,10 +113,19 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const requestActive = status === "submitted" || status === "streaming";
   const disconnected = status === "error" && isDisconnect(error);
 
-  /** Reads the stored conversation again and follows the active turn, if any. */
+  /** Reads the stored conversation again and follows the active turn, if any (at most once every 1.5 s). */
+  const resyncTimer = useRef<number | undefined>(undefined);
   const resync = useCallback(
     (reason: string): void => {
-      if (syncing.current) return;
+      if (syncing.current || resyncTimer.current !== undefined) return;
+      const early = 1500 - (Date.now() - lastSyncAt.current);
+      if (early > 0) {
+        resyncTimer.current = window.setTimeout(() => {
+          resyncTimer.current = undefined;
+          resyncRef.current(reason);
+        }, early);
+        return;
+      }
       syncing.current = true;
       lastSyncAt.current = Date.now();
       api.chat(sessionId).then(
@@ -137,6 +146,7 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
     [sessionId, setMessages, resumeStream],
   );
   resyncRef.current = resync;
+  useEffect(() => () => window.clearTimeout(resyncTimer.current), []);
 
   // A dropped connection: reconnect with the latest resume token, backing off up to 15 s.
   const retries = useRef(0);
@@ -165,19 +175,25 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   }, [disconnected, error, resumeStream]);
 
   // Follow turns this tab did not start (a queued message, another tab, the
-  // terminal chat), and poll the stored messages while a turn's live events are lost.
+  // terminal chat), poll the stored messages while a turn's live events are
+  // lost, and catch up when another tab or the terminal answered an approval.
   const activeTurn = live.activeTurnId !== null && live.flowStatus === "running" && !finishedTurns.current.has(live.activeTurnId) ? live.activeTurnId : null;
   const activeAssistant = activeTurn === null ? undefined : messages.find((message) => message.id === `${activeTurn}-assistant`);
-  const waitingForPerson = activeAssistant?.parts.some((part) => {
-    const tool = asDynamicToolPart(part);
-    return tool !== null && (tool.state === "approval-requested" || tool.state === "approval-responded");
-  }) ?? false;
+  const pendingIds = useMemo(() => new Set(live.pendingInterrupts.map((interrupt) => interrupt.interrupt_id)), [live.pendingInterrupts]);
+  const messagesSeen = useRef({ messages, at: Date.now() });
+  if (messagesSeen.current.messages !== messages) messagesSeen.current = { messages, at: Date.now() };
+  const approvalParts = (message: UIMessage | undefined) => (message?.parts ?? []).map(asDynamicToolPart).filter((tool) => tool?.state === "approval-requested" || tool?.state === "approval-responded");
+  const inspectedSinceMessages = live.loadedAt > messagesSeen.current.at + 300;
+  const waitingForPerson = approvalParts(activeAssistant).some((tool) => tool?.state === "approval-responded" || (tool?.state === "approval-requested" && (pendingIds.has(tool.approval.id) || !inspectedSinceMessages)));
+  // An approval this tab still offers that the session no longer waits for (read after the part arrived).
+  const staleApproval = inspectedSinceMessages && messages.some((message) => approvalParts(message).some((tool) => tool?.state === "approval-requested" && !pendingIds.has(tool.approval.id)));
+  const shouldFollow = (activeTurn !== null && !waitingForPerson) || staleApproval;
   useEffect(() => {
-    if (requestActive || disconnected || activeTurn === null || waitingForPerson) return;
+    if (requestActive || disconnected || !shouldFollow) return;
     const wait = Math.max(0, 2000 - (Date.now() - lastSyncAt.current));
-    const timer = window.setTimeout(() => resync(`following ${activeTurn}`), wait);
+    const timer = window.setTimeout(() => resync(activeTurn === null ? "an approval was answered elsewhere" : `following ${activeTurn}`), wait);
     return () => window.clearTimeout(timer);
-  }, [requestActive, disconnected, activeTurn, waitingForPerson, live.loadedAt, resync]);
+  }, [requestActive, disconnected, shouldFollow, activeTurn, live.loadedAt, resync]);
 
   // A stopped or finished Flow runs no more turns: close a stream that still waits on one.
   const flowEnded = live.flowStatus !== undefined && live.flowStatus !== "running";
