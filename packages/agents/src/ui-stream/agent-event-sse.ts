@@ -71,6 +71,11 @@ export async function createAgentEventSseResponse(options: AgentEventSseOptions)
           stream.enqueue(encoder.encode(eventFrames(messages)));
         }
       } catch (error) {
+        // A read cut short by the consumer leaving (the store may close next) is no failure.
+        if (signal.aborted) {
+          stream.close();
+          return;
+        }
         console.warn(`perdure agents: the event stream of ${flowId} failed:`, error);
         stream.error(error);
       }

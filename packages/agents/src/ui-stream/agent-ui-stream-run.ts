@@ -32,5 +32,5 @@ export function turnStartPosition(turnId: string, origin: string | null): AgentU
 
 /** The source a response pulls from. */
 export function agentUIStreamSource(run: AgentUIStreamRun, items: AsyncGenerator<AgentUIStreamItem>, description: string): AgentUIStreamSource {
-  return { items, abort: run.abort, description };
+  return { items, abort: run.abort, signal: run.context.signal, description };
 }

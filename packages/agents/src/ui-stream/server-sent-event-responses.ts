@@ -40,6 +40,8 @@ export interface AgentUIStreamSource {
   items: AsyncGenerator<AgentUIStreamItem>;
   /** Stops the reads when the consumer goes away. */
   abort: () => void;
+  /** The signal the reads stop on (the consumer's, or the request's). */
+  signal: AbortSignal;
   /** Names the stream in the one log line an unexpected error gets. */
   description: string;
 }
@@ -67,6 +69,10 @@ function pullItems<TOutput>(
         }
       } catch (error) {
         if (isCancelled) return;
+        if (source.signal.aborted) {
+          controller.close();
+          return;
+        }
         console.warn(`perdure agents: the UI stream of ${source.description} failed:`, error);
         enqueueEnd(controller, { type: "error", errorText: describeError(error) });
         controller.close();
