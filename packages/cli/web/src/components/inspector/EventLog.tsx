@@ -127,7 +127,7 @@ export function EventLog(props: { events: readonly ReceivedEvent[]; state: Event
         {shown.length === 0 && <div className="empty-panel">Events appear here as the session emits them: send a message.</div>}
         {shown.map((line) => (
           <div key={line.key} className={`event-line family-${line.family}${selected === line.key ? " selected" : ""}`} onClick={() => setSelected(selected === line.key ? null : line.key)}>
-            <span className="event-time mono">{formatClock(new Date(line.at).toISOString())}</span>
+            <span className="event-time mono" title="when this tab received it">{formatClock(new Date(line.at).toISOString())}</span>
             <span className={`event-type type-${line.family}`}>{line.type}{line.count > 1 ? ` ×${line.count}` : ""}</span>
             <span className="event-where mono" title={`turn ${line.turnId ?? "–"}, Step execution ${line.step}, attempt ${line.attempt}`}>
               {line.turnId ?? "–"} · #{line.step}{line.attempt > 1 ? `·a${line.attempt}` : ""}
