@@ -123,14 +123,37 @@ export class PostgresStore implements Store {
   }
 
   private async applyMigrations(): Promise<void> {
-    const client = await this.pool.connect();
+    const connection = await this.checkOut();
     try {
-      await applyMigrations(client, this.schema, this.quotedSchema);
-      client.release();
+      await applyMigrations(connection.client, this.schema, this.quotedSchema);
+      connection.release();
     } catch (error) {
-      client.release(error instanceof Error ? error : true);
+      connection.release(error);
       throw error;
     }
+  }
+
+  /**
+   * A pooled connection with an error listener for while it is checked out:
+   * a connection the server drops between statements emits `error`, which
+   * must not crash the process. `release` destroys a connection that failed.
+   */
+  private async checkOut(): Promise<{ client: pg.PoolClient; release(failure?: unknown): void; failed(): Error | undefined }> {
+    const client = await this.pool.connect();
+    let lost: Error | undefined;
+    const onError = (error: Error): void => {
+      lost ??= error;
+    };
+    client.on("error", onError);
+    return {
+      client,
+      failed: () => lost,
+      release: (failure?: unknown) => {
+        client.off("error", onError);
+        const broken = lost ?? (failure === undefined ? undefined : failure instanceof Error ? failure : new Error("the transaction failed", { cause: failure }));
+        client.release(broken);
+      },
+    };
   }
 
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
@@ -144,7 +167,8 @@ export class PostgresStore implements Store {
 
   private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const connection = await this.checkOut();
+      const { client } = connection;
       let beginFailed = false;
       // Pipelined: BEGIN travels with the transaction's first statement.
       const begin = client.query("BEGIN").then(() => undefined, (error: unknown) => {
@@ -158,13 +182,13 @@ export class PostgresStore implements Store {
         await begin;
         await transaction.settle();
         await client.query("COMMIT");
-        client.release();
+        connection.release();
         if (transaction.skippedLockedRows) this.lookAgainSoon();
         return result;
       } catch (error) {
-        const broken = await client.query("ROLLBACK").then(() => false, () => true);
+        const broken = connection.failed() !== undefined || await client.query("ROLLBACK").then(() => false, () => true);
         // A broken connection is destroyed; the pool opens a fresh one for the next transaction.
-        client.release(broken ? (error instanceof Error ? error : true) : undefined);
+        connection.release(broken ? error : undefined);
         // When BEGIN itself failed nothing ran, so a fresh connection may try again.
         const retry = isRetryable(error) || (broken && beginFailed);
         if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
@@ -196,7 +220,8 @@ export class PostgresStore implements Store {
   async tokenSecret(): Promise<Buffer> {
     if (this.secret !== undefined) return this.secret;
     const created = randomBytes(32);
-    const client = await this.pool.connect();
+    const connection = await this.checkOut();
+    const { client } = connection;
     try {
       // Processes opening a fresh schema at once race here: the first insert wins, everyone reads it.
       await client.query(`INSERT INTO ${this.quotedSchema}.meta (key, value) VALUES ('token_secret', $1) ON CONFLICT (key) DO NOTHING`, [created]);
@@ -204,10 +229,10 @@ export class PostgresStore implements Store {
       const value = result.rows[0]?.value;
       if (value === undefined) throw new Error(`the token secret of PostgreSQL schema ${this.schema} vanished`);
       this.secret = value;
-      client.release();
+      connection.release();
       return value;
     } catch (error) {
-      client.release(error instanceof Error ? error : true);
+      connection.release(error);
       throw error;
     }
   }
