@@ -76,7 +76,8 @@ export function SessionList(props: SessionListProps) {
             aria-current={session.sessionId === props.selectedId ? "page" : undefined}
           >
             <div className="session-item-top">
-              <span className="session-id" title={session.sessionId}>{session.sessionId}</span>
+              {/* Cut from the start: generated IDs differ at their end. */}
+              <span className="session-id" dir="rtl" title={session.sessionId}><bdi>{session.sessionId}</bdi></span>
               <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} pendingApprovals={props.pendingApprovals[session.sessionId] ?? 0} />
             </div>
             <div className="session-item-meta">
