@@ -39,7 +39,10 @@ export interface AgentUIStreamTokenRejection {
   rejection: string;
 }
 
+/** `u1` tokens carry their JSON as it is; `u1z` tokens deflate it, once it is over {@link compressionThresholdBytes}. */
 const tokenVersion = "u1";
+const compressedTokenVersion = "u1z";
+const compressionThresholdBytes = 1024;
 const keyDerivationLabel = "perdure agents ui-stream resume token v1";
 
 interface TokenBody {
@@ -77,7 +80,8 @@ function shrinkState(state: AgentUIStreamState): AgentUIStreamState | undefined 
 const codecs = new WeakMap<Store, Promise<AgentUIStreamTokenCodec>>();
 
 /**
- * Signs and reads UI stream resume tokens: `u1.<deflated JSON, base64url>.<HMAC>`.
+ * Signs and reads UI stream resume tokens: `u1.<JSON, base64url>.<HMAC>`, or
+ * `u1z.<deflated JSON, base64url>.<HMAC>` for a large state.
  * The key is derived from the store's secret, the one that signs engine Stream
  * tokens, so a token is valid for one store and, through its flow ID, one session.
  */
@@ -98,8 +102,8 @@ export class AgentUIStreamTokenCodec {
     return codec;
   }
 
-  private sign(body: string): string {
-    return createHmac("sha256", this.key).update(`${tokenVersion}.${body}`).digest("base64url");
+  private sign(version: string, body: string): string {
+    return createHmac("sha256", this.key).update(`${version}.${body}`).digest("base64url");
   }
 
   /** Encodes a position of one session's turn, within {@link maxAgentUIStreamTokenLength}. */
@@ -107,8 +111,11 @@ export class AgentUIStreamTokenCodec {
     let state: AgentUIStreamState | undefined = position.state;
     while (state !== undefined) {
       const body: TokenBody = { flowId, ...position, state };
-      const encoded = deflateRawSync(Buffer.from(JSON.stringify(body))).toString("base64url");
-      const token = `${tokenVersion}.${encoded}.${this.sign(encoded)}`;
+      const json = Buffer.from(JSON.stringify(body));
+      const isCompressed = json.length > compressionThresholdBytes;
+      const version = isCompressed ? compressedTokenVersion : tokenVersion;
+      const encoded = (isCompressed ? deflateRawSync(json) : json).toString("base64url");
+      const token = `${version}.${encoded}.${this.sign(version, encoded)}`;
       if (token.length <= maxAgentUIStreamTokenLength) return token;
       state = shrinkState(state);
     }
@@ -121,17 +128,19 @@ export class AgentUIStreamTokenCodec {
       return { rejection: `the resume token has ${token.length} characters, over the limit of ${maxAgentUIStreamTokenLength}` };
     }
     const [version, encoded, signature, extra] = token.split(".");
-    if (version !== tokenVersion || encoded === undefined || signature === undefined || extra !== undefined) {
+    if ((version !== tokenVersion && version !== compressedTokenVersion) || encoded === undefined || signature === undefined || extra !== undefined) {
       return { rejection: "the resume token is not a UI stream token of this version" };
     }
-    const expected = Buffer.from(this.sign(encoded));
+    const expected = Buffer.from(this.sign(version, encoded));
     const given = Buffer.from(signature);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return { rejection: "the resume token was not issued by this store (forged or corrupt)" };
     }
     let body: TokenBody | undefined;
     try {
-      body = parseBody(JSON.parse(inflateRawSync(Buffer.from(encoded, "base64url"), { maxOutputLength: 4 * maxAgentUIStreamTokenLength }).toString("utf8")));
+      const bytes = Buffer.from(encoded, "base64url");
+      const json = version === compressedTokenVersion ? inflateRawSync(bytes, { maxOutputLength: 4 * maxAgentUIStreamTokenLength }) : bytes;
+      body = parseBody(JSON.parse(json.toString("utf8")));
     } catch {
       body = undefined;
     }
