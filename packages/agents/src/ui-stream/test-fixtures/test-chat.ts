@@ -45,6 +45,13 @@ class PlainChatState implements ChatState<UIMessage> {
   snapshot = <TValue>(value: TValue): TValue => structuredClone(value);
 }
 
+/** What the transport's callbacks read; set through the chat's accessors. */
+interface ChatSettings {
+  token: string | undefined;
+  continueOnReconnect: boolean;
+  sendTokenWithApprovals: boolean;
+}
+
 /** What one HTTP response delivered. */
 export interface RecordedResponse {
   method: string;
@@ -58,22 +65,17 @@ export interface RecordedResponse {
 export class TestChat extends AbstractChat<UIMessage> {
   readonly responses: RecordedResponse[];
   readonly finishReasons: (FinishReason | undefined)[];
-  /** Whether the next reconnect asks to continue exactly after the token. */
-  continueOnReconnect = false;
-  /** Whether approval requests carry the latest token too. */
-  sendTokenWithApprovals = false;
-  private readonly tokenHolder: { token: string | undefined };
+  private readonly settings: ChatSettings;
 
   constructor(options: { baseUrl: string; chatId: string; messages?: UIMessage[]; resumeToken?: string | null; onError?: (error: Error) => void }) {
     const responses: RecordedResponse[] = [];
     const finishReasons: (FinishReason | undefined)[] = [];
-    const tokenHolder: { token: string | undefined } = { token: options.resumeToken ?? undefined };
-    let self: TestChat | undefined;
+    const settings: ChatSettings = { token: options.resumeToken ?? undefined, continueOnReconnect: false, sendTokenWithApprovals: false };
     const init: Omit<ChatInit<UIMessage>, "messages"> & { state: ChatState<UIMessage> } = {
       id: options.chatId,
       state: new PlainChatState(options.messages ?? []),
       onData: (part) => {
-        if (part.type === "data-agent-resume-token") tokenHolder.token = part.data as string;
+        if (part.type === "data-agent-resume-token") settings.token = part.data as string;
       },
       onFinish: ({ finishReason }) => {
         finishReasons.push(finishReason);
@@ -84,30 +86,47 @@ export class TestChat extends AbstractChat<UIMessage> {
         api: `${options.baseUrl}/api/chat`,
         fetch: recordingFetch(responses),
         prepareSendMessagesRequest: ({ body, id, messages, trigger, messageId }) => ({
-          api: `${options.baseUrl}/api/chat${self?.sendTokenWithApprovals === true ? "?withToken=1" : ""}`,
+          api: `${options.baseUrl}/api/chat${settings.sendTokenWithApprovals ? "?withToken=1" : ""}`,
           body: { ...body, id, messages, trigger, messageId },
-          headers: self?.sendTokenWithApprovals === true && tokenHolder.token !== undefined ? { [agentResumeTokenHeaderName]: tokenHolder.token } : {},
+          headers: settings.sendTokenWithApprovals && settings.token !== undefined ? { [agentResumeTokenHeaderName]: settings.token } : {},
         }),
         prepareReconnectToStreamRequest: ({ id }) => ({
-          api: `${options.baseUrl}/api/chat/${encodeURIComponent(id)}/stream${self?.continueOnReconnect === true ? "?continue=1" : ""}`,
-          headers: tokenHolder.token === undefined ? {} : { [agentResumeTokenHeaderName]: tokenHolder.token },
+          api: `${options.baseUrl}/api/chat/${encodeURIComponent(id)}/stream${settings.continueOnReconnect ? "?continue=1" : ""}`,
+          headers: settings.token === undefined ? {} : { [agentResumeTokenHeaderName]: settings.token },
         }),
       }),
     };
     super(init);
-    self = this;
     this.responses = responses;
     this.finishReasons = finishReasons;
-    this.tokenHolder = tokenHolder;
+    this.settings = settings;
   }
 
-  /** The latest resume token the chat received. */
+  /** The latest resume token the chat received; the next reconnect sends it. */
   get resumeToken(): string | undefined {
-    return this.tokenHolder.token;
+    return this.settings.token;
   }
 
   set resumeToken(token: string | undefined) {
-    this.tokenHolder.token = token;
+    this.settings.token = token;
+  }
+
+  /** Whether the next reconnect asks to continue exactly after the token. */
+  get continueOnReconnect(): boolean {
+    return this.settings.continueOnReconnect;
+  }
+
+  set continueOnReconnect(value: boolean) {
+    this.settings.continueOnReconnect = value;
+  }
+
+  /** Whether approval requests carry the latest token too. */
+  get sendTokenWithApprovals(): boolean {
+    return this.settings.sendTokenWithApprovals;
+  }
+
+  set sendTokenWithApprovals(value: boolean) {
+    this.settings.sendTokenWithApprovals = value;
   }
 
   /** The last message, which must be the assistant's. */
@@ -139,7 +158,8 @@ function parseDataFrames(text: string): { chunks: UIMessageChunk[]; rest: string
 function recordingFetch(responses: RecordedResponse[]): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    const record: RecordedResponse = { method: init?.method ?? "GET", url: String(input), status: response.status, chunks: [] };
+    const url = input instanceof Request ? input.url : input.toString();
+    const record: RecordedResponse = { method: init?.method ?? "GET", url, status: response.status, chunks: [] };
     responses.push(record);
     if (response.body === null) return response;
     const decoder = new TextDecoder();
