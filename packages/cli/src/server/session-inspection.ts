@@ -55,6 +55,17 @@ export function buildTimeline(history: readonly StepHistoryEntry[], active: Read
   return [...byExecution.values()].sort((left, right) => Number(left.executionId) - Number(right.executionId));
 }
 
+/**
+ * The snapshot as wire JSON without what only the session's Steps use:
+ * `framework_item` can hold the agent's instructions, and a tool source's
+ * reference is internal.
+ */
+function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, unknown> {
+  const messages = (snapshot.messages as Record<string, unknown>[]).map(({ framework_item: _frameworkItem, ...rest }) => rest);
+  const toolCalls = (snapshot.tool_calls as Record<string, unknown>[]).map(({ tool_source_reference: _reference, ...rest }) => rest);
+  return { ...snapshot, messages, tool_calls: toolCalls };
+}
+
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
   const [description, history, snapshot] = await Promise.all([
@@ -71,6 +82,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     updatedAt: description.updatedAt.toISOString(),
     activeExecutions: description.executions,
     timeline: buildTimeline(history, active),
-    snapshot: agentSnapshotToWire(snapshot),
+    snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
   };
 }
