@@ -145,6 +145,28 @@ describe("AI SDK UI message stream", () => {
     }
   });
 
+  it("a turn that fails for good ends with an error part and finish reason error once its failure committed", async () => {
+    const harness = await startUIStreamHarness((input) => ({ text: [`attempt ${input.attempt}`], failOnAttempts: [1, 2, 3] }));
+    try {
+      await harness.sessions.start("s1");
+      const errors: Error[] = [];
+      const chat = harness.chat("s1", { onError: (error) => errors.push(error) });
+      await chat.sendMessage({ text: "fail" });
+      await chat.waitUntilSettled();
+      const parts = partsOf(chat.responses[0]?.chunks ?? []);
+      assert.deepEqual(parts.slice(-4).map((chunk) => chunk.type), ["text-end", "finish-step", "error", "finish"]);
+      assert.deepEqual(parts.at(-1), { type: "finish", finishReason: "error" });
+      assert.deepEqual(parts.filter((chunk) => chunk.type === "reset-step").length, 2);
+      // The AI SDK client turns an error part into a failed request.
+      assert.equal(chat.status, "error");
+      assert.match(errors[0]?.message ?? "", /model call attempt 3 failed/);
+      const [state] = await harness.session.client.getAttributes("s1", harness.flow.agentState);
+      assert.match(state?.lastTurnError ?? "", /model call attempt 3 failed/);
+    } finally {
+      await harness.dispose();
+    }
+  });
+
   it("a page reload replays the active turn into its stored message, also from a forged or rejected position", async () => {
     const harness = await startUIStreamHarness(lookupThenAnswer, { lookup_order: lookupOrder });
     try {

@@ -42,6 +42,8 @@ export interface StreamingScriptReply {
    * committed.
    */
   failAfterWritingOnAttempt?: { attempt: number; event: "turn_completed" | "turn_failed" };
+  /** Fail these attempts after the deltas, as a model call that errors. */
+  failOnAttempts?: readonly number[];
 }
 
 /** A test tool. */
@@ -98,6 +100,7 @@ export class StreamingScriptedRunner implements AgentFrameworkRunner {
       await this.onDelta?.({ flowId: turn.flowId, turnId: turn.turnId, modelCall, attempt: turn.attempt, kind: "text", index });
       await turn.events.textDelta(delta);
     }
+    if (reply.failOnAttempts?.includes(turn.attempt) === true) throw new Error(`model call attempt ${turn.attempt} failed`);
     if (reply.failAfterWritingOnAttempt?.attempt === turn.attempt) {
       const event = reply.failAfterWritingOnAttempt.event;
       await turn.events.write(event, event === "turn_completed" ? { message_count: 1 } : { error: "forged failure that never commits" });

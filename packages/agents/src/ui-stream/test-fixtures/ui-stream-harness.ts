@@ -23,7 +23,7 @@ export interface UIStreamHarness {
   session: SessionHarness;
   sessions: AgentSessionTestClient;
   server: UIStreamTestServer;
-  chat(chatId: string, options?: { messages?: UIMessage[]; resumeToken?: string | null }): TestChat;
+  chat(chatId: string, options?: { messages?: UIMessage[]; resumeToken?: string | null; onError?: (error: Error) => void }): TestChat;
   /** The stored messages as UI messages. */
   storedMessages(chatId: string): Promise<AgentUIMessage[]>;
   /** The stored assistant message of a turn, as plain JSON. */
