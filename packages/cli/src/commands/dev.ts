@@ -37,7 +37,8 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const webRoot = defaultWebRoot();
   const app = createDevApp({ client, flows, authorize: allowLoopbackOnly, ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}) });
   const server = await new Promise<ReturnType<typeof serve>>((resolveServer, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolveServer(started));
+    // UI-stream resume tokens ride in a header and may reach 64 KiB; Node's default limit is 16 KiB.
+    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host, serverOptions: { maxHeaderSize: 128 * 1024 } }, () => resolveServer(started));
     started.once("error", reject);
   });
   const address = server.address();
