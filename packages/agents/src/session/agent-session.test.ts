@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { InvalidInputError, type Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
-import { ScriptedAgentRunner, type ScriptInput, type ScriptReply } from "./test-fixtures/scripted-agent-runner.ts";
+import { ScriptedAgentRunner, type ScriptInput, type ScriptReply } from "../testing/scripted-agent-runner.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import { approvalDeadlinePassed } from "../values/result-texts.ts";

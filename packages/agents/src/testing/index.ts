@@ -37,3 +37,5 @@ export { AgentSessionTestClient } from "./agent-session-test-client.ts";
 export type { AgentSessionWaitOptions } from "./agent-session-test-client.ts";
 export { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";
 export type { ScriptedModelClientOptions, ScriptedModelReply } from "../stepwise/scripted-model-client.ts";
+export { ScriptedAgentRunner } from "./scripted-agent-runner.ts";
+export type { ScriptedTool, ScriptInput, ScriptReply } from "./scripted-agent-runner.ts";

@@ -4,11 +4,11 @@ import type {
   AgentTurnOutcome,
   DeferredToolExecution,
   ToolExecutionResult,
-} from "../../runner/agent-framework-runner.ts";
-import type { FrameworkMessage } from "../../values/agent-message.ts";
-import type { AgentToolCall } from "../../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import type { ToolEffect } from "../../values/tool-effect.ts";
+} from "../runner/agent-framework-runner.ts";
+import type { FrameworkMessage } from "../values/agent-message.ts";
+import type { AgentToolCall } from "../values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../values/agent-usage.ts";
+import type { ToolEffect } from "../values/tool-effect.ts";
 
 /** What the script sees: the user texts of the session and the results of the previous response. */
 export interface ScriptInput {
@@ -31,9 +31,17 @@ export interface ScriptedTool {
 }
 
 /**
- * A deterministic runner for tests: replies come from a script over committed
- * state, tools from a table. It stores the turn incrementally (tool results
- * and model output in each `ToolCallsRequested`), like the Stepwise loop.
+ * A deterministic `AgentFrameworkRunner` for tests and benchmarks: replies
+ * come from a script over committed state, tools from a table. It stores the
+ * turn incrementally (tool results and model output in each
+ * `ToolCallsRequested`), like the Stepwise loop, and streams a final answer
+ * as one `text_delta`.
+ *
+ * @example
+ * const runner = new ScriptedAgentRunner(
+ *   (input) => (input.modelCall === 1 ? { toolCalls: [{ name: "lookup", arguments: { id: "7" } }] } : { text: "done" }),
+ *   { lookup: { effect: "read", execute: async (args) => `found ${String(args.id)}` } },
+ * );
  */
 export class ScriptedAgentRunner implements AgentFrameworkRunner {
   readonly script: (input: ScriptInput) => ScriptReply;

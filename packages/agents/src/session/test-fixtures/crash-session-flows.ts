@@ -11,7 +11,7 @@ import type { AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "
 import { FileGate } from "../../testing/file-gate.ts";
 import { InvocationLog } from "../../testing/invocation-log.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";
-import { ScriptedAgentRunner, type ScriptInput, type ScriptReply, type ScriptedTool } from "./scripted-agent-runner.ts";
+import { ScriptedAgentRunner, type ScriptInput, type ScriptReply, type ScriptedTool } from "../../testing/scripted-agent-runner.ts";
 
 /** The folder of the gates and the InvocationLog; the test passes it to every Worker child. */
 export const crashDirectoryEnvironmentVariable = "PERDURE_AGENTS_CRASH_DIRECTORY";
