@@ -48,7 +48,7 @@ export function RichText(props: { text: string; streaming?: boolean }) {
     });
   });
   return (
-    <div className={`rich-text${props.streaming === true ? " streaming" : ""}`}>
+    <div className={`rich-text${props.streaming === true ? " streaming" : ""}`} data-testid="message-text">
       {blocks}
     </div>
   );

@@ -1,0 +1,486 @@
+/**
+ * Browser tests of `perdure dev`: the real CLI in a child process of its own
+ * process group, on a temporary SQLite store, driven through headless Debian
+ * Chromium with playwright-core. The agent is the gated support agent of
+ * test-fixtures/gated-support-agent.ts, whose answers and tools pause at
+ * FileGates so the page can be reloaded mid-answer and the server killed
+ * during a tool call. Screenshots of the chat and the inspector are written
+ * to docs/images/ for the README.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { test, type TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import { FileGate, findFreeLoopbackPorts, InvocationLog, pollUntil } from "@perdure/agents/testing";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { gateDirectoryVariable } from "./test-fixtures/gated-support-agent.ts";
+
+const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const cliPath = fileURLToPath(new URL("./cli.ts", import.meta.url));
+const entryPath = fileURLToPath(new URL("./test-fixtures/gated-support-agent.ts", import.meta.url));
+const webSource = join(repositoryRoot, "packages/cli/web");
+const webIndex = join(repositoryRoot, "packages/cli/dist/web/index.html");
+const screenshotFolder = join(repositoryRoot, "docs/images");
+const chromiumPath = "/usr/bin/chromium";
+const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+const viewport = { width: 1440, height: 900 };
+/** How long a visible state may take to appear: a restart and the lapse of the killed Worker's liveness fit well inside. */
+const uiTimeoutMs = 30_000;
+
+/** The result the session gives a write whose Step was lost (`outcomeUnknownToolResult` of @perdure/agents). */
+const outcomeUnknownText = "The tool call was interrupted and its outcome is unknown: it may or may not have taken effect. Check before calling it again.";
+
+const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
+const chromiumMissing = !existsSync(chromiumPath);
+const missingChromiumMessage = `Debian chromium is not installed at ${chromiumPath}: run apt-get update && apt-get install -y chromium (.ci/run does)`;
+/** Skip locally without Chromium; CI must never pass without running these. */
+const testOptions = { timeout: 120_000, skip: chromiumMissing && !inCi ? missingChromiumMessage : false };
+
+function newestModification(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestModification(join(path, name))), stat.mtimeMs);
+}
+
+/** Builds the web UI when it is missing or older than its sources, with the repository's own script. */
+async function ensureWebUiBuilt(): Promise<void> {
+  if (existsSync(webIndex) && statSync(webIndex).mtimeMs >= Math.max(newestModification(join(webSource, "src")), statSync(join(webSource, "index.html")).mtimeMs)) return;
+  const build = spawn("npm", ["run", "build:web"], { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  build.stdout.on("data", (chunk: Buffer) => { output += chunk.toString(); });
+  build.stderr.on("data", (chunk: Buffer) => { output += chunk.toString(); });
+  const code = await new Promise<number | null>((resolveExit, reject) => {
+    build.once("error", reject);
+    build.once("exit", resolveExit);
+  });
+  assert.equal(code, 0, `npm run build:web failed:\n${output}`);
+  assert.ok(existsSync(webIndex), `npm run build:web wrote no ${webIndex}`);
+}
+
+/** `perdure dev` as a child process leading its own process group. */
+class DevServerProcess {
+  readonly url: string;
+  private readonly child: ChildProcess;
+  private readonly processGroup: number;
+  private readonly exited: Promise<void>;
+  private readonly output: () => string;
+
+  private constructor(child: ChildProcess, processGroup: number, url: string, exited: Promise<void>, output: () => string) {
+    this.child = child;
+    this.processGroup = processGroup;
+    this.url = url;
+    this.exited = exited;
+    this.output = output;
+  }
+
+  /** Spawns `node cli.ts dev` and waits for the line with its URL; kills the group when that fails. */
+  static async start(options: { port: number; databasePath: string; gateDirectory: string }): Promise<DevServerProcess> {
+    const child = spawn(process.execPath, [cliPath, "dev", "--port", String(options.port), "--db", options.databasePath, entryPath], {
+      cwd: repositoryRoot,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PERDURE_DATABASE_URL: "", [gateDirectoryVariable]: options.gateDirectory },
+    });
+    let output = "";
+    const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
+    const url = new Promise<string>((resolveUrl, reject) => {
+      const timer = setTimeout(() => reject(new Error(`perdure dev printed no URL within 30 s:\n${output}`)), 30_000);
+      const read = (chunk: Buffer): void => {
+        output += chunk.toString();
+        const match = /web UI and API at (http:\/\/\S+)/.exec(output);
+        if (match?.[1] !== undefined) {
+          clearTimeout(timer);
+          resolveUrl(match[1]);
+        }
+      };
+      child.stdout?.on("data", read);
+      child.stderr?.on("data", read);
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`perdure dev exited before printing its URL:\n${output}`));
+      });
+    });
+    const processGroup = child.pid;
+    if (processGroup === undefined) {
+      await url; // Rejects with the spawn error.
+      throw new Error("perdure dev started without a process ID");
+    }
+    try {
+      return new DevServerProcess(child, processGroup, await url, exited, () => output);
+    } catch (error) {
+      await new DevServerProcess(child, processGroup, "", exited, () => output).kill();
+      throw error;
+    }
+  }
+
+  get log(): string {
+    return this.output();
+  }
+
+  private get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    try {
+      process.kill(-this.processGroup, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  }
+
+  /** SIGKILLs the whole process group, as when the machine dies, and waits for the exit. */
+  async kill(): Promise<void> {
+    if (!this.running) return;
+    this.signal("SIGKILL");
+    await this.exited;
+  }
+
+  /** Stops the server with SIGTERM, killing the group when it does not exit within 10 s. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.signal("SIGTERM");
+    const timer = setTimeout(() => this.signal("SIGKILL"), 10_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Registers cleanup that runs after the test: those marked `first` (the
+ * browser, whose open streams would hold a stopping server up), then the
+ * rest, the latest first. node:test itself runs `after` hooks in order.
+ */
+type Defer = (cleanup: () => unknown, options?: { first: boolean }) => void;
+
+interface Prepared {
+  defer: Defer;
+  folder: string;
+  port: number;
+  databasePath: string;
+  gateDirectory: string;
+  invocations: InvocationLog;
+}
+
+/** A temporary folder with the store and the gates, a free port, and a cleanup stack run after the test. */
+async function prepare(t: TestContext): Promise<Prepared> {
+  if (chromiumMissing) throw new Error(`the perdure dev browser tests cannot run in CI: ${missingChromiumMessage}`);
+  const firstCleanups: (() => unknown)[] = [];
+  const cleanups: (() => unknown)[] = [];
+  t.after(async () => {
+    for (const cleanup of [...firstCleanups, ...cleanups.reverse()]) {
+      try {
+        await cleanup();
+      } catch (error) {
+        console.error("cleanup failed:", error);
+      }
+    }
+  });
+  const defer: Defer = (cleanup, options) => (options?.first === true ? firstCleanups : cleanups).push(cleanup);
+  await ensureWebUiBuilt();
+  const folder = mkdtempSync(join(tmpdir(), "perdure-dev-browser-"));
+  defer(() => rmSync(folder, { recursive: true, force: true }));
+  const [port] = await findFreeLoopbackPorts(1);
+  assert.ok(port !== undefined);
+  const gateDirectory = join(folder, "gates");
+  mkdirSync(gateDirectory);
+  return { defer, folder, port, databasePath: join(folder, "dev.db"), gateDirectory, invocations: new InvocationLog(join(gateDirectory, "invocations.jsonl")) };
+}
+
+async function startServer(prepared: Prepared): Promise<DevServerProcess> {
+  const server = await DevServerProcess.start(prepared);
+  prepared.defer(() => server.stop());
+  return server;
+}
+
+/** Headless Chromium with a fresh profile, closed after the test before the server stops. */
+async function openBrowser({ defer, folder }: Prepared): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.launchPersistentContext(join(folder, "chromium-profile"), {
+    executablePath: chromiumPath,
+    headless: true,
+    args: chromiumArgs,
+    viewport,
+    deviceScaleFactor: 1,
+  });
+  defer(() => context.close(), { first: true });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(uiTimeoutMs);
+  return { context, page };
+}
+
+/** Opens the UI, starts a session from the sidebar and returns its ID (from the URL the UI moves to). */
+async function startSession(page: Page, url: string): Promise<string> {
+  await page.goto(url);
+  await page.getByRole("complementary", { name: "Sessions" }).getByRole("button", { name: "New session" }).click();
+  await page.waitForURL(/\/sessions\/[^/]+$/);
+  const sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1) ?? "");
+  await page.getByRole("heading", { name: sessionId }).waitFor();
+  return sessionId;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  const composer = page.getByTestId("composer-input");
+  await composer.fill(text);
+  await composer.press("Enter");
+  await page.getByTestId("user-message").filter({ hasText: text }).waitFor();
+}
+
+function assistantMessage(page: Page, turnId: string): Locator {
+  return page.locator(`[data-testid="assistant-message"][data-message-id="${turnId}-assistant"]`);
+}
+
+function toolCard(message: Locator, toolName: string): Locator {
+  return message.locator(`[data-testid="tool-card"][data-tool-name="${toolName}"]`);
+}
+
+/** Waits until the tool card's head (its first button: name, effect, status) shows the status `label`. */
+async function waitForBadge(card: Locator, label: string): Promise<void> {
+  await card.getByRole("button").first().getByText(label, { exact: true }).waitFor({ state: "visible" });
+}
+
+/** Waits until `text` shows inside `scope`. */
+async function waitForText(scope: Locator, text: string): Promise<void> {
+  await scope.getByText(text).first().waitFor({ state: "visible" });
+}
+
+/** How often `text` occurs in what the page shows. */
+async function occurrencesOnPage(page: Page, text: string): Promise<number> {
+  return page.evaluate((needle) => document.body.innerText.split(needle).length - 1, text);
+}
+
+interface StoredPart { type: string; text?: string; state?: string; toolName?: string; output?: unknown; errorText?: string }
+interface StoredChat { messages: { id: string; role: string; parts: StoredPart[] }[]; resumeToken: string | null }
+
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200, `GET ${url}: ${response.status} ${await response.clone().text()}`);
+  return (await response.json()) as T;
+}
+
+/** The stored conversation once no turn is active. */
+async function settledChat(serverUrl: string, sessionId: string): Promise<StoredChat> {
+  return pollUntil(async () => {
+    const chat = await getJson<StoredChat>(`${serverUrl}/api/chat/${sessionId}`);
+    return chat.resumeToken === null ? chat : undefined;
+  }, { timeoutMs: uiTimeoutMs, intervalMs: 100, description: `session ${sessionId} to finish its turn` });
+}
+
+function storedAssistant(chat: StoredChat, turnId: string): { id: string; parts: StoredPart[] } {
+  const message = chat.messages.find((candidate) => candidate.id === `${turnId}-assistant`);
+  assert.ok(message !== undefined, `no stored message ${turnId}-assistant in ${JSON.stringify(chat.messages.map((candidate) => candidate.id))}`);
+  return message;
+}
+
+function storedTexts(message: { parts: StoredPart[] }): string[] {
+  return message.parts.flatMap((part) => (part.type === "text" && part.text !== undefined && part.text.trim() !== "" ? [part.text.trim()] : []));
+}
+
+async function shownTexts(message: Locator): Promise<string[]> {
+  return (await message.getByTestId("message-text").allInnerTexts()).map((text) => text.trim());
+}
+
+interface Inspection { timeline: { executionId: string; stepType: string; attempts: { method: string; status: string; error: string | null }[] }[]; activeExecutions: { executionId: string; stepType: string }[] }
+
+/** The Step type of each row the inspector's timeline shows, in order. */
+async function shownTimelineRows(page: Page): Promise<string[]> {
+  return page.getByTestId("step-timeline").locator("[data-step-type]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-step-type") ?? "?"));
+}
+
+/** Opens the inspector layout on its Timeline tab and waits until it shows every Step execution the API reports. */
+async function openInspectorTimeline(page: Page, serverUrl: string, sessionId: string): Promise<Inspection> {
+  await page.getByRole("group", { name: "Layout" }).getByRole("button", { name: "Inspector" }).click();
+  await page.getByRole("tab", { name: "Timeline" }).click();
+  await page.getByTestId("step-timeline").waitFor();
+  let last: { shown: string[]; expected: string[] } = { shown: [], expected: [] };
+  try {
+    return await pollUntil(async () => {
+      const inspection = await getJson<Inspection>(`${serverUrl}/api/sessions/${sessionId}/inspect`);
+      const ids = new Set(inspection.timeline.map((execution) => execution.executionId));
+      const expected = [...inspection.timeline, ...inspection.activeExecutions.filter((active) => !ids.has(active.executionId))].map((execution) => execution.stepType);
+      last = { shown: await shownTimelineRows(page), expected };
+      return JSON.stringify(last.shown) === JSON.stringify(expected) ? inspection : undefined;
+    }, { timeoutMs: uiTimeoutMs, intervalMs: 200, description: "the inspector's timeline to show the API's Step executions" });
+  } catch (error) {
+    throw new Error(`the timeline shows ${JSON.stringify(last.shown)}, the API reports ${JSON.stringify(last.expected)}`, { cause: error });
+  }
+}
+
+async function saveScreenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotFolder, { recursive: true });
+  // Let the hover and focus rings settle out of the picture.
+  await page.mouse.move(0, viewport.height - 1);
+  await page.screenshot({ path: join(screenshotFolder, name), animations: "disabled", caret: "hide" });
+}
+
+void test("perdure dev in Chromium: a streamed answer, an approved refund, a reload mid-answer that resumes without repeating text, and the turn's Steps in the inspector", testOptions, async (t) => {
+  const prepared = await prepare(t);
+  const { gateDirectory, invocations } = prepared;
+  const server = await startServer(prepared);
+  const { page } = await openBrowser(prepared);
+  const sessionId = await startSession(page, server.url);
+  await page.getByRole("heading", { name: "Start the conversation" }).waitFor();
+
+  // A read tool and the answer streamed after it.
+  await send(page, "where is order 1001?");
+  const turn1 = assistantMessage(page, "turn-1");
+  await waitForText(turn1, "Order 1001 (Trail running shoes, 129.00 USD) is shipped.");
+  const lookup = toolCard(turn1, "lookup_order");
+  await waitForBadge(lookup, "done");
+  await lookup.getByRole("button", { expanded: false }).click();
+  await waitForText(lookup, "Trail running shoes");
+  await lookup.getByRole("button", { expanded: true }).click();
+  assert.deepEqual(await shownTexts(turn1), [
+    "Let me look up order 1001.",
+    "Order 1001 (Trail running shoes, 129.00 USD) is shipped. It is on its way and should arrive within three working days; the tracking link is in your confirmation email.",
+  ]);
+
+  // A write that waits for approval: the card asks, the session list says so, Approve runs it.
+  await send(page, "please refund order 1002");
+  const turn2 = assistantMessage(page, "turn-2");
+  const refund = toolCard(turn2, "refund_order");
+  await waitForBadge(refund, "needs approval");
+  await waitForText(turn2, "I can refund order 1002 once you approve it.");
+  await waitForText(page.getByRole("complementary", { name: "Sessions" }).getByRole("button", { name: sessionId }), "needs approval");
+  assert.equal(invocations.count("refund_order:start"), 0, "the refund ran before it was approved");
+  await saveScreenshot(page, "dev-chat.png");
+  await refund.getByRole("button", { name: "Approve" }).click();
+  await waitForText(turn2, "Refund result: refunded 84.50 USD for order 1002 (Rain jacket)");
+  await waitForBadge(refund, "done");
+  await waitForText(refund, "refunded 84.50 USD for order 1002 (Rain jacket)");
+  assert.equal(invocations.count("refund_order:done"), 1);
+
+  // Reload while the answer streams: the model stops after its first sentence until the gate opens.
+  const answerGate = new FileGate(gateDirectory, "answer-2001");
+  const firstSentence = "Order 2001 (Camping stove, 45.00 USD) is delivered.";
+  const rest = "It was delivered; ask for a refund within 30 days";
+  await send(page, "where is order 2001?");
+  await answerGate.waitUntilReached({ timeoutMs: uiTimeoutMs });
+  const turn3 = assistantMessage(page, "turn-3");
+  await waitForText(turn3, firstSentence);
+  assert.equal(await turn3.getByText(rest).count(), 0, "the answer went past the gate");
+  await page.reload();
+  await waitForText(turn3, firstSentence);
+  assert.equal(await page.getByTestId("assistant-message").count(), 3, "the reload lost or repeated a turn");
+  assert.equal(await occurrencesOnPage(page, firstSentence), 1, "the reload repeated the streamed text");
+  answerGate.open();
+  await waitForText(turn3, rest);
+  const chat = await settledChat(server.url, sessionId);
+  const stored = storedTexts(storedAssistant(chat, "turn-3"));
+  assert.deepEqual(stored, ["Let me look up order 2001.", `${firstSentence} ${rest} if anything is wrong with it.`]);
+  // What the chat shows once the turn is over is the stored message, each sentence once.
+  try {
+    await pollUntil(async () => JSON.stringify(await shownTexts(turn3)) === JSON.stringify(stored), { timeoutMs: uiTimeoutMs, description: "the chat to show the stored answer" });
+  } catch (error) {
+    assert.fail(`the chat shows ${JSON.stringify(await shownTexts(turn3))}, the store has ${JSON.stringify(stored)} (${String(error)})`);
+  }
+  assert.equal(await turn3.count(), 1);
+  for (const sentence of [...stored, firstSentence, rest]) assert.equal(await occurrencesOnPage(page, sentence), 1, `"${sentence}" shows more than once`);
+  assert.deepEqual(chat.messages.map((message) => message.id.replace(/^message-\d+$/, "user")), ["user", "turn-1-assistant", "user", "turn-2-assistant", "user", "turn-3-assistant"]);
+
+  // The inspector shows every Step execution of the three turns.
+  const inspection = await openInspectorTimeline(page, server.url, sessionId);
+  const stepTypes = inspection.timeline.map((execution) => execution.stepType);
+  assert.equal(stepTypes.filter((type) => type === "RunModel").length, 6, "two model calls per turn");
+  assert.equal(stepTypes.filter((type) => type === "CallTool").length, 2, "the two lookups");
+  assert.equal(stepTypes.filter((type) => type === "CallSingleAttemptTool").length, 1, "the refund");
+  assert.equal(stepTypes.filter((type) => type === "AwaitToolApproval").length, 1, "the refund's approval");
+  assert.equal(stepTypes.filter((type) => type === "ResumeTurn").length, 3, "one per turn after its tools");
+  const timeline = page.getByTestId("step-timeline");
+  for (const stepType of ["StartAgentSession", "AwaitUserMessage", "RunModel", "CallTool", "AwaitToolApproval", "CallSingleAttemptTool", "ResumeTurn"]) {
+    assert.ok(await timeline.locator(`[data-step-type="${stepType}"]`).getByText(stepType, { exact: true }).first().isVisible(), `the timeline shows no ${stepType}`);
+  }
+  for (const turn of ["turn 1", "turn 2", "turn 3"]) await timeline.getByText(turn, { exact: true }).waitFor();
+  assert.match(server.log, /perdure dev: SupportAgent on SQLite at /);
+});
+
+void test("perdure dev in Chromium: killed during a tool call and started again on the same store, the session goes on and the UI shows the retried read and the write's unknown outcome", testOptions, async (t) => {
+  const prepared = await prepare(t);
+  const { port, gateDirectory, invocations } = prepared;
+  let server = await startServer(prepared);
+  const { page } = await openBrowser(prepared);
+  const sessionId = await startSession(page, server.url);
+  const restart = async (): Promise<void> => {
+    await server.kill();
+    await page.getByText("server unreachable").waitFor();
+    server = await startServer(prepared);
+    assert.equal(server.url, `http://127.0.0.1:${port}`);
+  };
+
+  // A read killed mid-call: the restarted Worker retries it.
+  const lookupGate = new FileGate(gateDirectory, "lookup_order-2002");
+  await send(page, "where is order 2002?");
+  await lookupGate.waitUntilReached({ timeoutMs: uiTimeoutMs });
+  const turn1 = assistantMessage(page, "turn-1");
+  const lookup = toolCard(turn1, "lookup_order");
+  await waitForBadge(lookup, "running");
+  await restart();
+  await lookupGate.waitUntilReached({ count: 2, timeoutMs: uiTimeoutMs });
+  lookupGate.open();
+  const lookupAnswer = "Order 2002 (Sleeping bag, 99.00 USD) is processing. It has not left the warehouse yet, so it can still be changed.";
+  await waitForText(turn1, lookupAnswer);
+  await waitForBadge(lookup, "done");
+  await page.getByText("server connected").waitFor();
+  let chat = await settledChat(server.url, sessionId);
+  const storedLookup = storedAssistant(chat, "turn-1");
+  assert.deepEqual(storedTexts(storedLookup), ["Let me look up order 2002.", lookupAnswer]);
+  assert.deepEqual(await shownTexts(turn1), storedTexts(storedLookup));
+  const lookupPart = storedLookup.parts.find((part) => part.type === "dynamic-tool");
+  assert.equal(lookupPart?.state, "output-available");
+  assert.match(JSON.stringify(lookupPart?.output), /Sleeping bag/);
+  assert.deepEqual(invocations.entries().filter((entry) => entry.name.startsWith("lookup_order")).map((entry) => [entry.name, (entry.details as { attempt: number }).attempt]), [
+    ["lookup_order:start", 1],
+    ["lookup_order:start", 2],
+    ["lookup_order:done", 2],
+  ]);
+
+  // An approved single-attempt write killed mid-call: never run again, its outcome is unknown.
+  const refundGate = new FileGate(gateDirectory, "refund_order-2003");
+  await send(page, "please refund order 2003");
+  const turn2 = assistantMessage(page, "turn-2");
+  const refund = toolCard(turn2, "refund_order");
+  await refund.getByRole("button", { name: "Approve" }).click();
+  await refundGate.waitUntilReached({ timeoutMs: uiTimeoutMs });
+  await waitForBadge(refund, "approved · running");
+  await restart();
+  refundGate.open();
+  await waitForText(turn2, "Refund result: The tool call was interrupted and its outcome is unknown");
+  await waitForBadge(refund, "failed");
+  await waitForText(refund, "its outcome is unknown");
+  chat = await settledChat(server.url, sessionId);
+  const storedRefund = storedAssistant(chat, "turn-2");
+  assert.deepEqual(storedTexts(storedRefund), ["I can refund order 2003 once you approve it.", `Refund result: ${outcomeUnknownText}`]);
+  assert.deepEqual(await shownTexts(turn2), storedTexts(storedRefund));
+  const refundPart = storedRefund.parts.find((part) => part.type === "dynamic-tool");
+  // Once the turn is over, a stored tool result is the text the model saw (agent-ui-messages.ts).
+  assert.deepEqual([refundPart?.toolName, refundPart?.state, refundPart?.output], ["refund_order", "output-available", outcomeUnknownText]);
+  assert.equal(invocations.count("refund_order:start"), 1, "the single-attempt write ran again after the restart");
+  assert.equal(invocations.count("refund_order:done"), 0);
+  // After a reload the chat is rebuilt from the store: the card still says the outcome is unknown.
+  await page.reload();
+  await waitForText(turn2, `Refund result: ${outcomeUnknownText}`);
+  const folded = refund.getByRole("button", { expanded: false });
+  if ((await folded.count()) > 0) await folded.click();
+  await waitForText(refund, "its outcome is unknown");
+
+  // The inspector: the lookup's lost attempt and its retry, the write's lost attempt recorded as outcome unknown.
+  const inspection = await openInspectorTimeline(page, server.url, sessionId);
+  const callTool = inspection.timeline.find((execution) => execution.stepType === "CallTool");
+  assert.deepEqual(callTool?.attempts.filter((attempt) => attempt.method === "execute").map((attempt) => attempt.status), ["failed", "completed"]);
+  assert.match(callTool?.attempts.find((attempt) => attempt.status === "failed")?.error ?? "", /WorkerLost/);
+  const singleAttempt = inspection.timeline.find((execution) => execution.stepType === "CallSingleAttemptTool");
+  assert.deepEqual(singleAttempt?.attempts.filter((attempt) => attempt.method === "execute").map((attempt) => attempt.status), ["failed"]);
+  assert.ok(inspection.timeline.some((execution) => execution.stepType === "RecordToolOutcomeUnknown"));
+  const timeline = page.getByTestId("step-timeline");
+  await waitForText(timeline.locator('[data-step-type="CallTool"]'), "×2");
+  await timeline.getByText(/^retried after: WorkerLost/).waitFor();
+  await timeline.getByText(/^failed: WorkerLost/).waitFor();
+  await timeline.locator('[data-step-type="RecordToolOutcomeUnknown"]').waitFor();
+  await saveScreenshot(page, "dev-inspector.png");
+});
