@@ -23,7 +23,8 @@ const cliPath = fileURLToPath(new URL("./cli.ts", import.meta.url));
 const entryPath = fileURLToPath(new URL("./test-fixtures/gated-support-agent.ts", import.meta.url));
 const webSource = join(repositoryRoot, "packages/cli/web");
 const webIndex = join(repositoryRoot, "packages/cli/dist/web/index.html");
-const screenshotFolder = join(repositoryRoot, "docs/images");
+/** Screenshots go to a temporary folder; PERDURE_SCREENSHOTS_DIR=docs/images refreshes the README's images. */
+const screenshotFolder = resolve(repositoryRoot, process.env.PERDURE_SCREENSHOTS_DIR ?? join(tmpdir(), "perdure-screenshots"));
 const chromiumPath = "/usr/bin/chromium";
 const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 const viewport = { width: 1440, height: 900 };
@@ -458,8 +459,8 @@ void test("perdure dev in Chromium: killed during a tool call and started again 
   assert.deepEqual(storedTexts(storedRefund), ["I can refund order 2003 once you approve it.", `Refund result: ${outcomeUnknownText}`]);
   assert.deepEqual(await shownTexts(turn2), storedTexts(storedRefund));
   const refundPart = storedRefund.parts.find((part) => part.type === "dynamic-tool");
-  // Once the turn is over, a stored tool result is the text the model saw (agent-ui-messages.ts).
-  assert.deepEqual([refundPart?.toolName, refundPart?.state, refundPart?.output], ["refund_order", "output-available", outcomeUnknownText]);
+  // Once the turn is over, the stored result is the text the model saw, and the unknown outcome stays an error (agent-ui-messages.ts).
+  assert.deepEqual([refundPart?.toolName, refundPart?.state, refundPart?.errorText], ["refund_order", "output-error", outcomeUnknownText]);
   assert.equal(invocations.count("refund_order:start"), 1, "the single-attempt write ran again after the restart");
   assert.equal(invocations.count("refund_order:done"), 0);
   // After a reload the chat is rebuilt from the store: the card still says the outcome is unknown.
@@ -468,6 +469,7 @@ void test("perdure dev in Chromium: killed during a tool call and started again 
   const folded = refund.getByRole("button", { expanded: false });
   if ((await folded.count()) > 0) await folded.click();
   await waitForText(refund, "its outcome is unknown");
+  await waitForBadge(refund, "failed");
 
   // The inspector: the lookup's lost attempt and its retry, the write's lost attempt recorded as outcome unknown.
   const inspection = await openInspectorTimeline(page, server.url, sessionId);

@@ -13,6 +13,7 @@ import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from ".
 import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
 import { turnStartPosition } from "./agent-ui-stream-run.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
+import { failedToolResultPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../values/result-texts.ts";
 
 /** What the `useChat` load route answers. */
 export interface AgentSessionUIMessages {
@@ -89,13 +90,19 @@ class UIMessageBuilder {
  * messages stand alone; a turn's assistant and tool messages form its
  * assistant message `<turnId>-assistant`: a `step-start` and the text per
  * model response, a dynamic tool part per call. A stored tool result is the
- * text the model saw, so it shows in `output-available`, even for a failed or
- * rejected call. The active turn's tool call records add its approvals, its
+ * text the model saw, so it shows in `output-available`, except the
+ * session's own texts for a failed call or an unknown outcome, which show in
+ * `output-error`. The active turn's tool call records add its approvals, its
  * running calls and their outcomes.
  *
  * @example
  * const messages = convertAgentSnapshotToUIMessages(await client.invokeRPC(flow.getAgentSnapshot, sessionId));
  */
+/** True for a stored result the session wrote for a call that failed or whose outcome is unknown. */
+function storedResultIsError(text: string): boolean {
+  return text === outcomeUnknownToolResult || text.startsWith(toolCallNotRunErrorPrefix) || text.startsWith(failedToolResultPrefix);
+}
+
 export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): AgentUIMessage[] {
   const builder = new UIMessageBuilder();
   for (const message of snapshot.messages) {
@@ -115,14 +122,11 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
         const target = builder.assistantOf(message.turnId, message.sequence);
         const toolCallId = message.toolCallId ?? `message-${message.sequence}`;
         const existing = builder.toolPartOf(target, toolCallId);
-        builder.setToolPart(target, {
-          type: "dynamic-tool",
-          toolCallId,
-          toolName: existing?.toolName ?? message.toolName ?? "",
-          state: "output-available",
-          input: existing?.input ?? null,
-          output: message.text,
-        });
+        const base = { type: "dynamic-tool" as const, toolCallId, toolName: existing?.toolName ?? message.toolName ?? "", input: existing?.input ?? null };
+        // The session's own texts for failed and unknown outcomes keep their warning after a reload.
+        builder.setToolPart(target, storedResultIsError(message.text)
+          ? { ...base, state: "output-error", errorText: message.text }
+          : { ...base, state: "output-available", output: message.text });
         break;
       }
     }

@@ -23,9 +23,12 @@ export function rejectedToolResult(rejectionMessage: string | null): string {
     : `The user rejected this tool call: ${rejectionMessage}`;
 }
 
+/** Starts the result the model sees for a failed call. */
+export const failedToolResultPrefix = "The tool call failed: ";
+
 /** The result the model sees for a failed call. */
 export function failedToolResult(error: string): string {
-  return `The tool call failed: ${error}`;
+  return `${failedToolResultPrefix}${error}`;
 }
 
 /** Opens the note a failed turn stores when its tool calls had results. */
