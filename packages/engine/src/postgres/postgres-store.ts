@@ -81,7 +81,14 @@ export class PostgresStore implements Store {
       connection,
       channel: `perdure_wake_${options.schema}`,
       notify: async (channel, payloads) => {
-        await this.pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload", [channel, payloads]);
+        const connection = await this.checkOut();
+        try {
+          await connection.client.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload", [channel, payloads]);
+          connection.release();
+        } catch (error) {
+          connection.release(error);
+          throw error;
+        }
       },
       deliver: (event) => this.events.emit("wake", event),
       onError: options.onError,
@@ -149,8 +156,9 @@ export class PostgresStore implements Store {
       client,
       failed: () => lost,
       release: (failure?: unknown) => {
-        client.off("error", onError);
         const broken = lost ?? (failure === undefined ? undefined : failure instanceof Error ? failure : new Error("the transaction failed", { cause: failure }));
+        // The pool listens to idle connections again; a destroyed one may still report its end, so keep ours.
+        if (broken === undefined) client.off("error", onError);
         client.release(broken);
       },
     };

@@ -294,35 +294,38 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
-    if (!this.lockedFlows.has(flowId)) {
-      // Lock the Flow and read the execution in one statement: locking both rows makes PostgreSQL
-      // re-read them after any wait, so the result is what the previous lock holder committed.
-      const [joined] = await this.rows<ExecutionRow & Record<string, unknown>>(
-        `SELECT ${flowColumnsOf("f", "flow.")},
-           ${executionColumns("e")}
-         FROM ${this.schema}.flows f JOIN ${this.schema}.executions e ON e.flow_id = f.flow_id
-         WHERE f.flow_id = $1 AND e.execution_id = $2 FOR UPDATE OF f, e`,
+    // A transaction that already holds other Flows' locks must not wait for this one, or two of
+    // them could deadlock (the Worker's cancellation check reads many Flows): it reads what is
+    // committed without locking. Engine code that changes a Flow locks it first.
+    if (this.lockedFlows.has(flowId) || this.lockedFlows.size > 0) {
+      const [row] = await this.rows<ExecutionRow>(
+        `SELECT ${executionColumns("e")} FROM ${this.schema}.executions e WHERE e.flow_id = $1 AND e.execution_id = $2`,
         [flowId, executionId],
       );
-      if (joined === undefined) {
-        await this.lock(flowId);
-        return undefined;
-      }
-      const flow: Record<string, unknown> = {};
-      for (const [column, value] of Object.entries(joined)) {
-        if (!column.startsWith("flow.")) continue;
-        flow[column.slice(5)] = value;
-        Reflect.deleteProperty(joined, column);
-      }
-      this.lockedFlows.add(flowId);
-      this.flowRows.set(flowId, flow as unknown as FlowRow);
-      return joined;
+      return row;
     }
-    const [row] = await this.rows<ExecutionRow>(
-      `SELECT ${executionColumns("e")} FROM ${this.schema}.executions e WHERE e.flow_id = $1 AND e.execution_id = $2`,
+    // The first read of a transaction (a commit checking its lease) locks the Flow and the
+    // execution in one statement; locking both makes PostgreSQL re-read them after any wait,
+    // so the row is what the previous lock holder committed.
+    const [joined] = await this.rows<ExecutionRow & Record<string, unknown>>(
+      `SELECT ${flowColumnsOf("f", "flow.")}, ${executionColumns("e")}
+       FROM ${this.schema}.flows f JOIN ${this.schema}.executions e ON e.flow_id = f.flow_id
+       WHERE f.flow_id = $1 AND e.execution_id = $2 FOR UPDATE OF f, e`,
       [flowId, executionId],
     );
-    return row;
+    if (joined === undefined) {
+      await this.lock(flowId);
+      return undefined;
+    }
+    const flow: Record<string, unknown> = {};
+    for (const [column, value] of Object.entries(joined)) {
+      if (!column.startsWith("flow.")) continue;
+      flow[column.slice(5)] = value;
+      Reflect.deleteProperty(joined, column);
+    }
+    this.lockedFlows.add(flowId);
+    this.flowRows.set(flowId, flow as unknown as FlowRow);
+    return joined;
   }
 
   async updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void> {
