@@ -121,6 +121,8 @@ export class PostgresStore implements Store {
   static async migrate(options: PostgresStoreOptions): Promise<string[]> {
     const resolved = resolvePostgresStoreOptions(options);
     const client = new pg.Client({ connectionString: resolved.connectionString, connectionTimeoutMillis: resolved.connectTimeoutMs });
+    // A connection the server drops reports through the failing query; the event alone must not crash.
+    client.on("error", () => undefined);
     await client.connect();
     try {
       return await applyMigrations(client, resolved.schema, pg.escapeIdentifier(resolved.schema));
