@@ -6,8 +6,12 @@ import { Client, Worker } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 import { countdownFlow } from "./countdown-flow.ts";
 
+const databaseUrl = process.env.PERDURE_DATABASE_URL;
 const databasePath = process.env.PERDURE_SQLITE_PATH ?? ".perdure/countdown.db";
-const store = SqliteStore.open({ path: databasePath });
+// PERDURE_DATABASE_URL selects PostgreSQL, as for every perdure command.
+const store = databaseUrl === undefined || databaseUrl === ""
+  ? SqliteStore.open({ path: databasePath })
+  : await (await import("@perdure/engine/postgres")).PostgresStore.open({ connectionString: databaseUrl });
 const worker = new Worker({ store, flows: [countdownFlow] });
 const client = new Client({ store });
 await worker.start();
@@ -16,7 +20,7 @@ await worker.start();
 const [unfinished] = await client.listFlows({ flowType: countdownFlow.flowType, status: "running", limit: 1 });
 const flowId = unfinished?.flowId ?? `countdown-${Date.now()}`;
 if (unfinished === undefined) await client.start(countdownFlow, flowId, { from: 5, tickMs: 300 });
-console.log(`${unfinished === undefined ? "started" : "resumed"} ${flowId} on ${databasePath}`);
+console.log(`${unfinished === undefined ? "started" : "resumed"} ${flowId} on ${databaseUrl === undefined || databaseUrl === "" ? databasePath : "PostgreSQL"}`);
 
 let after: string | undefined;
 for (;;) {

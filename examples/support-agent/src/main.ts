@@ -11,7 +11,11 @@ import { createSupportAgentFlow } from "./support-agent-flow.ts";
 
 const { model, description } = await chooseModel();
 const flow = createSupportAgentFlow(model);
-const store = SqliteStore.open({ path: process.env.PERDURE_SQLITE_PATH ?? ".perdure/support-agent.db" });
+// PERDURE_DATABASE_URL selects PostgreSQL, as for every perdure command.
+const databaseUrl = process.env.PERDURE_DATABASE_URL;
+const store = databaseUrl === undefined || databaseUrl === ""
+  ? SqliteStore.open({ path: process.env.PERDURE_SQLITE_PATH ?? ".perdure/support-agent.db" })
+  : await (await import("@perdure/engine/postgres")).PostgresStore.open({ connectionString: databaseUrl });
 const worker = new Worker({ store, flows: [flow] });
 await worker.start();
 const client = new Client({ store });

@@ -14,7 +14,7 @@ import { runChatCommand } from "./commands/chat.ts";
 import { runInspectCommand } from "./commands/inspect.ts";
 import { runSessionsCommand } from "./commands/sessions.ts";
 import { loadAgentFlows } from "./entry/load-agent-flows.ts";
-import { openConfiguredStore } from "./store/open-configured-store.ts";
+import { migrateConfiguredStore, openConfiguredStore } from "./store/open-configured-store.ts";
 
 const defaultEntry = "perdure.agents.ts";
 
@@ -28,6 +28,7 @@ Commands:
   sessions             List sessions with their status
   inspect <sessionId>  Print a session's Step timeline and state
   chat <sessionId>     Chat with a session in the terminal, approving tools
+  migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
@@ -49,6 +50,11 @@ the agent status and the number of turns.`,
 
 Prints the session's Step timeline (each Step execution with its attempts,
 durations and errors), pending interrupts and usage.`,
+  migrate: `Usage: perdure migrate   (with PERDURE_DATABASE_URL=postgres://...)
+
+Applies the PostgreSQL store's ordered migrations and prints the ones it
+applied. Stores also migrate when they first open; run this as a deployment
+step so Workers start on a ready schema. Safe when several run at once.`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -84,6 +90,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
+  if (command === "migrate") {
+    const applied = await migrateConfiguredStore(location);
+    console.log(applied.length === 0 ? "the schema is up to date" : `applied ${applied.join(", ")}`);
+    return 0;
+  }
   if (command === "dev") {
     const port = Number(values.port ?? process.env.PORT ?? "4100");
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port ${JSON.stringify(values.port)} is invalid: use 0 to 65535`);

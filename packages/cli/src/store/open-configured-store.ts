@@ -16,11 +16,21 @@ export async function openConfiguredStore(location: StoreLocation): Promise<{ st
     if (!/^postgres(ql)?:\/\//.test(url)) {
       throw new InvalidInputError(`PERDURE_DATABASE_URL ${JSON.stringify(url)} is not a postgres:// URL`);
     }
-    // The PostgreSQL store is optional; load it only when asked for.
-    const postgres = (await import("@perdure/engine/postgres" as string)) as { PostgresStore: { open(options: { connectionString: string }): Promise<Store> | Store } };
-    const store = await postgres.PostgresStore.open({ connectionString: url });
+    // The PostgreSQL store (and `pg`) load only when asked for.
+    const { PostgresStore } = await import("@perdure/engine/postgres");
+    const store = await PostgresStore.open({ connectionString: url });
     return { store, description: `PostgreSQL at ${url.replace(/\/\/[^@/]*@/, "//***@")}` };
   }
   const store = SqliteStore.open({ path: location.databasePath, durability: "process-crash-safe" });
   return { store, description: `SQLite at ${location.databasePath}` };
+}
+
+/** Applies the PostgreSQL store's migrations to `PERDURE_DATABASE_URL`; returns the names applied now. */
+export async function migrateConfiguredStore(location: StoreLocation): Promise<string[]> {
+  const url = location.databaseUrl;
+  if (url === undefined || url === "") {
+    throw new InvalidInputError("perdure migrate needs PERDURE_DATABASE_URL=postgres://...; the SQLite store creates its schema when opened");
+  }
+  const { PostgresStore } = await import("@perdure/engine/postgres");
+  return PostgresStore.migrate({ connectionString: url });
 }
