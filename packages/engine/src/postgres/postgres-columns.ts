@@ -1,23 +1,13 @@
 import { createHash } from "node:crypto";
-import type { ExecutionRow, FlowRow } from "../store/store.ts";
+import type { FlowRow } from "../store/store.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
+
+export { executionFieldColumns, executionFields, flowFieldColumns };
 
 /*
  * Column lists of the PostgreSQL store's statements, named as the Store
  * contract's row fields, and prepared-statement names.
  */
-
-export const flowFieldColumns: Record<keyof FlowRow, string> = {
-  flowId: "flow_id",
-  flowType: "flow_type",
-  status: "status",
-  input: "input",
-  output: "output",
-  error: "error",
-  requestId: "request_id",
-  createdAt: "created_at",
-  updatedAt: "updated_at",
-  nextSeq: "next_seq",
-};
 
 /** Flow columns named as {@link FlowRow} fields, each behind `prefix` when given. */
 export function flowColumnsOf(alias: string, prefix = ""): string {
@@ -25,34 +15,6 @@ export function flowColumnsOf(alias: string, prefix = ""): string {
 }
 
 export const flowColumns = flowColumnsOf("flows");
-
-export const executionFieldColumns: Record<keyof ExecutionRow, string> = {
-  flowId: "flow_id",
-  executionId: "execution_id",
-  seq: "seq",
-  flowType: "flow_type",
-  stepType: "step_type",
-  input: "input",
-  status: "status",
-  claimedBy: "claimed_by",
-  leaseToken: "lease_token",
-  leaseExpiresAt: "lease_expires_at",
-  deadlineAt: "deadline_at",
-  availableAt: "available_at",
-  attempt: "attempt",
-  executeClaims: "execute_claims",
-  scheduledAt: "scheduled_at",
-  expiresAt: "expires_at",
-  conditions: "conditions",
-  waitResult: "wait_result",
-  checkpoint: "checkpoint",
-  movementOptions: "movement_options",
-  recoveryError: "recovery_error",
-  lastError: "last_error",
-  createdAt: "created_at",
-};
-
-export const executionFields = Object.keys(executionFieldColumns) as (keyof ExecutionRow)[];
 
 export function executionColumns(alias: string): string {
   return executionFields.map((field) => `${alias}.${executionFieldColumns[field]} AS "${field}"`).join(", ");

@@ -11,48 +11,16 @@ import type {
   StreamRow,
   TimerRow,
 } from "../store/store.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 
-const flowColumns = `flow_id AS flowId, flow_type AS flowType, status, input, output, error, request_id AS requestId,
-  created_at AS createdAt, updated_at AS updatedAt, next_seq AS nextSeq`;
+/** Columns named as the Store contract's row fields (SQLite keeps an alias's case). */
+const flowColumns = flowFields.map((field) => `${flowFieldColumns[field]} AS ${field}`).join(", ");
+const executionColumns = executionFields.map((field) => `${executionFieldColumns[field]} AS ${field}`).join(", ");
+const executionInsertSql = `INSERT INTO executions (${executionFields.map((field) => executionFieldColumns[field]).join(", ")})
+  VALUES (${executionFields.map(() => "?").join(", ")})`;
 
-const executionColumns = `flow_id AS flowId, execution_id AS executionId, seq, flow_type AS flowType, step_type AS stepType,
-  input, status, claimed_by AS claimedBy, lease_token AS leaseToken, lease_expires_at AS leaseExpiresAt,
-  deadline_at AS deadlineAt, available_at AS availableAt, attempt, execute_claims AS executeClaims,
-  scheduled_at AS scheduledAt, expires_at AS expiresAt, conditions, wait_result AS waitResult, checkpoint,
-  movement_options AS movementOptions, recovery_error AS recoveryError, last_error AS lastError, created_at AS createdAt`;
 
-const executionFieldColumns: Record<keyof ExecutionRow, string> = {
-  flowId: "flow_id",
-  executionId: "execution_id",
-  seq: "seq",
-  flowType: "flow_type",
-  stepType: "step_type",
-  input: "input",
-  status: "status",
-  claimedBy: "claimed_by",
-  leaseToken: "lease_token",
-  leaseExpiresAt: "lease_expires_at",
-  deadlineAt: "deadline_at",
-  availableAt: "available_at",
-  attempt: "attempt",
-  executeClaims: "execute_claims",
-  scheduledAt: "scheduled_at",
-  expiresAt: "expires_at",
-  conditions: "conditions",
-  waitResult: "wait_result",
-  checkpoint: "checkpoint",
-  movementOptions: "movement_options",
-  recoveryError: "recovery_error",
-  lastError: "last_error",
-  createdAt: "created_at",
-};
-
-const executionInsertColumns = Object.keys(executionFieldColumns) as (keyof ExecutionRow)[];
-const executionInsertSql = `INSERT INTO executions (${executionInsertColumns.map((field) => executionFieldColumns[field]).join(", ")})
-  VALUES (${executionInsertColumns.map(() => "?").join(", ")})`;
-
-const flowFieldColumns = { status: "status", output: "output", error: "error", updatedAt: "updated_at", nextSeq: "next_seq" } as const;
 
 function placeholders(count: number): string {
   return Array.from({ length: count }, () => "?").join(", ");
@@ -87,7 +55,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async updateFlow(flowId: string, fields: Partial<Pick<FlowRow, "status" | "output" | "error" | "updatedAt" | "nextSeq">>): Promise<void> {
-    const entries = Object.entries(fields) as [keyof typeof flowFieldColumns, SQLInputValue][];
+    const entries = Object.entries(fields) as [keyof FlowRow, SQLInputValue][];
     if (entries.length === 0) return;
     const assignments = entries.map(([field]) => `${flowFieldColumns[field]} = ?`).join(", ");
     this.store.run(`UPDATE flows SET ${assignments} WHERE flow_id = ?`, ...entries.map(([, value]) => value), flowId);
@@ -150,7 +118,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async insertExecution(row: ExecutionRow): Promise<void> {
-    this.store.run(executionInsertSql, ...executionInsertColumns.map((field) => row[field]));
+    this.store.run(executionInsertSql, ...executionFields.map((field) => row[field]));
   }
 
   async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
