@@ -9,7 +9,7 @@ export { createTemporarySqliteStore } from "./temporary-sqlite-store.ts";
 export type { TemporarySqliteStore } from "./temporary-sqlite-store.ts";
 export { pollUntil } from "./poll-until.ts";
 export type { PollUntilOptions } from "./poll-until.ts";
-export { runWorkerProcess, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
+export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
 export type { RunWorkerProcessOptions, StartWorkerProcessOptions, WorkerProcess } from "./worker-process.ts";
 export { runStoreConformanceSuite } from "./conformance/run-store-conformance-suite.ts";
 export type { OpenedStore, StoreConformanceOptions } from "./conformance/harness.ts";

@@ -3,6 +3,7 @@ import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { FlowCore } from "../flow/flow.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
 import { Worker, type WorkerOptions } from "../worker/worker.ts";
 
 /** The line a child started by {@link runWorkerProcess} prints once its Worker runs. */
@@ -168,6 +169,18 @@ export interface RunWorkerProcessOptions {
  */
 export async function runWorkerProcess(options: RunWorkerProcessOptions): Promise<void> {
   const store = SqliteStore.open({ durability: "process-crash-safe", pollIntervalMs: 20, ...options.storeOptions, path: options.storePath });
+  await runWorkerProcessOnStore(store, options);
+}
+
+/**
+ * {@link runWorkerProcess} on a store the caller opened (such as PostgreSQL):
+ * starts a Worker, prints the ready line, drains and closes the store on
+ * SIGTERM, and exits when the parent dies.
+ */
+export async function runWorkerProcessOnStore(
+  store: Store,
+  options: Pick<RunWorkerProcessOptions, "flows" | "workerOptions" | "readyLinePrefix">,
+): Promise<void> {
   const worker = new Worker({ livenessTimeoutMs: 1500, ...options.workerOptions, store, flows: options.flows });
   let closing = false;
   const shutDown = async (): Promise<void> => {
