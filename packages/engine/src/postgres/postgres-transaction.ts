@@ -349,16 +349,6 @@ export class PostgresTransaction implements StoreTransaction {
     return rows;
   }
 
-  async nextAvailableAt(flowTypes: readonly string[]): Promise<number | undefined> {
-    if (flowTypes.length === 0) return undefined;
-    const [row] = await this.rows<{ at: number | null }>(
-      `SELECT MIN(available_at) AS at FROM ${this.schema}.executions
-       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND flow_type = ANY($1::text[])`,
-      [flowTypes],
-    );
-    return row?.at ?? undefined;
-  }
-
   async heldLocks(flowId: string, names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
     await this.lock(flowId);

@@ -175,15 +175,6 @@ export class SqliteTransaction implements StoreTransaction {
     );
   }
 
-  async nextAvailableAt(flowTypes: readonly string[]): Promise<number | undefined> {
-    if (flowTypes.length === 0) return undefined;
-    return this.get<{ at: number | null }>(
-      `SELECT MIN(available_at) AS at FROM executions
-       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND flow_type IN (${placeholders(flowTypes.length)})`,
-      ...flowTypes,
-    )?.at ?? undefined;
-  }
-
   async heldLocks(flowId: string, names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
     return this.all<{ name: string }>(`SELECT name FROM locks WHERE flow_id = ? AND name IN (${placeholders(names.length)})`, flowId, ...names)

@@ -145,8 +145,6 @@ export interface StoreTransaction {
   findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
   /** Queued executions whose retry window closed. */
   findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
-  /** The earliest `availableAt` of a queued task of these types, if any. */
-  nextAvailableAt(flowTypes: readonly string[]): Promise<number | undefined>;
 
   /** Of `names`, those held by any execution of the Flow. */
   heldLocks(flowId: string, names: readonly string[]): Promise<string[]>;
