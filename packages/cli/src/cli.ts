@@ -2,7 +2,7 @@
 /**
  * `perdure`: the dev server and tools for durable agent sessions.
  *
- *   perdure dev [--port 4100] [--db .perdure/dev.db] [entry]
+ *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token ...] [--allow-origin ...] [entry]
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
@@ -36,12 +36,20 @@ Common options:
   -h, --help           Show help for a command
 
 Run "perdure <command> --help" for a command's options.`,
-  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [entry]
+  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token <token>] [--allow-origin <origin>]... [entry]
 
 Opens the store, starts a Worker for every agent session Flow the entry module
 exports, and serves the HTTP API and web UI on loopback. The entry defaults
 to ${defaultEntry}. Without OPENAI_API_KEY or ANTHROPIC_API_KEY the example agent
-uses its scripted demo model.`,
+uses its scripted demo model.
+
+  --host <name>            Address to listen on (default 127.0.0.1). Any other
+                           than loopback requires an access token.
+  --token <token>          Access token every request must carry (or
+                           PERDURE_DEV_TOKEN); generated and printed in the
+                           address when a non-loopback host needs one.
+  --allow-origin <origin>  A separate front end (such as http://localhost:5173)
+                           that may call the API; repeatable.`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -73,6 +81,8 @@ async function main(argv: readonly string[]): Promise<number> {
       db: { type: "string" },
       entry: { type: "string" },
       "no-worker": { type: "boolean" },
+      token: { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
     },
   });
   const [command, ...rest] = positionals;
@@ -100,7 +110,14 @@ async function main(argv: readonly string[]): Promise<number> {
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port ${JSON.stringify(values.port)} is invalid: use 0 to 65535`);
     // The HTTP server and its dependencies load only for this command.
     const { startDevServer } = await import("./commands/dev.ts");
-    const server = await startDevServer({ entry: rest[0] ?? values.entry ?? defaultEntry, port, host: values.host ?? "127.0.0.1", ...location });
+    const server = await startDevServer({
+      entry: rest[0] ?? values.entry ?? defaultEntry,
+      port,
+      host: values.host ?? "127.0.0.1",
+      token: values.token ?? process.env.PERDURE_DEV_TOKEN,
+      allowedOrigins: values["allow-origin"] ?? [],
+      ...location,
+    });
     await new Promise<void>((resolve) => {
       const stop = (): void => resolve();
       process.once("SIGINT", stop);

@@ -8,19 +8,15 @@
  * to docs/images/ for the README.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test, type TestContext } from "node:test";
-import { fileURLToPath } from "node:url";
 import { FileGate, findFreeLoopbackPorts, InvocationLog, pollUntil } from "@perdure/agents/testing";
 import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
-import { gateDirectoryVariable } from "./test-fixtures/gated-support-agent.ts";
+import { DevServerProcess, repositoryRoot } from "./test-fixtures/dev-server-process.ts";
 
-const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
-const cliPath = fileURLToPath(new URL("./cli.ts", import.meta.url));
-const entryPath = fileURLToPath(new URL("./test-fixtures/gated-support-agent.ts", import.meta.url));
 const webSource = join(repositoryRoot, "packages/cli/web");
 const webIndex = join(repositoryRoot, "packages/cli/dist/web/index.html");
 /** Screenshots go to a temporary folder; PERDURE_SCREENSHOTS_DIR=docs/images refreshes the README's images. */
@@ -59,99 +55,6 @@ async function ensureWebUiBuilt(): Promise<void> {
   });
   assert.equal(code, 0, `npm run build:web failed:\n${output}`);
   assert.ok(existsSync(webIndex), `npm run build:web wrote no ${webIndex}`);
-}
-
-/** `perdure dev` as a child process leading its own process group. */
-class DevServerProcess {
-  readonly url: string;
-  private readonly child: ChildProcess;
-  private readonly processGroup: number;
-  private readonly exited: Promise<void>;
-  private readonly output: () => string;
-
-  private constructor(child: ChildProcess, processGroup: number, url: string, exited: Promise<void>, output: () => string) {
-    this.child = child;
-    this.processGroup = processGroup;
-    this.url = url;
-    this.exited = exited;
-    this.output = output;
-  }
-
-  /** Spawns `node cli.ts dev` and waits for the line with its URL; kills the group when that fails. */
-  static async start(options: { port: number; databasePath: string; gateDirectory: string }): Promise<DevServerProcess> {
-    const child = spawn(process.execPath, [cliPath, "dev", "--port", String(options.port), "--db", options.databasePath, entryPath], {
-      cwd: repositoryRoot,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PERDURE_DATABASE_URL: "", [gateDirectoryVariable]: options.gateDirectory },
-    });
-    let output = "";
-    const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
-    const url = new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`perdure dev printed no URL within 30 s:\n${output}`)), 30_000);
-      const read = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const match = /web UI and API at (http:\/\/\S+)/.exec(output);
-        if (match?.[1] !== undefined) {
-          clearTimeout(timer);
-          resolveUrl(match[1]);
-        }
-      };
-      child.stdout?.on("data", read);
-      child.stderr?.on("data", read);
-      child.once("error", (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      void exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`perdure dev exited before printing its URL:\n${output}`));
-      });
-    });
-    const processGroup = child.pid;
-    if (processGroup === undefined) {
-      await url; // Rejects with the spawn error.
-      throw new Error("perdure dev started without a process ID");
-    }
-    try {
-      return new DevServerProcess(child, processGroup, await url, exited, () => output);
-    } catch (error) {
-      await new DevServerProcess(child, processGroup, "", exited, () => output).kill();
-      throw error;
-    }
-  }
-
-  get log(): string {
-    return this.output();
-  }
-
-  private get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  private signal(signal: NodeJS.Signals): void {
-    try {
-      process.kill(-this.processGroup, signal);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-    }
-  }
-
-  /** SIGKILLs the whole process group, as when the machine dies, and waits for the exit. */
-  async kill(): Promise<void> {
-    if (!this.running) return;
-    this.signal("SIGKILL");
-    await this.exited;
-  }
-
-  /** Stops the server with SIGTERM, killing the group when it does not exit within 10 s. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.signal("SIGTERM");
-    const timer = setTimeout(() => this.signal("SIGKILL"), 10_000);
-    await this.exited;
-    clearTimeout(timer);
-  }
 }
 
 /**

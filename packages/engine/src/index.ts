@@ -53,6 +53,7 @@ export type { ClientOptions, FlowDescription, StartFlowOptions, StepHistoryEntry
 export type { Codec } from "./internal/codec.ts";
 export type { Store, StoreTransaction, WakeEvent } from "./store/store.ts";
 export { PerdureError } from "./errors/perdure-error.ts";
+export { describeValue } from "./errors/describe-value.ts";
 export { ChannelMessageNotFoundError } from "./errors/channel-message-not-found-error.ts";
 export { FlowAlreadyExistsError } from "./errors/flow-already-exists-error.ts";
 export { FlowNotFoundError } from "./errors/flow-not-found-error.ts";

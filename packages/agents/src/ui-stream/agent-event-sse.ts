@@ -3,11 +3,11 @@
  * applies the event rules itself. Each event's `id` is its engine Stream
  * token, so an `EventSource` resumes through `Last-Event-ID`.
  */
-import { InvalidInputError, InvalidResumeTokenError, type StreamMessage } from "@perdure/engine";
+import { describeValue, InvalidInputError, InvalidResumeTokenError, type StreamMessage } from "@perdure/engine";
 import type { AgentEvent } from "../values/agent-event.ts";
 import { convertAgentEventToJson } from "./agent-event-json.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
-import { createTextErrorResponse, eventStreamHeaders } from "./server-sent-event-responses.ts";
+import { createJsonErrorResponse, eventStreamHeaders } from "./server-sent-event-responses.ts";
 
 /** Options of {@link createAgentEventSseResponse}. */
 export interface AgentEventSseOptions extends AgentUIStreamSessionOptions {
@@ -42,7 +42,7 @@ function eventFrames(messages: readonly StreamMessage<AgentEvent>[]): string {
 export async function createAgentEventSseResponse(options: AgentEventSseOptions): Promise<Response> {
   const session = resolveAgentUIStreamSession(options);
   if (typeof options.resumeToken !== "string") {
-    throw new InvalidInputError(`resumeToken ${JSON.stringify(options.resumeToken)} is invalid: pass the Last-Event-ID header, the snapshot's resume_token, or ""`);
+    throw new InvalidInputError(`resumeToken ${describeValue(options.resumeToken)} is invalid: pass the Last-Event-ID header, the snapshot's resume_token, or ""`);
   }
   const { client, flow, flowId } = session;
   const controller = new AbortController();
@@ -53,7 +53,7 @@ export async function createAgentEventSseResponse(options: AgentEventSseOptions)
     first = (await client.readStream(flowId, flow.agentEvents, { limit: readLimit, ...(after === undefined ? {} : { after }) })).messages;
   } catch (error) {
     if (!InvalidResumeTokenError.isInstance(error)) throw error;
-    return createTextErrorResponse(400, `the resume token was rejected (${error.message}); load the snapshot again`);
+    return createJsonErrorResponse(400, `the resume token was rejected (${error.message}); load the snapshot again`);
   }
   const encoder = new TextEncoder();
   let pending: StreamMessage<AgentEvent>[] | undefined = first;

@@ -63,10 +63,14 @@ export class AgentSessionRecordReader {
     const { client, flow, flowId } = this.session;
     const [state, pending] = await client.getAttributes(flowId, flow.agentState, flow.pendingInterrupts);
     const notWaiting = { isEnded: false, awaitingApprovals: null };
-    if (state === undefined) return notWaiting;
+    const ended = { isEnded: true, awaitingApprovals: null };
     const number = turnNumber(turnId);
-    if (state.activeTurnId !== turnId && (number === null || state.turnCount >= number)) return { isEnded: true, awaitingApprovals: null };
-    if (state.activeTurnId !== turnId || state.status !== "running_tools") return notWaiting;
+    if (state !== undefined && state.activeTurnId !== turnId && (number === null || state.turnCount >= number)) return ended;
+    if (state?.activeTurnId !== turnId) {
+      // A turn that has not started never will once the session is stopped or finished.
+      return (await client.describe(flowId)).status === "running" ? notWaiting : ended;
+    }
+    if (state.status !== "running_tools") return notWaiting;
     const approvals = (pending ?? []).filter((interrupt) => interrupt.turnId === turnId && interrupt.kind === "approval");
     if (approvals.length === 0) return notWaiting;
     const records = isEventsLost

@@ -2,7 +2,7 @@
  * The approval route's stream: applies the browser's decisions and streams
  * the rest of the turn into the same message.
  */
-import { InvalidInputError } from "@perdure/engine";
+import { describeValue, InvalidInputError } from "@perdure/engine";
 import { closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
 import { findTurnOrigin, isEventPositionAccepted } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
@@ -109,7 +109,7 @@ export async function resolveAgentToolApprovalsWithUIMessageStream(options: Reso
   const session = resolveAgentUIStreamSession(options);
   const decisions = selectAgentToolApprovalDecisions(options.approvals);
   if (options.finishWhenAwaitingApproval !== undefined && typeof options.finishWhenAwaitingApproval !== "boolean") {
-    throw new InvalidInputError(`finishWhenAwaitingApproval ${JSON.stringify(options.finishWhenAwaitingApproval)} is invalid: use true or false`);
+    throw new InvalidInputError(`finishWhenAwaitingApproval ${describeValue(options.finishWhenAwaitingApproval)} is invalid: use true or false`);
   }
   const run = await openAgentUIStreamRun(session, { isFinishingWhenAwaitingApproval: options.finishWhenAwaitingApproval ?? true, signal: options.signal });
   const { context } = run;

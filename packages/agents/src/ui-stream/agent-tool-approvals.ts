@@ -2,7 +2,7 @@
  * Tool approvals from the browser: reading the decisions of a message,
  * resolving one approval, and the approval route's stream.
  */
-import { InvalidInputError, RpcLockConflictError } from "@perdure/engine";
+import { describeValue, InvalidInputError, RpcLockConflictError } from "@perdure/engine";
 import { delay, resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 
 /** The most decisions a request is read for; the rest are ignored. */
@@ -147,8 +147,8 @@ export async function applyAgentToolApprovalDecision(
  */
 export async function resolveAgentToolApproval(options: ResolveAgentToolApprovalOptions): Promise<boolean> {
   const session = resolveAgentUIStreamSession(options);
-  if (typeof options.approvalId !== "string" || options.approvalId === "") throw new InvalidInputError(`approvalId ${JSON.stringify(options.approvalId)} is invalid: pass the approval's ID`);
-  if (typeof options.approved !== "boolean") throw new InvalidInputError(`approved ${JSON.stringify(options.approved)} is invalid: use true or false`);
+  if (typeof options.approvalId !== "string" || options.approvalId === "") throw new InvalidInputError(`approvalId ${describeValue(options.approvalId)} is invalid: pass the approval's ID`);
+  if (typeof options.approved !== "boolean") throw new InvalidInputError(`approved ${describeValue(options.approved)} is invalid: use true or false`);
   const outcome = await applyAgentToolApprovalDecision(session, {
     approvalId: options.approvalId,
     approved: options.approved,

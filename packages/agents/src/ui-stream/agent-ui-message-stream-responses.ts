@@ -2,14 +2,14 @@
  * The `useChat` routes' streams: reconnect to a turn, and send a user message
  * and follow the turn that answers it.
  */
-import { InvalidInputError } from "@perdure/engine";
+import { describeValue, InvalidInputError } from "@perdure/engine";
 import { findTurnOrigin, isEventPositionAccepted, readNewestEventPosition } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";
 import { agentUIStreamSource, openAgentUIStreamRun, turnStartPosition } from "./agent-ui-stream-run.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 import { isAgentUIStreamTokenRejection, type AgentUIStreamPosition } from "./agent-ui-stream-token.ts";
-import { createAgentUIMessageChunkStream, createTextErrorResponse, createUIMessageStreamSseResponse } from "./server-sent-event-responses.ts";
+import { createAgentUIMessageChunkStream, createJsonErrorResponse, createUIMessageStreamSseResponse } from "./server-sent-event-responses.ts";
 
 /** Options of {@link createAgentUIMessageStreamResponse} and {@link streamAgentUIMessageChunks}. */
 export interface AgentUIMessageStreamOptions extends AgentUIStreamSessionOptions {
@@ -55,14 +55,14 @@ interface ResolvedStreamOptions {
 }
 
 function resolveBoolean(name: string, value: boolean | undefined, fallback: boolean): boolean {
-  if (value !== undefined && typeof value !== "boolean") throw new InvalidInputError(`${name} ${JSON.stringify(value)} is invalid: use true or false`);
+  if (value !== undefined && typeof value !== "boolean") throw new InvalidInputError(`${name} ${describeValue(value)} is invalid: use true or false`);
   return value ?? fallback;
 }
 
 /** Checks the stream options and fills in every default (written once, here and in the TSDoc above). */
 function resolveAgentUIMessageStreamOptions(options: AgentUIMessageStreamOptions): ResolvedStreamOptions {
   if (options.resumeToken !== undefined && typeof options.resumeToken !== "string") {
-    throw new InvalidInputError(`resumeToken ${JSON.stringify(options.resumeToken)} is invalid: pass the token text or undefined`);
+    throw new InvalidInputError(`resumeToken ${describeValue(options.resumeToken)} is invalid: pass the token text or undefined`);
   }
   return {
     resumeToken: options.resumeToken === "" ? undefined : options.resumeToken,
@@ -148,14 +148,14 @@ export async function createAgentUIMessageStreamResponse(options: AgentUIMessage
  */
 export async function sendAgentUserMessageWithUIMessageStream(options: SendAgentUserMessageWithUIMessageStreamOptions): Promise<Response> {
   const session = resolveAgentUIStreamSession(options);
-  if (typeof options.text !== "string") throw new InvalidInputError(`text ${JSON.stringify(options.text)} is invalid: pass the user's message text`);
+  if (typeof options.text !== "string") throw new InvalidInputError(`text ${describeValue(options.text)} is invalid: pass the user's message text`);
   const resolved = resolveAgentUIMessageStreamOptions({ ...session, finishWhenAwaitingApproval: options.finishWhenAwaitingApproval, signal: options.signal });
   const run = await openAgentUIStreamRun(session, resolved);
   // The position before the state: a turn that starts in between is still read from its first event.
   const origin = await readNewestEventPosition(session);
   const [state] = await session.client.getAttributes(session.flowId, session.flow.agentState);
   const isAccepted = await session.client.invokeRPC(session.flow.sendUserMessage, session.flowId, { text: options.text });
-  if (!isAccepted) return createTextErrorResponse(400, "the session refused the message: its text is blank");
+  if (!isAccepted) return createJsonErrorResponse(400, "the session refused the message: its text is blank");
   const turnId = `turn-${(state?.turnCount ?? 0) + 1}`;
   return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(run.context, turnStartPosition(turnId, origin)), `${session.flowId} ${turnId}`));
 }

@@ -1,4 +1,4 @@
-import { InvalidInputError, type Client } from "@perdure/engine";
+import { type Client, describeValue, InvalidInputError } from "@perdure/engine";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 
 /**
@@ -31,7 +31,7 @@ export function resolveAgentUIStreamSession(options: AgentUIStreamSessionOptions
     throw new InvalidInputError("the UI stream options' flow is not an agent session Flow: pass what createAgentSessionFlow returned");
   }
   if (typeof options.flowId !== "string" || options.flowId === "") {
-    throw new InvalidInputError(`the UI stream options' flowId ${JSON.stringify(options.flowId)} is invalid: pass the session ID`);
+    throw new InvalidInputError(`the UI stream options' flowId ${describeValue(options.flowId)} is invalid: pass the session ID`);
   }
   return { client: options.client, flow: options.flow, flowId: options.flowId };
 }

@@ -7,14 +7,20 @@
  * and snapshots as `UIMessage` objects or browser JSON. The helpers return
  * Fetch `Response` objects and do not depend on `ai` at runtime.
  *
- * Authorize every route: the session ID, the decisions and the token all come
- * from the browser. The helpers only check that a decision answers an
- * approval pending in the session's active turn.
+ * The host application must check three things on every route, because the
+ * session ID, the decisions and the token all come from the browser: that
+ * the request is for this server and from its own pages
+ * (`guardAgentRequest` refuses foreign `Host` headers, other origins and
+ * non-JSON state-changing requests), who the caller is, and that the caller
+ * may read or write the session it names. Bound the body before reading it.
+ * The helpers only check that a decision answers an approval pending in the
+ * session's active turn.
  *
  * @example
  * import {
  *   agentResumeTokenHeaderName,
  *   createAgentUIMessageStreamResponse,
+ *   guardAgentRequest,
  *   readAgentSessionUIMessages,
  *   readAgentToolApprovalResponses,
  *   resolveAgentToolApprovalsWithUIMessageStream,
@@ -29,6 +35,8 @@
  *
  * // POST /api/chat
  * export async function postChat(request: Request): Promise<Response> {
+ *   const refusal = guardAgentRequest(request, { allowedHosts: ["localhost:3000"] });
+ *   if (refusal !== null) return refusal;
  *   const { id, messages } = (await request.json()) as { id: string; messages: { role: string; parts: { type: string; text?: string }[] }[] };
  *   await authorizeSession(request, id);
  *   const lastMessage = messages.at(-1);
@@ -67,6 +75,8 @@ export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./agent
 export { convertAgentEventStreamSnapshotToJson, readAgentEventStreamSnapshot } from "./agent-event-stream-snapshot.ts";
 export type { AgentEventStreamSnapshot } from "./agent-event-stream-snapshot.ts";
 export { createAgentEventSseResponse } from "./agent-event-sse.ts";
+export { guardAgentRequest } from "./agent-request-guard.ts";
+export type { AgentRequestGuardOptions } from "./agent-request-guard.ts";
 export type { AgentEventSseOptions } from "./agent-event-sse.ts";
 export { convertAgentEventToJson } from "./agent-event-json.ts";
 export type { AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";

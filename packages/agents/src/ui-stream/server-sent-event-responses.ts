@@ -117,7 +117,10 @@ export function createUIMessageStreamSseResponse(source: AgentUIStreamSource): R
   return new Response(body, { status: 200, headers: uiMessageStreamHeaders });
 }
 
-/** A plain-text error response, such as a 400 for a rejected resume token. */
-export function createTextErrorResponse(status: number, message: string): Response {
-  return new Response(`${message}\n`, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+/**
+ * An error response in the shape every Perdure HTTP route uses,
+ * `{ "error": "<message>" }`, such as a 400 for a rejected resume token.
+ */
+export function createJsonErrorResponse(status: number, message: string): Response {
+  return Response.json({ error: message }, { status });
 }

@@ -1,3 +1,4 @@
+import { describeValue } from "@perdure/engine";
 import { asWireObject, readNullableString, readNumber, readString, type WireObject } from "./wire.ts";
 
 /** What the session is doing. */
@@ -73,11 +74,11 @@ export function agentSessionStartInputFromWire(data: unknown): AgentSessionStart
  */
 export function checkAgentSessionStartInput(data: unknown): Record<string, unknown> {
   if (data === null || data === undefined) return {};
-  if (typeof data !== "object" || Array.isArray(data)) throw new TypeError(`the session input must be an object, got ${JSON.stringify(data)}`);
+  if (typeof data !== "object" || Array.isArray(data)) throw new TypeError(`the session input must be an object, got ${describeValue(data)}`);
   const object = data as Record<string, unknown>;
   const message = object.initial_message ?? object.initialMessage;
   if (message !== undefined && message !== null && typeof message !== "string") {
-    throw new TypeError(`initial_message must be a string or null, got ${JSON.stringify(message)}`);
+    throw new TypeError(`initial_message must be a string or null, got ${describeValue(message)}`);
   }
   return object;
 }

@@ -2,11 +2,13 @@
  * Small readers for wire JSON. Decoding is tolerant: an absent optional field
  * reads as its default, so values written by older code still decode.
  */
+import { describeValue } from "@perdure/engine";
+
 export type WireObject = Record<string, unknown>;
 
 export function asWireObject(value: unknown, what: string): WireObject {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new TypeError(`${what} must be a JSON object, got ${JSON.stringify(value)}`);
+    throw new TypeError(`${what} must be a JSON object, got ${describeValue(value)}`);
   }
   return value as WireObject;
 }
@@ -37,3 +39,4 @@ export function compact(object: WireObject): WireObject {
   for (const [key, value] of Object.entries(object)) if (value !== undefined) result[key] = value;
   return result;
 }
+

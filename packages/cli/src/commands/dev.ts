@@ -1,10 +1,13 @@
 import { existsSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { Client, Worker } from "@perdure/engine";
+import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
-import { allowLoopbackOnly, createDevApp } from "../server/create-dev-app.ts";
+import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
+import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
 
 /** Options of `perdure dev`. */
@@ -14,6 +17,14 @@ export interface DevCommandOptions {
   host: string;
   databasePath: string;
   databaseUrl: string | undefined;
+  /**
+   * The access token (`--token` or `PERDURE_DEV_TOKEN`). Required for a
+   * non-loopback host; one is generated and printed when absent there.
+   * @default none on loopback: loopback callers only
+   */
+  token?: string | undefined;
+  /** `--allow-origin`: separate front ends that may call the API. @default [] */
+  allowedOrigins?: readonly string[] | undefined;
 }
 
 /** The built web UI, next to the package. */
@@ -23,33 +34,79 @@ export function defaultWebRoot(): string {
 
 /** A running dev server: store, Worker and HTTP server, stopped together. */
 export interface RunningDevServer {
+  /** The address to open, with `?token=` when a token is needed. */
   url: string;
   close(): Promise<void>;
+}
+
+/** The port `perdure dev` could not listen on, with what to do. */
+export class DevServerListenError extends Error {}
+
+type DevHttpServer = ReturnType<typeof serve>;
+
+/**
+ * Listens before anything else starts, so that a busy port fails the command
+ * with no store opened and no Worker running. Requests that arrive before the
+ * app is ready get a 503.
+ */
+async function listen(options: DevCommandOptions, handle: { app: Hono | undefined }): Promise<{ server: DevHttpServer; port: number }> {
+  return new Promise((resolveListen, reject) => {
+    const server = serve(
+      {
+        fetch: (request, env) => handle.app?.fetch(request, env) ?? Response.json({ error: "perdure dev is starting; retry shortly" }, { status: 503 }),
+        port: options.port,
+        hostname: options.host,
+        // UI-stream resume tokens ride in a header and may reach 64 KiB; Node's default limit is 16 KiB.
+        serverOptions: { maxHeaderSize: 128 * 1024 },
+      },
+      (info: AddressInfo) => resolveListen({ server, port: info.port }),
+    );
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new DevServerListenError(`port ${options.port} on ${options.host} is in use (is another perdure dev running?); pick another with --port`));
+      else if (error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND") reject(new DevServerListenError(`cannot listen on host ${options.host}: ${error.message}; pass a local address with --host`));
+      else reject(error);
+    });
+  });
+}
+
+function closeServer(server: DevHttpServer): Promise<void> {
+  return new Promise((resolveClose) => server.close(() => resolveClose()));
 }
 
 /** Starts the embedded (or PostgreSQL) store, a Worker for the entry's agents, and the HTTP API and web UI. */
 export async function startDevServer(options: DevCommandOptions): Promise<RunningDevServer> {
   const flows = await loadAgentFlows(options.entry);
-  const { store, description } = await openConfiguredStore({ databasePath: options.databasePath, databaseUrl: options.databaseUrl });
+  const token = options.token !== undefined && options.token !== "" ? options.token : isLoopbackHost(options.host) ? null : generateAccessToken();
+  const handle: { app: Hono | undefined } = { app: undefined };
+  const { server, port } = await listen(options, handle);
+  let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
+  try {
+    opened = await openConfiguredStore({ databasePath: options.databasePath, databaseUrl: options.databaseUrl });
+  } catch (error) {
+    await closeServer(server);
+    throw error;
+  }
+  const { store, description } = opened;
   const worker = new Worker({ store, flows: [...flows.values()] });
   await worker.start();
-  const client = new Client({ store });
   const webRoot = defaultWebRoot();
-  const app = createDevApp({ client, flows, authorize: allowLoopbackOnly, ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}) });
-  const server = await new Promise<ReturnType<typeof serve>>((resolveServer, reject) => {
-    // UI-stream resume tokens ride in a header and may reach 64 KiB; Node's default limit is 16 KiB.
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host, serverOptions: { maxHeaderSize: 128 * 1024 } }, () => resolveServer(started));
-    started.once("error", reject);
+  handle.app = createDevApp({
+    client: new Client({ store }),
+    flows,
+    access: { token, port },
+    allowedHosts: allowedHostsFor(options.host, port),
+    allowedOrigins: options.allowedOrigins ?? [],
+    ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}),
   });
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : options.port;
-  const url = `http://${options.host}:${port}`;
+  const displayHost = allowedHostsFor(options.host, port) === "any" ? "127.0.0.1" : options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
+  const url = `http://${displayHost}:${port}${token === null ? "" : `/?token=${encodeURIComponent(token)}`}`;
   console.log(`perdure dev: ${[...flows.keys()].join(", ")} on ${description}`);
   console.log(`perdure dev: web UI and API at ${url}`);
+  if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
   return {
     url,
     close: async () => {
-      await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      await closeServer(server);
       await worker.close();
       await store.close();
     },

@@ -1,84 +1,87 @@
-import { existsSync, readFileSync } from "node:fs";
-import { extname, join, normalize } from "node:path";
+/**
+ * The dev server's HTTP API and web UI as a Hono app. Every request passes,
+ * in order: the Host check and, for state-changing routes, the same-origin
+ * and content-type guard; CORS for allowed origins; the access check; and a
+ * body limit enforced while the body is read. Only then does a route parse
+ * anything.
+ */
 import type { AgentSessionFlow } from "@perdure/agents";
 import {
   agentResumeTokenHeaderName,
   createAgentEventSseResponse,
   createAgentUIMessageStreamResponse,
+  guardAgentRequest,
   readAgentSessionUIMessages,
   readAgentToolApprovalResponses,
   resolveAgentToolApprovalsWithUIMessageStream,
   sendAgentUserMessageWithUIMessageStream,
 } from "@perdure/agents/ui-stream";
-import { FlowNotFoundError, InvalidInputError, PerdureError, type Client } from "@perdure/engine";
-import { Hono, type Context } from "hono";
+import { FlowAlreadyExistsError, FlowNotFoundError, InvalidInputError, type Client } from "@perdure/engine";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { devAccessMiddleware, type DevAccess } from "./dev-access.ts";
+import { answerDevAppError, ForbiddenError } from "./dev-app-errors.ts";
+import { checkSessionId, readChatRequest, readJsonObject, rejectMalformedPath } from "./dev-request-body.ts";
 import { inspectSession } from "./session-inspection.ts";
+import { serveWebUI } from "./serve-web-ui.ts";
 
 /** What a route does to a session, for the authorization hook. */
 export type SessionAccess = "read" | "write" | "create" | "list";
 
 /**
- * Decides whether a request may do `access` on a session. Throw or return
- * false to refuse (403). The application supplies it; the dev server allows
- * loopback callers only.
+ * Decides whether an admitted caller may do `access` on a session (null for
+ * the session list). Runs after the access check, once the route knows the
+ * session. Throw or return false to refuse (403).
  */
-export type AuthorizeRequest = (request: Request, access: SessionAccess, sessionId: string | null, remoteAddress: string | undefined) => boolean | Promise<boolean>;
+export type AuthorizeRequest = (request: Request, access: SessionAccess, sessionId: string | null) => boolean | Promise<boolean>;
 
 /** Options of {@link createDevApp}. */
 export interface DevAppOptions {
   client: Client;
   /** Agent session Flows by Flow type; the first is the default for new sessions. */
   flows: ReadonlyMap<string, AgentSessionFlow>;
-  authorize: AuthorizeRequest;
+  /** Who may call at all: the access token, or loopback callers only. */
+  access: DevAccess;
+  /** The `Host` header values served; "any" only with an access token. */
+  allowedHosts: readonly string[] | "any";
+  /**
+   * Origins of separate front ends that may call the API (CORS and the
+   * same-origin guard admit them).
+   * @default []
+   */
+  allowedOrigins?: readonly string[];
+  /** Per-session authorization. @default every admitted caller may do everything */
+  authorize?: AuthorizeRequest;
   /** Folder of the built web UI; absent means API only. */
   webRoot?: string;
 }
 
-const sessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** The largest body of `POST /api/chat`: one message and its parts (the web UI sends only the last message). */
+export const maxChatBodyBytes = 1024 * 1024;
+/** The largest body of the other state-changing routes. */
+export const maxSmallBodyBytes = 64 * 1024;
 
-function checkSessionId(value: unknown): string {
-  if (typeof value !== "string" || !sessionIdPattern.test(value)) {
-    throw new InvalidInputError(`session ID ${JSON.stringify(value)} is invalid: use 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit`);
-  }
-  return value;
+function limitBody(maxSize: number): MiddlewareHandler {
+  return bodyLimit({ maxSize, onError: (context) => context.json({ error: `request body is over ${maxSize} bytes` }, 413) });
 }
-
-async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
-  const text = await request.text();
-  if (Buffer.byteLength(text) > limitBytes) throw new InvalidInputError(`request body is over ${limitBytes} bytes`);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new InvalidInputError("request body is not valid JSON");
-  }
-}
-
-const contentTypes: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".json": "application/json",
-};
 
 /** The dev server's HTTP API and web UI, as a Hono app of Fetch handlers. */
 export function createDevApp(options: DevAppOptions): Hono {
   const { client, flows } = options;
+  const allowedOrigins = options.allowedOrigins ?? [];
   const app = new Hono();
   const defaultFlow = [...flows.values()][0];
 
-  const remoteAddressOf = (context: Context): string | undefined =>
-    (context.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
-
-  async function guard(context: Context, access: SessionAccess, sessionId: string | null): Promise<void> {
-    let allowed: boolean;
+  async function authorize(context: Context, access: SessionAccess, sessionId: string | null): Promise<void> {
+    if (options.authorize === undefined) return;
+    let isAllowed: boolean;
     try {
-      allowed = await options.authorize(context.req.raw, access, sessionId, remoteAddressOf(context));
+      isAllowed = await options.authorize(context.req.raw, access, sessionId);
     } catch {
-      allowed = false;
+      isAllowed = false;
     }
-    if (!allowed) throw new ForbiddenError(`not allowed to ${access} ${sessionId ?? "sessions"}`);
+    if (!isAllowed) throw new ForbiddenError(`not allowed to ${access} ${sessionId ?? "sessions"}`);
   }
 
   async function flowOf(sessionId: string): Promise<AgentSessionFlow> {
@@ -88,29 +91,38 @@ export function createDevApp(options: DevAppOptions): Hono {
     return flow;
   }
 
-  app.onError((error, context) => {
-    if (error instanceof ForbiddenError) return context.json({ error: error.message }, 403);
-    if (FlowNotFoundError.isInstance(error)) return context.json({ error: error.message }, 404);
-    if (PerdureError.isInstance(error) && (error.code === "invalid_input" || error.code === "invalid_resume_token")) return context.json({ error: error.message }, 400);
-    console.error("perdure dev:", error);
-    return context.json({ error: "internal error; see the server log" }, 500);
-  });
+  /** The `:id` of the path, checked and authorized. */
+  async function sessionOfPath(context: Context, access: SessionAccess): Promise<{ sessionId: string; flow: AgentSessionFlow }> {
+    const sessionId = checkSessionId(context.req.param("id"));
+    await authorize(context, access, sessionId);
+    return { sessionId, flow: await flowOf(sessionId) };
+  }
+
+  app.onError(answerDevAppError);
+  app.use(async (context, next) => guardAgentRequest(context.req.raw, { allowedHosts: options.allowedHosts, allowedOrigins }) ?? next());
+  if (allowedOrigins.length > 0) {
+    app.use("/api/*", cors({
+      origin: [...allowedOrigins],
+      credentials: true,
+      allowHeaders: ["content-type", "authorization", agentResumeTokenHeaderName, "last-event-id"],
+    }));
+  }
+  app.use(devAccessMiddleware(options.access));
+  app.use(rejectMalformedPath);
 
   app.get("/api/health", (context) => context.json({ ok: true }));
 
   app.get("/api/agents", async (context) => {
-    await guard(context, "list", null);
+    await authorize(context, "list", null);
     return context.json({ agents: [...flows.keys()] });
   });
 
   app.get("/api/sessions", async (context) => {
-    await guard(context, "list", null);
+    await authorize(context, "list", null);
     const sessions = [];
-    for (const flowType of flows.keys()) {
-      const listed = await client.listFlows({ flowType, limit: 500 });
-      for (const entry of listed) {
-        const flow = flows.get(entry.flowType);
-        const [state] = flow === undefined ? [undefined] : await client.getAttributes(entry.flowId, flow.agentState);
+    for (const [flowType, flow] of flows) {
+      for (const entry of await client.listFlows({ flowType, limit: 500 })) {
+        const [state] = await client.getAttributes(entry.flowId, flow.agentState);
         sessions.push({
           sessionId: entry.flowId,
           agent: entry.flowType,
@@ -128,87 +140,63 @@ export function createDevApp(options: DevAppOptions): Hono {
     return context.json({ sessions });
   });
 
-  app.post("/api/sessions", async (context) => {
-    const body = (await readJsonBody(context.req.raw, 64 * 1024)) as { agent?: unknown; sessionId?: unknown } | null;
-    const agent = body?.agent ?? defaultFlow?.flowType;
+  app.post("/api/sessions", limitBody(maxSmallBodyBytes), async (context) => {
+    const body = await readJsonObject(context);
+    const agent = body.agent ?? defaultFlow?.flowType;
     const flow = typeof agent === "string" ? flows.get(agent) : undefined;
-    if (flow === undefined) throw new InvalidInputError(`agent ${JSON.stringify(agent)} is not one of ${[...flows.keys()].join(", ")}`);
-    const sessionId = body?.sessionId === undefined ? `session-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` : checkSessionId(body.sessionId);
-    await guard(context, "create", sessionId);
-    await client.start(flow, sessionId, {});
+    if (flow === undefined) throw new InvalidInputError(`agent ${typeof agent === "string" ? JSON.stringify(agent.slice(0, 80)) : "of this type"} is not one of ${[...flows.keys()].join(", ")}`);
+    const sessionId = body.sessionId === undefined ? `session-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` : checkSessionId(body.sessionId);
+    await authorize(context, "create", sessionId);
+    try {
+      await client.start(flow, sessionId, {});
+    } catch (error) {
+      if (!FlowAlreadyExistsError.isInstance(error)) throw error;
+      throw new FlowAlreadyExistsError(`session ${sessionId} already exists; choose another ID, or leave sessionId out for a new one`, { cause: error });
+    }
     return context.json({ sessionId, agent: flow.flowType }, 201);
   });
 
   app.get("/api/chat/:id", async (context) => {
-    const sessionId = checkSessionId(context.req.param("id"));
-    await guard(context, "read", sessionId);
-    return context.json(await readAgentSessionUIMessages({ client, flow: await flowOf(sessionId), flowId: sessionId }));
+    const { sessionId, flow } = await sessionOfPath(context, "read");
+    return context.json(await readAgentSessionUIMessages({ client, flow, flowId: sessionId }));
   });
 
-  app.post("/api/chat", async (context) => {
-    const body = (await readJsonBody(context.req.raw, 1024 * 1024)) as { id?: unknown; messages?: unknown } | null;
-    const sessionId = checkSessionId(body?.id);
-    await guard(context, "write", sessionId);
+  app.post("/api/chat", limitBody(maxChatBodyBytes), async (context) => {
+    const { sessionId, message } = readChatRequest(await readJsonObject(context));
+    await authorize(context, "write", sessionId);
     const flow = await flowOf(sessionId);
-    const messages = Array.isArray(body?.messages) ? (body.messages as { role?: string; parts?: { type?: string; text?: string }[] }[]) : [];
-    const lastMessage = messages.at(-1);
     const signal = context.req.raw.signal;
-    if (lastMessage?.role === "assistant") {
-      return resolveAgentToolApprovalsWithUIMessageStream({
-        client, flow, flowId: sessionId, approvals: readAgentToolApprovalResponses(lastMessage as never), signal,
-      });
+    if (message.role === "assistant") {
+      return resolveAgentToolApprovalsWithUIMessageStream({ client, flow, flowId: sessionId, approvals: readAgentToolApprovalResponses(message.message), signal });
     }
-    const text = (lastMessage?.parts ?? []).flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("");
-    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text, signal });
+    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, signal });
   });
 
   app.get("/api/chat/:id/stream", async (context) => {
-    const sessionId = checkSessionId(context.req.param("id"));
-    await guard(context, "read", sessionId);
+    const { sessionId, flow } = await sessionOfPath(context, "read");
     const resumeToken = context.req.header(agentResumeTokenHeaderName);
-    return createAgentUIMessageStreamResponse({
-      client, flow: await flowOf(sessionId), flowId: sessionId, signal: context.req.raw.signal, ...(resumeToken === undefined ? {} : { resumeToken }),
-    });
+    return createAgentUIMessageStreamResponse({ client, flow, flowId: sessionId, signal: context.req.raw.signal, ...(resumeToken === undefined ? {} : { resumeToken }) });
   });
 
   app.get("/api/sessions/:id/inspect", async (context) => {
-    const sessionId = checkSessionId(context.req.param("id"));
-    await guard(context, "read", sessionId);
-    return context.json(await inspectSession(client, await flowOf(sessionId), sessionId));
+    const { sessionId, flow } = await sessionOfPath(context, "read");
+    return context.json(await inspectSession(client, flow, sessionId));
   });
 
   app.get("/api/sessions/:id/events", async (context) => {
-    const sessionId = checkSessionId(context.req.param("id"));
-    await guard(context, "read", sessionId);
+    const { sessionId, flow } = await sessionOfPath(context, "read");
     const resumeToken = context.req.header("last-event-id") ?? context.req.query("resumeToken") ?? "";
-    return createAgentEventSseResponse({ client, flow: await flowOf(sessionId), flowId: sessionId, resumeToken, signal: context.req.raw.signal });
+    return createAgentEventSseResponse({ client, flow, flowId: sessionId, resumeToken, signal: context.req.raw.signal });
   });
 
-  app.post("/api/sessions/:id/stop", async (context) => {
-    const sessionId = checkSessionId(context.req.param("id"));
-    await guard(context, "write", sessionId);
-    await flowOf(sessionId);
+  app.post("/api/sessions/:id/stop", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId } = await sessionOfPath(context, "write");
+    await readJsonObject(context);
     await client.stop(sessionId, "stopped from the dev server");
     return context.json({ stopped: true });
   });
 
-  if (options.webRoot !== undefined) {
-    const webRoot = options.webRoot;
-    app.get("*", (context) => {
-      const requested = normalize(decodeURIComponent(new URL(context.req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
-      let file = join(webRoot, requested);
-      if (!file.startsWith(webRoot) || !existsSync(file) || requested === "/" || extname(file) === "") file = join(webRoot, "index.html");
-      if (!existsSync(file)) return context.text("the web UI is not built; run npm run build:web", 404);
-      return new Response(readFileSync(file), { headers: { "content-type": contentTypes[extname(file)] ?? "application/octet-stream" } });
-    });
-  }
+  app.all("/api/*", (context) => context.json({ error: `no route ${context.req.method} ${new URL(context.req.url).pathname.slice(0, 200)}` }, 404));
+  if (options.webRoot !== undefined) serveWebUI(app, options.webRoot);
   return app;
-}
-
-/** Refused by the authorization hook. */
-class ForbiddenError extends Error {}
-
-/** The dev server's authorization: loopback callers only. */
-export function allowLoopbackOnly(_request: Request, _access: SessionAccess, _sessionId: string | null, remoteAddress: string | undefined): boolean {
-  return remoteAddress === "127.0.0.1" || remoteAddress === "::1" || remoteAddress === "::ffff:127.0.0.1";
 }

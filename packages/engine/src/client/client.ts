@@ -1,3 +1,4 @@
+import { describeValue } from "../errors/describe-value.ts";
 import type { AttributeRef } from "../attribute/attribute.ts";
 import { FlowAlreadyExistsError } from "../errors/flow-already-exists-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
@@ -60,7 +61,7 @@ function checkFlowId(flowId: unknown): string {
   const valid = typeof flowId === "string" && flowId.length > 0 && flowId.length <= 256
     && [...flowId].every((character) => character.charCodeAt(0) > 0x20 && character.charCodeAt(0) !== 0x7f);
   if (!valid) {
-    throw new InvalidInputError(`flow ID ${JSON.stringify(flowId)} is invalid: use 1 to 256 characters without whitespace or control characters`);
+    throw new InvalidInputError(`flow ID ${describeValue(flowId)} is invalid: use 1 to 256 characters without whitespace or control characters`);
   }
   return flowId;
 }
@@ -135,7 +136,7 @@ export class Client {
     const now = Date.now();
     const flowTransaction = await this.store.transaction(async (transaction) => {
       const row = await transaction.lockFlow(flowId);
-      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       if (row.status !== "running") return undefined;
       const opened = await FlowTransaction.open(transaction, bareFlowCore(row.flowType), flowId, now);
       await opened?.finish("stopped", { error: reason });
@@ -167,7 +168,7 @@ export class Client {
   ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
     checkFlowId(flowId);
     const texts = await this.store.transaction(async (transaction) => {
-      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       const values: (string | undefined)[] = [];
       for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
       return values;
@@ -183,7 +184,7 @@ export class Client {
     checkFlowId(flowId);
     return this.store.transaction(async (transaction) => {
       const row = await transaction.lockFlow(flowId);
-      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       const executions = await transaction.listExecutions(flowId);
       return {
         flowId,
@@ -238,7 +239,7 @@ export class Client {
     checkFlowId(flowId);
     const now = Date.now();
     const count = await this.store.transaction(async (transaction) => {
-      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       const timers = (await transaction.findTimersById(flowId, timerId)).filter((timer) => !timer.fired);
       for (const timer of timers) await transaction.insertTimer({ ...timer, dueAt: Math.min(timer.dueAt, now) });
       return timers.length;
@@ -252,7 +253,7 @@ export class Client {
     checkFlowId(flowId);
     const limit = options.limit ?? 1000;
     const rows = await this.store.transaction(async (transaction) => {
-      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${JSON.stringify(flowId)}`);
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       return transaction.listHistory(flowId, limit);
     });
     return rows.map((row) => ({

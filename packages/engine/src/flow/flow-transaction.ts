@@ -27,6 +27,8 @@ export class FlowTransaction {
   readonly now: number;
   private seq: number;
   private channelsTouched = false;
+  /** An Attribute was written or a message deleted; changes that take no sequence number. */
+  private isWritten = false;
   /** Earliest time a task this transaction queued becomes claimable. */
   private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
@@ -63,6 +65,7 @@ export class FlowTransaction {
   }
 
   async writeAttribute(name: string, key: string, value: string | null): Promise<void> {
+    this.isWritten = true;
     await this.transaction.writeAttribute(this.flowId, name, key, value);
   }
 
@@ -253,7 +256,7 @@ export class FlowTransaction {
       }
       consumed.push(...pending.flat());
     }
-    for (const message of consumed) await this.transaction.deleteMessage(this.flowId, message.messageId);
+    for (const message of consumed) await this.deleteMessage(message.messageId);
     await this.makeReady(execution, { firedTimers, messages: consumed });
     return true;
   }
@@ -272,9 +275,20 @@ export class FlowTransaction {
     return taking.map((row) => ({ name: item.name, key: item.key, messageId: row.messageId, value: row.value, publishedAt: row.publishedAt }));
   }
 
-  /** Matches waits touched by publishes and writes the Flow's counters back. */
+  /** Deletes a queued message by ID; false when it is gone. */
+  async deleteMessage(messageId: string): Promise<boolean> {
+    this.isWritten = true;
+    return this.transaction.deleteMessage(this.flowId, messageId);
+  }
+
+  /**
+   * Matches waits touched by publishes and writes the Flow's counters back.
+   * A transaction that changed nothing of the Flow leaves its row alone, so
+   * reading (an RPC that only reads, a snapshot) never moves `updatedAt`.
+   */
   async close(): Promise<void> {
     await this.matchWaitsIfTouched();
+    if (this.seq === this.row.nextSeq && !this.isWritten) return;
     await this.transaction.updateFlow(this.flowId, { nextSeq: this.seq, updatedAt: this.now });
     // Trimming costs a query, so it runs each time the Flow's sequence crosses a multiple of 64.
     if (this.flow.historyRetention > 0 && Math.floor(this.seq / 64) !== Math.floor(this.row.nextSeq / 64)) {

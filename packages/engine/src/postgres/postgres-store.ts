@@ -103,6 +103,8 @@ export class PostgresStore implements Store {
     const store = new PostgresStore(resolvePostgresStoreOptions(options));
     try {
       if (store.options.migrate) await store.applyMigrations();
+      // The resume-token secret exists from the start, so that no read ever has to write it.
+      await store.tokenSecret();
       await store.wakeChannel.start();
     } catch (error) {
       await store.pool.end().catch(() => undefined);

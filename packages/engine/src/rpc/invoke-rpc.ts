@@ -1,3 +1,4 @@
+import { describeValue } from "../errors/describe-value.ts";
 import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
 import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
@@ -77,7 +78,7 @@ class TransactionalRpcContext implements RpcContext {
 
   async deleteMessage(ref: ChannelRef<unknown>, messageId: string): Promise<void> {
     const queued = await this.flowTransaction.transaction.listMessages(this.flowId, ref.name, ref.key);
-    if (!queued.some((row) => row.messageId === messageId) || !(await this.flowTransaction.transaction.deleteMessage(this.flowId, messageId))) {
+    if (!queued.some((row) => row.messageId === messageId) || !(await this.flowTransaction.deleteMessage(messageId))) {
       throw new ChannelMessageNotFoundError(`message ${messageId} is no longer queued on Channel ${ref.name} of Flow ${this.flowId}`);
     }
   }
@@ -111,14 +112,14 @@ export async function invokeRpc<TInput, TOutput>(
   flowId: string,
   rawInput: unknown,
 ): Promise<TOutput> {
-  if (reference?.kind !== "rpc") throw new InvalidInputError(`invokeRPC needs an RPC reference from a Flow definition; got ${JSON.stringify(reference)}`);
+  if (reference?.kind !== "rpc") throw new InvalidInputError(`invokeRPC needs an RPC reference from a Flow definition; got ${describeValue(reference)}`);
   const flow: FlowCore = reference.flow;
   const input = parseRpcInput(reference, rawInput);
   const now = Date.now();
   const result = await store.transaction(async (transaction) => {
     const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
     if (flowTransaction === undefined || flowTransaction.row.flowType !== flow.flowType) {
-      throw new FlowNotFoundError(`no ${flow.flowType} Flow has ID ${JSON.stringify(flowId)}`);
+      throw new FlowNotFoundError(`no ${flow.flowType} Flow has ID ${describeValue(flowId)}`);
     }
     const lockNames = (reference.locks ?? []).map(lockName);
     const held = await transaction.heldLocks(flowId, lockNames);

@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import { preparePrivateDatabaseFile } from "./private-database-file.ts";
 import { sqliteSchema } from "./schema.ts";
 import { SqliteTransaction } from "./sqlite-transaction.ts";
 
@@ -14,7 +13,10 @@ export type SqliteDurability = "full" | "process-crash-safe";
 
 /** Options of {@link SqliteStore.open}. */
 export interface SqliteStoreOptions {
-  /** Path of the database file; its folder is created when missing. */
+  /**
+   * Path of the database file. A missing file is created readable by its
+   * owner only (0600), and missing folders 0700, whatever the umask.
+   */
   path: string;
   /**
    * `full` fsyncs every commit (survives a power cut); `process-crash-safe`
@@ -95,7 +97,7 @@ export class SqliteStore implements Store {
     this.maxValueBytes = options.maxValueBytes;
     this.pollIntervalMs = options.pollIntervalMs;
     this.path = options.path;
-    mkdirSync(dirname(options.path), { recursive: true });
+    preparePrivateDatabaseFile(options.path);
     this.database = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs });
     this.database.exec("PRAGMA journal_mode = WAL");
     this.database.exec(`PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
@@ -108,6 +110,8 @@ export class SqliteStore implements Store {
     this.database.exec("BEGIN IMMEDIATE");
     try {
       this.database.exec(sqliteSchema);
+      // The resume-token secret exists from the start, so that no read ever has to write it.
+      this.database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('token_secret', ?)").run(randomBytes(32));
       this.database.exec("COMMIT");
     } catch (error) {
       this.database.exec("ROLLBACK");
@@ -167,13 +171,9 @@ export class SqliteStore implements Store {
 
   async tokenSecret(): Promise<Buffer> {
     if (this.secret !== undefined) return this.secret;
-    this.secret = await this.transaction(async () => {
-      const row = this.statement("SELECT value FROM meta WHERE key = 'token_secret'").get() as { value: Uint8Array } | undefined;
-      if (row !== undefined) return Buffer.from(row.value);
-      const created = randomBytes(32);
-      this.run("INSERT INTO meta (key, value) VALUES ('token_secret', ?)", created);
-      return created;
-    });
+    const row = await this.transaction(async () => this.statement("SELECT value FROM meta WHERE key = 'token_secret'").get() as { value: Uint8Array } | undefined);
+    if (row === undefined) throw new Error(`the token secret of the SQLite store at ${this.path} vanished`);
+    this.secret = Buffer.from(row.value);
     return this.secret;
   }
 

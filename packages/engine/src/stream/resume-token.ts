@@ -1,3 +1,4 @@
+import { describeValue } from "../errors/describe-value.ts";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { InvalidResumeTokenError } from "../errors/invalid-resume-token-error.ts";
 
@@ -30,13 +31,13 @@ export function encodeResumeToken(secret: Buffer, payload: TokenPayload): string
  */
 export function decodeResumeToken(secret: Buffer, token: string, expected: { flowId: string; stream: string }): number {
   if (typeof token !== "string" || token.length === 0 || token.length > maxResumeTokenLength) {
-    throw new InvalidResumeTokenError(`resume token ${JSON.stringify(String(token).slice(0, 40))} is invalid: expected a token from this store of at most ${maxResumeTokenLength} characters`);
+    throw new InvalidResumeTokenError(`resume token ${describeValue(String(token).slice(0, 40))} is invalid: expected a token from this store of at most ${maxResumeTokenLength} characters`);
   }
   const [body, signature, extra] = token.split(".");
   const expectedSignature = body === undefined ? "" : sign(secret, body);
   if (body === undefined || signature === undefined || extra !== undefined || signature.length !== expectedSignature.length
     || !timingSafeEqual(Buffer.from(signature), Buffer.from(expectedSignature))) {
-    throw new InvalidResumeTokenError(`resume token ${JSON.stringify(token.slice(0, 40))} was not issued by this store (forged or corrupt)`);
+    throw new InvalidResumeTokenError(`resume token ${describeValue(token.slice(0, 40))} was not issued by this store (forged or corrupt)`);
   }
   const parsed = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as [string, string, number];
   const [flowId, stream, index] = parsed;

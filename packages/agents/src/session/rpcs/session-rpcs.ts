@@ -1,4 +1,4 @@
-import { InvalidInputError, rpc } from "@perdure/engine";
+import { describeValue, FlowNotRunningError, InvalidInputError, rpc, type RpcContext } from "@perdure/engine";
 import type { AgentMessage } from "../../values/agent-message.ts";
 import { messageSequenceKey } from "../../values/agent-message.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
@@ -44,8 +44,8 @@ function parseSendUserMessage(raw: unknown): SendUserMessageInput {
   const object = inputObject(raw, "send_user_message");
   const text = object.text;
   const planMode = inputField(object, "planMode", "plan_mode") ?? false;
-  if (typeof text !== "string") throw new TypeError(`text must be a string, got ${JSON.stringify(text)}`);
-  if (typeof planMode !== "boolean") throw new TypeError(`planMode must be a boolean, got ${JSON.stringify(planMode)}`);
+  if (typeof text !== "string") throw new TypeError(`text must be a string, got ${describeValue(text)}`);
+  if (typeof planMode !== "boolean") throw new TypeError(`planMode must be a boolean, got ${describeValue(planMode)}`);
   return { text, planMode };
 }
 
@@ -54,9 +54,9 @@ function parseResolveInterrupt(raw: unknown): ResolveInterruptInput {
   const interruptId = inputField(object, "interruptId", "interrupt_id");
   const approved = object.approved;
   const rejectionMessage = inputField(object, "rejectionMessage", "rejection_message") ?? null;
-  if (typeof interruptId !== "string" || interruptId === "") throw new TypeError(`interruptId must be a non-empty string, got ${JSON.stringify(interruptId)}`);
-  if (typeof approved !== "boolean") throw new TypeError(`approved must be a boolean, got ${JSON.stringify(approved)}`);
-  if (rejectionMessage !== null && typeof rejectionMessage !== "string") throw new TypeError(`rejectionMessage must be a string or null, got ${JSON.stringify(rejectionMessage)}`);
+  if (typeof interruptId !== "string" || interruptId === "") throw new TypeError(`interruptId must be a non-empty string, got ${describeValue(interruptId)}`);
+  if (typeof approved !== "boolean") throw new TypeError(`approved must be a boolean, got ${describeValue(approved)}`);
+  if (rejectionMessage !== null && typeof rejectionMessage !== "string") throw new TypeError(`rejectionMessage must be a string or null, got ${describeValue(rejectionMessage)}`);
   return { interruptId, approved, rejectionMessage };
 }
 
@@ -64,9 +64,19 @@ function parseListAgentMessages(raw: unknown): { beforeSequence: number | null; 
   const object = raw === undefined || raw === null ? {} : inputObject(raw, "list_agent_messages");
   const before = inputField(object, "beforeSequence", "before_sequence") ?? null;
   const limit = object.limit ?? null;
-  if (before !== null && (typeof before !== "number" || !Number.isSafeInteger(before))) throw new TypeError(`beforeSequence must be an integer or null, got ${JSON.stringify(before)}`);
-  if (limit !== null && (typeof limit !== "number" || !Number.isFinite(limit))) throw new TypeError(`limit must be a number or null, got ${JSON.stringify(limit)}`);
+  if (before !== null && (typeof before !== "number" || !Number.isSafeInteger(before))) throw new TypeError(`beforeSequence must be an integer or null, got ${describeValue(before)}`);
+  if (limit !== null && (typeof limit !== "number" || !Number.isFinite(limit))) throw new TypeError(`limit must be a number or null, got ${describeValue(limit)}`);
   return { beforeSequence: before, limit: limit === null ? 50 : Math.min(200, Math.max(1, Math.trunc(limit))) };
+}
+
+/**
+ * A stopped, completed or failed session takes no new messages or decisions:
+ * nothing would ever consume them. Reads still work.
+ */
+function requireRunningSession(context: RpcContext, rpcName: string): void {
+  if (context.flowStatus !== "running") {
+    throw new FlowNotRunningError(`session ${context.flowId} is ${context.flowStatus}, so ${rpcName} was refused and nothing was stored`);
+  }
 }
 
 /** The session's RPCs, with the contract's names, inputs, outputs and refusals. */
@@ -77,6 +87,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       name: "send_user_message",
       parseInput: parseSendUserMessage,
       handler: async (context, input) => {
+        requireRunningSession(context, "send_user_message");
         if (isBlankText(input.text)) return false;
         // Plan mode arrives with the plans issue; until then every plan-mode message is refused.
         if (input.planMode === true) return false;
@@ -93,6 +104,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       parseInput: parseResolveInterrupt,
       locks: [persistence.pendingInterrupts],
       handler: async (context, input) => {
+        requireRunningSession(context, "resolve_interrupt");
         const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
         const interrupt = pending.find((candidate) => candidate.interruptId === input.interruptId);
         if (interrupt === undefined) return false;

@@ -60,6 +60,17 @@ export function ChatPanel(props: ChatPanelProps) {
 }
 
 /** A fetch that failed on the network (not an answer from the server). */
+/** The server's `{ "error": … }` text when the transport passed its JSON body on as the message. */
+function errorTextOf(error: Error): string {
+  try {
+    const body = JSON.parse(error.message) as { error?: unknown };
+    if (typeof body.error === "string") return body.error;
+  } catch {
+    // Not JSON: the message as it is.
+  }
+  return error.message;
+}
+
 function isDisconnect(error: Error | undefined): boolean {
   if (error === undefined) return false;
   const message = error.message.toLowerCase();
@@ -81,6 +92,10 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
     () =>
       new DefaultChatTransport<UIMessage>({
         api: "/api/chat",
+        // The session stores the conversation: send only the new message (or the approvals), not the whole history.
+        prepareSendMessagesRequest: ({ id, messages: all, body, trigger, messageId }) => ({
+          body: { ...body, id, messages: all.slice(-1), trigger, messageId },
+        }),
         prepareReconnectToStreamRequest: ({ id }) => ({
           api: api.chatStreamUrl(id),
           headers: resumeToken.current === undefined ? {} : { [resumeTokenHeader]: resumeToken.current },
@@ -273,7 +288,7 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
   const questions = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "question");
   const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
-  const turnError = status === "error" && !disconnected ? error?.message : undefined;
+  const turnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
 
   return (
     <div className="chat">
