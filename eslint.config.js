@@ -27,4 +27,10 @@ export default tseslint.config(
     },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  // The Node version preflight is plain JavaScript that old Node versions parse; no tsconfig covers it.
+  {
+    files: ["packages/cli/bin/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: "readonly", console: "readonly" } },
+  },
 );

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
@@ -33,6 +33,49 @@ test("perdure --help and every command's --help describe their usage", () => {
   assert.match(unknown.stderr, /unknown command "launch"/);
 });
 
+test("perdure with no arguments prints its help and exits 0", () => {
+  const bare = runCli([]);
+  assert.equal(bare.status, 0, bare.stderr);
+  assert.match(bare.stdout, /^perdure: run and inspect durable agent sessions\n\nUsage: perdure <command>/);
+});
+
+test("an unknown option gets the command's usage, not the parser's own text", () => {
+  const result = runCli(["sessions", "--dbb", "x.db"]);
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /^perdure sessions: unknown option '--dbb'\n\nUsage: perdure sessions /);
+  assert.doesNotMatch(result.stderr, /ERR_PARSE_ARGS|at parseArgs|To specify a positional/);
+  const general = runCli(["--verbose"]);
+  assert.equal(general.status, 2);
+  assert.match(general.stderr, /^perdure: unknown option '--verbose'\n\nperdure: run and inspect/);
+});
+
+test("sessions and inspect refuse a --db that names no store, creating nothing", () => {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-cli-"));
+  try {
+    const missing = join(folder, "typo.db");
+    for (const args of [["sessions"], ["inspect", "some-session"]]) {
+      const result = runCli([...args, "--db", missing, "--entry", entryPath]);
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, new RegExp(`^perdure: no store at ${missing.replaceAll("/", "\\/")}: pass --db`));
+      assert.equal(existsSync(missing), false, `${args[0]} created the store`);
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test("an unreachable PERDURE_DATABASE_URL names the variable and the host and port tried", () => {
+  const result = spawnSync(process.execPath, [cliPath, "sessions", "--entry", entryPath], {
+    encoding: "utf8",
+    cwd: repositoryRoot,
+    env: { ...process.env, PERDURE_DATABASE_URL: "postgres://user:secret@127.0.0.1:1/nothing", OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" },
+    timeout: 60_000,
+  });
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /^perdure: PERDURE_DATABASE_URL: cannot open PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\); start the server or fix the variable\n$/);
+  assert.doesNotMatch(result.stderr, /secret/);
+});
+
 test("perdure sessions and perdure inspect read a real session from the store", async () => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-cli-"));
   const databasePath = join(folder, "dev.db");
@@ -47,6 +90,8 @@ test("perdure sessions and perdure inspect read a real session from the store", 
     await sessions.sendUserMessage("cli-session", "Where is order 1001?");
     await sessions.waitForTurnCount("cli-session", 1);
     await worker.close();
+    const client = new Client({ store });
+    const updatedBefore = (await client.listFlows({ flowType: flow.flowType })).map((entry) => entry.updatedAt.getTime());
     const listed = runCli(["sessions", "--db", databasePath, "--entry", entryPath]);
     assert.equal(listed.status, 0, listed.stderr);
     assert.match(listed.stdout, /cli-session\s+SupportAgent\s+running\s+waiting_for_user_message\s+1/);
@@ -54,9 +99,11 @@ test("perdure sessions and perdure inspect read a real session from the store", 
     assert.equal(inspected.status, 0, inspected.stderr);
     for (const step of ["StartAgentSession", "AwaitUserMessage", "RunModel", "CallTool", "ResumeTurn"]) assert.match(inspected.stdout, new RegExp(step));
     assert.match(inspected.stdout, /messages 4 {2}usage \d+ tokens in 2 model calls/);
+    // Reading never writes: the session keeps its place in the list.
+    assert.deepEqual((await client.listFlows({ flowType: flow.flowType })).map((entry) => entry.updatedAt.getTime()), updatedBefore);
     const missing = runCli(["inspect", "no-such-session", "--db", databasePath, "--entry", entryPath]);
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /no Flow has ID "no-such-session"/);
+    assert.match(missing.stderr, /^perdure: no session "no-such-session" in SQLite at .*dev\.db; perdure sessions lists them\n$/);
   } finally {
     await worker.close();
     await store.close();

@@ -70,25 +70,48 @@ asked as y/N questions. A Worker runs in this process unless --no-worker is
 given (use that while perdure dev runs on the same store). Type /quit to leave.`,
 };
 
+/** A mistake on the command line: printed with the command's usage, exit 2. */
+class UsageError extends Error {}
+
+function parseCommandLine(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        help: { type: "boolean", short: "h" },
+        port: { type: "string" },
+        host: { type: "string" },
+        db: { type: "string" },
+        entry: { type: "string" },
+        "no-worker": { type: "boolean" },
+        token: { type: "string" },
+        "allow-origin": { type: "string", multiple: true },
+      },
+    });
+  } catch (error) {
+    // Node's parser names the option in its own words; keep only that part.
+    const message = error instanceof Error ? error.message.split(". ")[0] ?? error.message : String(error);
+    throw new UsageError(message.replace(/^Unknown option/, "unknown option").replace(/^Option/, "option"));
+  }
+}
+
 async function main(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      port: { type: "string" },
-      host: { type: "string" },
-      db: { type: "string" },
-      entry: { type: "string" },
-      "no-worker": { type: "boolean" },
-      token: { type: "string" },
-      "allow-origin": { type: "string", multiple: true },
-    },
-  });
+  const commandName = argv.find((argument) => !argument.startsWith("-"));
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const usage = commandName === undefined ? undefined : helpTexts[commandName];
+    console.error(`perdure${usage === undefined ? "" : ` ${commandName}`}: ${error.message}\n\n${usage ?? helpTexts.main}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
   if (command === undefined || command === "help") {
     console.log(helpTexts.main);
-    return command === undefined && values.help !== true ? 1 : 0;
+    return 0;
   }
   const help = helpTexts[command];
   if (help === undefined || command === "main") {
@@ -126,23 +149,25 @@ async function main(argv: readonly string[]): Promise<number> {
     await server.close();
     return 0;
   }
+  const sessionId = rest[0];
+  if (command !== "sessions" && sessionId === undefined) {
+    console.error(`perdure ${command}: give a session ID\n\n${help}`);
+    return 2;
+  }
   const entry = values.entry ?? defaultEntry;
   if (!existsSync(entry)) throw new Error(`entry module ${entry} does not exist; pass --entry <module exporting your agent Flows>`);
   const flows = await loadAgentFlows(entry);
-  const { store } = await openConfiguredStore(location);
+  // Reading commands must not create an empty store where the user mistyped a path.
+  const { store, description } = await openConfiguredStore(location, { mustExist: command !== "chat" });
   const client = new Client({ store });
   try {
     if (command === "sessions") {
       console.log(await runSessionsCommand(client, flows));
       return 0;
     }
-    const sessionId = rest[0];
-    if (sessionId === undefined) {
-      console.error(`perdure ${command}: give a session ID\n\n${help}`);
-      return 2;
-    }
+    if (sessionId === undefined) return 2;
     if (command === "inspect") {
-      console.log(await runInspectCommand(client, flows, sessionId));
+      console.log(await runInspectCommand(client, flows, sessionId, description));
       return 0;
     }
     const flow = [...flows.values()][0];

@@ -1,5 +1,5 @@
 import type { AgentSessionFlow } from "@perdure/agents";
-import type { Client } from "@perdure/engine";
+import { FlowNotFoundError, type Client } from "@perdure/engine";
 import { inspectSession, type SessionInspection } from "../server/session-inspection.ts";
 
 function pad(text: string, width: number): string {
@@ -32,8 +32,15 @@ export function formatInspection(inspection: SessionInspection): string {
   return lines.join("\n");
 }
 
-export async function runInspectCommand(client: Client, flows: ReadonlyMap<string, AgentSessionFlow>, flowId: string): Promise<string> {
-  const description = await client.describe(flowId);
+/** `perdure inspect`: the session's timeline; `storeDescription` names the store in "no session" errors. */
+export async function runInspectCommand(client: Client, flows: ReadonlyMap<string, AgentSessionFlow>, flowId: string, storeDescription: string): Promise<string> {
+  let description;
+  try {
+    description = await client.describe(flowId);
+  } catch (error) {
+    if (FlowNotFoundError.isInstance(error)) throw new Error(`no session ${JSON.stringify(flowId)} in ${storeDescription}; perdure sessions lists them`, { cause: error });
+    throw error;
+  }
   const flow = flows.get(description.flowType);
   if (flow === undefined) throw new Error(`session ${flowId} is a ${description.flowType}, which the entry module does not export`);
   return formatInspection(await inspectSession(client, flow, flowId));

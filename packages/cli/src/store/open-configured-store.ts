@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { InvalidInputError, type Store } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 
@@ -9,8 +10,24 @@ export interface StoreLocation {
   databaseUrl: string | undefined;
 }
 
+/** Where a PostgreSQL URL points, for messages: `host:port`, without credentials. */
+function hostAndPortOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || "localhost"}:${parsed.port || "5432"}`;
+  } catch {
+    return "an unparsable address";
+  }
+}
+
+/** Options of {@link openConfiguredStore}. */
+export interface OpenConfiguredStoreOptions {
+  /** Refuse a SQLite file that does not exist instead of creating it (commands that only read). @default false */
+  mustExist?: boolean;
+}
+
 /** Opens the configured store and says which it is, for the startup banner. */
-export async function openConfiguredStore(location: StoreLocation): Promise<{ store: Store; description: string }> {
+export async function openConfiguredStore(location: StoreLocation, options: OpenConfiguredStoreOptions = {}): Promise<{ store: Store; description: string }> {
   const url = location.databaseUrl;
   if (url !== undefined && url !== "") {
     if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -18,8 +35,17 @@ export async function openConfiguredStore(location: StoreLocation): Promise<{ st
     }
     // The PostgreSQL store (and `pg`) load only when asked for.
     const { PostgresStore } = await import("@perdure/engine/postgres");
-    const store = await PostgresStore.open({ connectionString: url });
+    let store: Store;
+    try {
+      store = await PostgresStore.open({ connectionString: url });
+    } catch (error) {
+      const reason = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
+      throw new Error(`PERDURE_DATABASE_URL: cannot open PostgreSQL at ${hostAndPortOf(url)} (${reason}); start the server or fix the variable`, { cause: error });
+    }
     return { store, description: `PostgreSQL at ${url.replace(/\/\/[^@/]*@/, "//***@")}` };
+  }
+  if (options.mustExist === true && !existsSync(location.databasePath)) {
+    throw new InvalidInputError(`no store at ${location.databasePath}: pass --db with the file perdure dev uses (default .perdure/dev.db), or set PERDURE_DATABASE_URL`);
   }
   const store = SqliteStore.open({ path: location.databasePath, durability: "process-crash-safe" });
   return { store, description: `SQLite at ${location.databasePath}` };

@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+// The `perdure` command: checks the Node.js version, then runs the CLI.
+import { checkNodeVersion } from "./check-node-version.js";
+
+const problem = checkNodeVersion(process.versions.node);
+if (problem !== null) {
+  console.error(problem);
+  process.exit(1);
+}
+await import("../src/cli.ts");
