@@ -61,6 +61,7 @@ export { FlowNotRunningError } from "./errors/flow-not-running-error.ts";
 export { InvalidDefinitionError } from "./errors/invalid-definition-error.ts";
 export { InvalidInputError } from "./errors/invalid-input-error.ts";
 export { InvalidResumeTokenError } from "./errors/invalid-resume-token-error.ts";
+export { RetryAfterError } from "./errors/retry-after-error.ts";
 export { RpcLockConflictError } from "./errors/rpc-lock-conflict-error.ts";
 export { StoreClosedError } from "./errors/store-closed-error.ts";
 export { TerminalError } from "./errors/terminal-error.ts";

@@ -1,3 +1,4 @@
+import { RetryAfterError } from "../errors/retry-after-error.ts";
 import type { FlowTransaction } from "../flow/flow-transaction.ts";
 import type { ExecutionRow } from "../store/store.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "./execution-options.ts";
@@ -11,6 +12,8 @@ export interface AttemptError {
   message: string;
   /** No retry: go straight to the failure route. */
   terminal: boolean;
+  /** The least wait before the next attempt the handler asked for (`RetryAfterError`). */
+  retryAfterMs?: number;
 }
 
 /** Turns whatever a handler threw into an {@link AttemptError}. */
@@ -20,7 +23,8 @@ export function attemptErrorOf(thrown: unknown): AttemptError {
     // Errors that fail the same way on every attempt skip the retries.
     const terminal = code === "terminal" || code === "unknown_step" || code === "invalid_definition" || code === "value_too_large"
       || code === "unloaded_state" || code === "invalid_input";
-    return { type: thrown.name, message: thrown.message, terminal };
+    const retryAfterMs = RetryAfterError.isInstance(thrown) ? thrown.retryAfterMs : 0;
+    return { type: thrown.name, message: thrown.message, terminal, ...(retryAfterMs > 0 ? { retryAfterMs } : {}) };
   }
   return { type: "Error", message: String(thrown), terminal: false };
 }
@@ -56,7 +60,8 @@ export async function failAttempt(flowTransaction: FlowTransaction, execution: E
     return;
   }
   const method = execution.status === "asking" ? options.waitUntil : options.execute;
-  const delay = retryDelayMs(method.retry, execution.attempt + 1);
+  // A requested wait lengthens the backoff, but never past the policy's longest interval.
+  const delay = Math.max(retryDelayMs(method.retry, execution.attempt + 1), Math.min(error.retryAfterMs ?? 0, method.retry.maximumIntervalMs));
   const retryAt = flowTransaction.now + delay;
   const exhausted = error.terminal || execution.attempt >= method.retry.maximumAttempts || (execution.expiresAt !== null && retryAt >= execution.expiresAt);
   if (!exhausted) {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { attribute, attributeMap } from "../../attribute/attribute.ts";
+import { RetryAfterError } from "../../errors/retry-after-error.ts";
 import { TerminalError } from "../../errors/terminal-error.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { rpc } from "../../rpc/rpc.ts";
@@ -44,6 +45,33 @@ export function attemptTests(options: StoreConformanceOptions): void {
       const history = await environment.client.getStepHistory("retry-1");
       assert.deepEqual(history.map((entry) => [entry.status, entry.attempt]), [["failed", 1], ["failed", 2], ["completed", 3]]);
       assert.equal(history[0]?.error, "Error: flaky attempt 1");
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a RetryAfterError makes the next attempt wait at least its retryAfterMs, capped at the policy's longest interval", async () => {
+    const RateLimited = defineStep("RateLimited", {
+      executeOptions: { retry: { initialIntervalMs: 10, backoffCoefficient: 1, maximumIntervalMs: 400, maximumAttempts: 3 } },
+      execute: (context) => {
+        // The first asks for 300 ms; the second for an hour, which the policy caps at 400 ms.
+        if (context.attempt === 1) throw new RetryAfterError("slow down", { retryAfterMs: 300 });
+        if (context.attempt === 2) throw new RetryAfterError("slow down more", { retryAfterMs: 3_600_000 });
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "RetryAfter", start: "RateLimited", steps: [RateLimited] });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "retry-after-1");
+      await environment.waitForStatus("retry-after-1", "completed", 10_000);
+      const history = await environment.client.getStepHistory("retry-after-1");
+      assert.deepEqual(history.map((entry) => [entry.status, entry.attempt]), [["failed", 1], ["failed", 2], ["completed", 3]]);
+      const [first, second, third] = history;
+      assert.ok(first !== undefined && second !== undefined && third !== undefined);
+      assert.ok(second.startedAt.getTime() - first.finishedAt.getTime() >= 300, "the second attempt started before retry-after");
+      assert.ok(third.startedAt.getTime() - second.finishedAt.getTime() >= 400, "the third attempt started before the capped wait");
+      assert.equal(first.error, "RetryAfterError: slow down");
     } finally {
       await environment.dispose();
     }
