@@ -31,6 +31,7 @@ export type {
   TurnCompleted,
 } from "./runner/agent-framework-runner.ts";
 export { ToolExecutionError } from "./runner/tool-execution-error.ts";
+export { selectUnstoredToolCalls } from "./runner/unstored-tool-calls.ts";
 export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./values/agent-usage.ts";
 export type { AgentUsage } from "./values/agent-usage.ts";
 export { agentMessageFromWire, agentMessageToWire, messageSequenceKey } from "./values/agent-message.ts";
@@ -47,7 +48,7 @@ export type { AgentEvent, AgentEventType, AgentEventWriter } from "./values/agen
 export { agentSnapshotToWire } from "./values/agent-snapshot.ts";
 export type { AgentSnapshot } from "./values/agent-snapshot.ts";
 export { defaultRequiresApproval, isRetryableEffect, resolveToolPolicy, toolEffects } from "./values/tool-effect.ts";
-export type { ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./values/tool-effect.ts";
+export type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./values/tool-effect.ts";
 export {
   approvalDeadlinePassed,
   isBlankText,

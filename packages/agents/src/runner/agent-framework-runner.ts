@@ -7,7 +7,7 @@ import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts"
 import type { InteractionMode } from "../values/agent-state.ts";
 import type { AgentToolCall } from "../values/agent-tool-call.ts";
 import type { AgentUsage } from "../values/agent-usage.ts";
-import type { ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
+import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
 
 /** Describes the model call for tracing; the session never stores it. */
 export interface ModelCallMetadata {
@@ -62,13 +62,18 @@ export interface AgentTurnContext {
   attempt: number;
   /** Every stored message, oldest first; rebuild the model input from their `frameworkItem`s only. */
   messages: AgentMessage[];
-  /** The previous model response's calls, all final, in `deferralOrder`. Empty on the first model call of a turn. */
+  /**
+   * The active turn's calls so far, from every model response, all final, in
+   * `deferralOrder` (the order the model made them across the turn). Empty
+   * on the first model call. `selectUnstoredToolCalls(turn)` picks those
+   * whose results are not stored messages yet.
+   */
   toolCalls: AgentToolCall[];
   /** What the previous `ToolCallsRequested` returned, or null on the first model call. */
   frameworkRunState: string | null;
   interactionMode: InteractionMode;
   /** The effective policy of a tool: session policies, then the framework's, then the default effect. */
-  resolveToolPolicy: (toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }) => ResolvedToolPolicy;
+  resolveToolPolicy: (toolName: string, frameworkEffect?: ToolEffect | FrameworkToolPolicy) => ResolvedToolPolicy;
   toolPolicies: Readonly<Record<string, ToolPolicy>>;
   defaultToolEffect: ToolEffect;
   events: AgentEventWriter;

@@ -165,8 +165,8 @@ describe("agent session", () => {
 
   it("an approval survives a Worker restart", async () => {
     const runner = new ScriptedAgentRunner((input) => input.modelCall === 1
-      ? { toolCalls: [{ name: "delete_file", arguments: { path: "/tmp/x" } }] }
-      : { text: `${input.previousResults[0]?.status}` }, { delete_file: { effect: "idempotent_write", execute: async () => "deleted" } });
+      ? { toolCalls: [{ name: "send_invoice", arguments: { order_id: "7" } }] }
+      : { text: `${input.previousResults[0]?.status}` }, { send_invoice: { effect: "non_idempotent_write", execute: async () => "sent" } });
     const flow = createAgentSessionFlow(runner, "Restarts");
     const harness = await startSessionHarness([flow]);
     try {

@@ -16,7 +16,7 @@ export function loadedMessages(context: StepContext, environment: SessionEnviron
   });
 }
 
-/** The loaded tool call records of the turn, in the order the model made them. */
+/** The loaded tool call records of the turn, every round's, in the order the model made them. */
 export function loadedToolCalls(context: StepContext, environment: SessionEnvironment): AgentToolCallRecord[] {
   const { agentToolCalls } = environment.persistence;
   return context.loadedKeys(agentToolCalls)

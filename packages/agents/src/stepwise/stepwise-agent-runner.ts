@@ -7,6 +7,7 @@ import type {
   ToolExecutionResult,
 } from "../runner/agent-framework-runner.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentToolCall } from "../values/agent-tool-call.ts";
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
@@ -89,7 +90,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    return resultMessages(turn.toolCalls);
+    return resultMessages(selectUnstoredToolCalls(turn));
   }
 
   private async instructions(turn: AgentTurnContext): Promise<string> {
@@ -107,7 +108,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
     const modelCall = previous + 1;
     const limit = this.definition.maxModelCallsPerTurn;
     const offersTools = modelCall <= limit;
-    const results = resultMessages(turn.toolCalls);
+    const results = resultMessages(selectUnstoredToolCalls(turn));
     const listing: SourceListing = offersTools
       ? await listToolSources(this.definition, turn.cancellationSignal)
       : { tools: [], bySource: new Map() };

@@ -3,8 +3,7 @@
  * server's), offered after the function tools.
  */
 import type { DeferredToolCall, DeferredToolExecution, ToolExecutionResult } from "../runner/agent-framework-runner.ts";
-import type { ResolvedToolPolicy } from "../values/tool-effect.ts";
-import type { ToolEffect } from "../values/tool-effect.ts";
+import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect } from "../values/tool-effect.ts";
 import type { ModelToolDefinition } from "./model-client.ts";
 
 /** A tool a source listed, with the policy metadata it declares. */
@@ -21,7 +20,7 @@ export interface ToolSourceCallRequest {
   /** The definition offered in this model call, so a refreshed listing cannot change it. */
   listedTool: ListedTool;
   /** Resolves the policy: session policies win over the source's metadata. */
-  resolveToolPolicy: (toolName: string, framework?: { effect?: ToolEffect; requiresApproval?: boolean }) => ResolvedToolPolicy;
+  resolveToolPolicy: (toolName: string, frameworkEffect?: ToolEffect | FrameworkToolPolicy) => ResolvedToolPolicy;
 }
 
 /** A call handed back to its source to run, with the source's own reference. */

@@ -5,6 +5,7 @@ import type {
   DeferredToolExecution,
   ToolExecutionResult,
 } from "../runner/agent-framework-runner.ts";
+import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentToolCall } from "../values/agent-tool-call.ts";
 import { emptyAgentUsage } from "../values/agent-usage.ts";
@@ -71,8 +72,8 @@ export class ScriptedAgentRunner implements AgentFrameworkRunner {
     this.modelCalls += 1;
     const modelCall = turn.frameworkRunState === null ? 1 : (JSON.parse(turn.frameworkRunState) as { model_calls: number }).model_calls + 1;
     const userTexts = turn.messages.filter((message) => message.role === "user").map((message) => message.text);
-    const reply = this.script({ turnId: turn.turnId, modelCall, userTexts, previousResults: turn.toolCalls, messages: turn.messages });
-    const results = this.resultMessages(turn.toolCalls);
+    const reply = this.script({ turnId: turn.turnId, modelCall, userTexts, previousResults: selectUnstoredToolCalls(turn), messages: turn.messages });
+    const results = this.resultMessages(selectUnstoredToolCalls(turn));
     const usage = { ...emptyAgentUsage(), inputTokens: 10, outputTokens: 5, totalTokens: 15, requests: 1 };
     if ("toolCalls" in reply) {
       const toolCalls = reply.toolCalls.map((call, index) => ({
@@ -103,6 +104,6 @@ export class ScriptedAgentRunner implements AgentFrameworkRunner {
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    return this.resultMessages(turn.toolCalls);
+    return this.resultMessages(selectUnstoredToolCalls(turn));
   }
 }

@@ -6,7 +6,7 @@ import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
 import { addAgentUsage, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../values/agent-usage.ts";
 import { isRetryableEffect } from "../../values/tool-effect.ts";
 import type { AgentEventWriter } from "../../values/agent-event.ts";
-import { buildTurnContext } from "../build-turn-context.ts";
+import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
 import { withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, isoNow, readState, turnMessageCount } from "../session-operations.ts";
@@ -62,14 +62,15 @@ async function completeTurn(context: ExecuteContext, environment: SessionEnviron
 async function deferToolCalls(context: ExecuteContext, environment: SessionEnvironment, state: AgentState, turnId: string, outcome: ToolCallsRequested, events: AgentEventWriter): Promise<StepDecision> {
   const { persistence, options } = environment;
   const appended = appendMessages(context, persistence, state, outcome.newMessages ?? [], turnId);
-  // The previous response's records are final and the runner has stored their results; keep only this response's.
-  clearTurnRecords(context, persistence);
+  // The turn keeps every round's records until it ends; the order continues across rounds.
+  const firstOrder = loadedToolCalls(context, environment).reduce((next, record) => Math.max(next, record.deferralOrder + 1), 0);
   context.write(persistence.frameworkRunState, outcome.frameworkRunState);
   const now = isoNow();
   const deadline = options.interruptDeadlineMs === null ? null : new Date(Date.now() + options.interruptDeadlineMs).toISOString();
   const interrupts: AgentInterrupt[] = [...(context.read(persistence.pendingInterrupts) ?? [])];
   const movements = [];
-  for (const [deferralOrder, call] of outcome.toolCalls.entries()) {
+  for (const [index, call] of outcome.toolCalls.entries()) {
+    const deferralOrder = firstOrder + index;
     const record: AgentToolCallRecord = {
       toolCallId: call.toolCallId,
       toolName: call.toolName,

@@ -12,6 +12,7 @@ import type {
   DeferredToolExecution,
   ToolExecutionResult,
 } from "../../runner/agent-framework-runner.ts";
+import { selectUnstoredToolCalls } from "../../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../../values/agent-message.ts";
 import type { AgentToolCall } from "../../values/agent-tool-call.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
@@ -91,7 +92,7 @@ export class StreamingScriptedRunner implements AgentFrameworkRunner {
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
     const modelCall = turn.frameworkRunState === null ? 1 : (JSON.parse(turn.frameworkRunState) as RunState).model_calls + 1;
     const userText = turn.messages.filter((message) => message.role === "user").at(-1)?.text ?? "";
-    const reply = this.script({ turnId: turn.turnId, modelCall, attempt: turn.attempt, userText, previousResults: turn.toolCalls });
+    const reply = this.script({ turnId: turn.turnId, modelCall, attempt: turn.attempt, userText, previousResults: selectUnstoredToolCalls(turn) });
     for (const [index, delta] of (reply.reasoning ?? []).entries()) {
       await this.onDelta?.({ flowId: turn.flowId, turnId: turn.turnId, modelCall, attempt: turn.attempt, kind: "reasoning", index });
       await turn.events.reasoningDelta(delta);
@@ -107,7 +108,7 @@ export class StreamingScriptedRunner implements AgentFrameworkRunner {
       throw new Error(`attempt ${turn.attempt} wrote ${event} and failed before its commit`);
     }
     const text = (reply.text ?? []).join("");
-    const results = this.resultMessages(turn.toolCalls);
+    const results = this.resultMessages(selectUnstoredToolCalls(turn));
     const usage = { ...emptyAgentUsage(), inputTokens: 10, outputTokens: 5, totalTokens: 15, requests: 1 };
     const toolCalls = (reply.toolCalls ?? []).map((call, index) => {
       const tool = this.tools[call.name];
@@ -140,6 +141,6 @@ export class StreamingScriptedRunner implements AgentFrameworkRunner {
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    return this.resultMessages(turn.toolCalls);
+    return this.resultMessages(selectUnstoredToolCalls(turn));
   }
 }
