@@ -18,7 +18,9 @@ export type { AgentSessionFlow } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionOptions } from "./session/session-options.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
-export type { AgentMessagePage, ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
+export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
+export { agentMessagePageFromWire, agentMessagePageToWire } from "./values/agent-message-page.ts";
+export type { AgentMessagePage } from "./values/agent-message-page.ts";
 export type {
   AgentFrameworkRunner,
   AgentTurnContext,

@@ -1,7 +1,8 @@
 import { RpcLockConflictError, type Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
-import type { AgentMessagePage, ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
+import type { ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
+import type { AgentMessagePage } from "../values/agent-message-page.ts";
 import type { AgentEvent } from "../values/agent-event.ts";
 import type { AgentInterrupt } from "../values/agent-interrupt.ts";
 import type { AgentSnapshot } from "../values/agent-snapshot.ts";

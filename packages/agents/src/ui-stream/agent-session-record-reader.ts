@@ -4,7 +4,7 @@
  * arguments and results, which events do not carry.
  */
 import { isFinalToolCallStatus, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import type { AgentMessagePage } from "../session/rpcs/session-rpcs.ts";
+import type { AgentMessagePage } from "../values/agent-message-page.ts";
 import type { AgentMessage } from "../values/agent-message.ts";
 import type { PendingApprovalCall } from "./agent-event-parts.ts";
 import { delay, turnNumber, type AgentUIStreamSession } from "./agent-ui-stream-session.ts";

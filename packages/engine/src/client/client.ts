@@ -130,6 +130,21 @@ export class Client {
     return { created: result !== undefined };
   }
 
+  /**
+   * `start` under the name the agents contract's examples use.
+   *
+   * @example
+   * await client.startFlow(supportAgentFlow, "session-1", { initial_message: "hello" });
+   */
+  startFlow(flow: FlowCore, flowId: string, input?: unknown, options: StartFlowOptions = {}): Promise<{ created: boolean }> {
+    return this.start(flow, flowId, input, options);
+  }
+
+  /** `stop` under the name the agents contract's examples use. */
+  stopFlow(flowId: string, reason?: string): Promise<void> {
+    return this.stop(flowId, reason);
+  }
+
   /** Stops a running Flow instance: cancels every execution and marks it `stopped`. */
   async stop(flowId: string, reason = "stopped by client"): Promise<void> {
     checkFlowId(flowId);

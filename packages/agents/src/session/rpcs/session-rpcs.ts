@@ -1,6 +1,7 @@
 import { describeValue, FlowNotRunningError, InvalidInputError, rpc, type RpcContext } from "@perdure/engine";
 import type { AgentMessage } from "../../values/agent-message.ts";
 import { messageSequenceKey } from "../../values/agent-message.ts";
+import type { AgentMessagePage } from "../../values/agent-message-page.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
 import { isBlankText } from "../../values/result-texts.ts";
@@ -31,14 +32,6 @@ export interface ListAgentMessagesInput {
   limit?: number | null;
 }
 
-/** Output of `list_agent_messages`: oldest first. */
-export interface AgentMessagePage {
-  messages: AgentMessage[];
-  /** Pass as `beforeSequence` for the previous page, or null at the start. */
-  nextBeforeSequence: number | null;
-  /** The oldest stored sequence once retention deleted earlier messages, else null. */
-  deletedBeforeSequence: number | null;
-}
 
 function parseSendUserMessage(raw: unknown): SendUserMessageInput {
   const object = inputObject(raw, "send_user_message");

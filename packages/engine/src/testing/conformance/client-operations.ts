@@ -66,6 +66,10 @@ export function clientTests(options: StoreConformanceOptions): void {
       assert.equal(description.status, "stopped");
       assert.deepEqual(description.executions, []);
       await assert.rejects(environment.client.invokeRPC(flow.restart, "stop-1"), FlowNotRunningError);
+      // The agents contract's names for the same calls.
+      assert.deepEqual(await environment.client.startFlow(flow, "stop-2", {}), { created: true });
+      await environment.client.stopFlow("stop-2", "stopped by the contract's name");
+      assert.equal((await environment.client.describe("stop-2")).error, "stopped by the contract's name");
       assert.equal(typeof (await environment.client.invokeRPC(flow.push, "stop-1", "still accepted")), "string");
     } finally {
       await environment.dispose();
