@@ -38,5 +38,5 @@ function describeResult(toolName: string, output: string): string {
 
 /** The scripted demo model client. */
 export function createDemoModel(): ScriptedModelClient {
-  return new ScriptedModelClient(replyAsDemoModel, { provider: "perdure-demo" });
+  return new ScriptedModelClient(replyAsDemoModel, { provider: "perdure-demo", description: "the scripted demo model (set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)" });
 }

@@ -13,7 +13,7 @@
  * await client.start(flow, "session-1", {});
  * await client.invokeRPC(flow.sendUserMessage, "session-1", { text: "Where is my order?" });
  */
-export { createAgentSessionFlow } from "./session/create-agent-session-flow.ts";
+export { createAgentSessionFlow, describeAgentSessionModel } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionFlow } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionOptions } from "./session/session-options.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";

@@ -301,16 +301,3 @@ describe("perdure dev's store files", () => {
     for (const suffix of ["", "-wal", "-shm"]) assert.equal(statSync(`${running.databasePath}${suffix}`).mode & 0o777, 0o600, suffix);
   });
 });
-
-describe("a second perdure dev on a busy port", () => {
-  it("exits 1 naming the port and --port, with no Worker started", { timeout: 60_000 }, async (t) => {
-    const { server, folder } = await startServer(t);
-    const port = Number(new URL(server.origin).port);
-    const second = DevServerProcess.start({ port, databasePath: join(folder, "second.db"), gateDirectory: join(folder, "gates") });
-    await assert.rejects(second, (error: Error) => {
-      assert.match(error.message, new RegExp(`exited with code 1 before printing its URL:[\\s\\S]*port ${port} on 127\\.0\\.0\\.1 is in use[\\s\\S]*--port`));
-      return true;
-    });
-    assert.throws(() => statSync(join(folder, "second.db")), /ENOENT/, "the second server opened a store");
-  });
-});

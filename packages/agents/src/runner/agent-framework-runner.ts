@@ -121,4 +121,10 @@ export interface AgentFrameworkRunner<TToolOutcome = ToolExecutionResult> {
   executeDeferredToolCall(call: DeferredToolExecution): Promise<TToolOutcome>;
   /** The messages a failed or ended turn stores before its note, such as stored calls' results. */
   buildUnfinishedTurnMessages?(turn: AgentTurnContext): FrameworkMessage[];
+  /**
+   * Which model the runner calls, for people (`perdure dev`'s start banner).
+   * A Perdure extension; `describeAgentSessionModel(flow)` reads it.
+   * @default none
+   */
+  readonly modelDescription?: string | undefined;
 }

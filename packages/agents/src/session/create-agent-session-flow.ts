@@ -40,7 +40,7 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: s
   const resolved = resolveAgentSessionOptions(options);
   const persistence = createAgentSessionPersistence(resolved);
   const environment: SessionEnvironment = { runner, persistence, options: resolved };
-  return defineFlow({
+  const flow = defineFlow({
     type: flowType,
     start: AgentStepType.StartAgentSession,
     steps: [
@@ -66,7 +66,25 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: s
       return checked;
     },
   });
+  runnersByFlow.set(flow, runner);
+  return flow;
 }
+
+/** The runner of each session Flow, for what the Flow definition itself does not carry. */
+const runnersByFlow = new WeakMap<object, AgentFrameworkRunner>();
 
 /** The Flow definition `createAgentSessionFlow` returns. */
 export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;
+
+/**
+ * Which model a session Flow's runner calls, as the runner describes it
+ * (`StepwiseAgentRunner` passes on its `ModelClient`'s `description`), or
+ * undefined when it does not say.
+ *
+ * @example
+ * console.log(`${flow.flowType} uses ${describeAgentSessionModel(flow) ?? "an undescribed model"}`);
+ */
+export function describeAgentSessionModel(flow: AgentSessionFlow): string | undefined {
+  const description = runnersByFlow.get(flow)?.modelDescription;
+  return typeof description === "string" && description !== "" ? description : undefined;
+}

@@ -104,4 +104,11 @@ export interface ModelResponse {
 /** Makes one model call. Throw for a failure: the `RunModel` attempt fails and reruns. */
 export interface ModelClient {
   call(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Which model this client calls, for people: `perdure dev` prints it at
+   * start, so a user who set a key sees that it took effect. A Perdure
+   * extension of the contract's `ModelClient`.
+   * @default none
+   */
+  readonly description?: string;
 }

@@ -15,6 +15,8 @@ export interface ScriptedModelClientOptions {
   maxRecordedRequests?: number;
   /** The provider name stored with its outputs. @default "scripted" */
   provider?: string;
+  /** What `perdure dev` and logs call this model. @default "scripted model (<provider>)" */
+  description?: string;
 }
 
 /**
@@ -30,11 +32,13 @@ export class ScriptedModelClient implements ModelClient {
   private readonly script: (request: ModelRequest) => ScriptedModelReply | Promise<ScriptedModelReply>;
   private readonly maxRecordedRequests: number;
   private readonly provider: string;
+  readonly description: string;
 
   constructor(script: (request: ModelRequest) => ScriptedModelReply | Promise<ScriptedModelReply>, options: ScriptedModelClientOptions = {}) {
     this.script = script;
     this.maxRecordedRequests = options.maxRecordedRequests ?? 100;
     this.provider = options.provider ?? "scripted";
+    this.description = options.description ?? `scripted model (${this.provider})`;
   }
 
   /** Every user text of the request, oldest first. */

@@ -85,6 +85,11 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
     this.definition = resolveAgentDefinition(definition);
   }
 
+  /** The model client's own description, when it has one. */
+  get modelDescription(): string | undefined {
+    return this.definition.model.description;
+  }
+
   buildUserMessage(text: string): FrameworkMessage {
     return { role: "user", text, frameworkItem: { type: "user_text", text } };
   }

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
+import { describeAgentSessionModel } from "@perdure/agents";
 import { Client, Worker } from "@perdure/engine";
 import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
@@ -101,6 +102,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const displayHost = allowedHostsFor(options.host, port) === "any" ? "127.0.0.1" : options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   const url = `http://${displayHost}:${port}${token === null ? "" : `/?token=${encodeURIComponent(token)}`}`;
   console.log(`perdure dev: ${[...flows.keys()].join(", ")} on ${description}`);
+  for (const [flowType, flow] of flows) console.log(`perdure dev: ${flowType} uses ${describeAgentSessionModel(flow) ?? "a model its runner does not describe"}`);
   console.log(`perdure dev: web UI and API at ${url}`);
   if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
   return {

@@ -130,6 +130,7 @@ function reply(request: ModelRequest): ScriptedModelReply {
 /** The scripted model, pausing gated answers after their first sentence. */
 class GatedScriptedModel implements ModelClient {
   private readonly scripted = new ScriptedModelClient(reply, { provider: "perdure-test" });
+  readonly description = "the gated scripted model (perdure-test)";
 
   async call(request: ModelRequest): Promise<ModelResponse> {
     const orderId = /\b(\d{3,})\b/.exec(ScriptedModelClient.userTexts(request).at(-1) ?? "")?.[1];
