@@ -18,8 +18,8 @@ export interface PreparedDecision {
 
 /** What an attempt produced. */
 export type AttemptOutcome =
-  | { kind: "wait_until"; conditions: Conditions | null; writes: Iterable<StagedWrite>; publishes: readonly StagedWrite[] }
-  | { kind: "execute"; decision: PreparedDecision; writes: Iterable<StagedWrite>; publishes: readonly StagedWrite[] }
+  | { kind: "wait_until"; conditions: Conditions | null; writes: readonly StagedWrite[]; publishes: readonly StagedWrite[] }
+  | { kind: "execute"; decision: PreparedDecision; writes: readonly StagedWrite[]; publishes: readonly StagedWrite[] }
   | { kind: "error"; error: AttemptError };
 
 function decisionSummary(decision: PreparedDecision): string {

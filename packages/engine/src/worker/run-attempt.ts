@@ -2,6 +2,8 @@ import type { EncodedMovement } from "../flow/flow-transaction.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { encodeValue } from "../internal/encode.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
+import { PerdureError } from "../errors/perdure-error.ts";
+import { StoreClosedError } from "../errors/store-closed-error.ts";
 import { attemptErrorOf, type AttemptError } from "../step/attempt-failure.ts";
 import type { StepDecision } from "../step/decision.ts";
 import { stepOf } from "../step/execution-options.ts";
@@ -97,10 +99,10 @@ export async function runAttempt(
       if (claim.method === "wait_until") {
         const returned = (await claim.options.step.waitUntil?.(context, claim.input)) ?? null;
         const conditions: Conditions | null = returned === null || "mode" in returned ? returned : anyOf(returned);
-        return { kind: "wait_until", conditions, writes: context.writes.values(), publishes: context.publishes };
+        return { kind: "wait_until", conditions, writes: [...context.writes.values()], publishes: context.publishes };
       }
       const decision = await claim.options.step.execute(context, claim.input);
-      return { kind: "execute", decision: prepareDecision(claim, decision, store.maxValueBytes), writes: context.writes.values(), publishes: context.publishes };
+      return { kind: "execute", decision: prepareDecision(claim, decision, store.maxValueBytes), writes: [...context.writes.values()], publishes: context.publishes };
     })();
     const raced = await Promise.race([handlerResult, timeout.promise]);
     if ("kind" in raced) {
@@ -119,15 +121,63 @@ export async function runAttempt(
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
   }
-  try {
-    return await commitAttempt(store, claim, workerId, outcome, next());
-  } catch (error) {
-    onError(error);
-    // The outcome itself could not be committed (for example an oversized value): fail the attempt instead.
-    return await commitAttempt(store, claim, workerId, { kind: "error", error: attemptErrorOf(error) }, next()).catch((secondError: unknown) => {
-      onError(secondError);
-      return [];
-    });
+  return commitUntilSettled(store, claim, workerId, outcome, onError, next);
+}
+
+/** Backoff between commits of an attempt while its store fails: 50 ms, doubling, up to 2 s. */
+function commitRetryDelayMs(failures: number): number {
+  return Math.min(2000, 50 * 2 ** Math.min(failures - 1, 6));
+}
+
+/** How long a closing Worker keeps trying to commit before it leaves the attempt to liveness recovery. */
+const closingCommitPatienceMs = 10_000;
+
+/**
+ * Commits an attempt's outcome until the commit lands or is fenced off. An
+ * outcome that cannot be stored (an oversized value, say) is committed as a
+ * failed attempt instead. When the store itself fails (a database restart,
+ * a dropped connection), the database still shows the attempt leased to
+ * this live Worker, so giving up would leave its Flow stuck until the
+ * method timeout: the Worker keeps trying, with backoff. Retrying a commit
+ * whose first try did land is safe: the lease fence drops it. It stops when
+ * the attempt's deadline passed (the lease has lapsed and recovery takes
+ * the execution over) or, on a closing Worker, after a while (its liveness
+ * lapses once it is gone).
+ */
+async function commitUntilSettled(
+  store: Store,
+  claim: ClaimedAttempt,
+  workerId: string,
+  outcome: AttemptOutcome,
+  onError: (error: unknown) => void,
+  next: () => ClaimNext | undefined,
+): Promise<ClaimedAttempt[]> {
+  let current = outcome;
+  let failures = 0;
+  let closingSince: number | undefined;
+  for (;;) {
+    try {
+      return await commitAttempt(store, claim, workerId, current, next());
+    } catch (error) {
+      if (StoreClosedError.isInstance(error)) {
+        onError(error);
+        return [];
+      }
+      if (PerdureError.isInstance(error)) {
+        onError(error);
+        if (current.kind === "error") return [];
+        current = { kind: "error", error: attemptErrorOf(error) };
+        continue;
+      }
+      failures += 1;
+      // Once, then now and then: an outage would otherwise flood the log.
+      if (failures === 1 || failures % 30 === 0) onError(error);
+      const now = Date.now();
+      if (next() === undefined) closingSince ??= now;
+      const isPastDeadline = claim.execution.deadlineAt !== null && now > claim.execution.deadlineAt;
+      if (isPastDeadline || (closingSince !== undefined && now - closingSince > closingCommitPatienceMs)) return [];
+      await new Promise((resolve) => setTimeout(resolve, commitRetryDelayMs(failures)));
+    }
   }
 }
 

@@ -200,7 +200,8 @@ export class Worker {
   }
 
   private launch(claim: ClaimedAttempt): void {
-    const key = `${claim.execution.flowId}\u0000${claim.execution.executionId}`;
+    // By lease, not by execution: an abandoned attempt and its successor on this Worker are two entries.
+    const key = `${claim.execution.flowId}\u0000${claim.execution.executionId}\u0000${claim.execution.leaseToken}`;
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.

@@ -209,6 +209,54 @@ export function attemptTests(options: StoreConformanceOptions): void {
     }
   });
 
+  it("a Worker that runs an abandoned attempt and its successor tracks both: activeCount, close() and cancellation see the successor", async () => {
+    const oldFinished = deferred();
+    const releaseOld = deferred();
+    const releaseNew = deferred();
+    const successorStarted = deferred();
+    let successorDone = false;
+    const Stuck = defineStep("Stuck", {
+      executeOptions: { heartbeatTimeoutMs: 150, timeoutMs: 30_000, retry: { ...fastRetry, maximumAttempts: 3 } },
+      execute: async (context) => {
+        if (context.attempt === 1) {
+          // Ignores its abort, as a handler stuck in a library call would.
+          await releaseOld.promise;
+          oldFinished.resolve();
+          return completeFlow("the abandoned attempt's late result");
+        }
+        successorStarted.resolve();
+        await releaseNew.promise;
+        successorDone = true;
+        return completeFlow("the successor's result");
+      },
+    });
+    const flow = defineFlow({ type: "Successor", start: "Stuck", steps: [Stuck] });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      const worker = environment.worker;
+      assert.ok(worker !== undefined);
+      await environment.client.start(flow, "successor-1");
+      await successorStarted.promise;
+      assert.equal(worker.activeCount, 2, "the abandoned attempt and its successor");
+      releaseOld.resolve();
+      await oldFinished.promise;
+      await pollUntil(() => worker.activeCount === 1, { description: "the abandoned attempt to leave" });
+      const closing = worker.close();
+      let isClosed = false;
+      void closing.then(() => { isClosed = true; });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(isClosed, false, "close() returned while the successor still ran");
+      releaseNew.resolve();
+      await closing;
+      assert.equal(successorDone, true);
+      assert.equal((await environment.client.describe("successor-1")).output, "the successor's result");
+    } finally {
+      releaseOld.resolve();
+      releaseNew.resolve();
+      await environment.dispose();
+    }
+  });
+
   it("cancelling a running execution aborts its signal and discards its late result (fenced commit)", async () => {
     const written = attribute<string>("Written");
     const started = deferred();
