@@ -186,15 +186,25 @@ describe("perdure dev bounds what it reads", () => {
       { name: "a refused caller's chunked upload", headers: json, isLengthDeclared: false, status: 401, error: /access token/ },
       { name: "a refused caller's declared upload", headers: json, isLengthDeclared: true, status: 401, error: /access token/ },
     ];
+    // RSS also moves with the garbage collector's timing and other work, by up to tens of MiB under load;
+    // buffering a body would add 100 MiB on every try. So each kind is tried three times and judged by
+    // its smallest growth, and all twelve uploads together must stay under one body's size.
+    const memoryAtStart = residentMemoryBytes(server.pid);
     for (const { name, headers, isLengthDeclared, status, error } of uploads) {
-      const memoryBefore = residentMemoryBytes(server.pid);
-      const answer = await upload(headers, isLengthDeclared);
-      const growth = residentMemoryBytes(server.pid) - memoryBefore;
-      t.diagnostic(`${name} of 100 MiB: ${answer.status}, RSS grew ${(growth / 1024 / 1024).toFixed(1)} MiB`);
-      assert.equal(answer.status, status, `${name}: ${answer.body}`);
-      assert.match(answer.body, error);
-      assert.ok(growth < 20 * 1024 * 1024, `${name} grew the server's RSS by ${growth} bytes`);
+      const growths: number[] = [];
+      for (let trial = 0; trial < 3; trial += 1) {
+        const memoryBefore = residentMemoryBytes(server.pid);
+        const answer = await upload(headers, isLengthDeclared);
+        growths.push(residentMemoryBytes(server.pid) - memoryBefore);
+        assert.equal(answer.status, status, `${name}: ${answer.body}`);
+        assert.match(answer.body, error);
+      }
+      t.diagnostic(`${name} of 100 MiB: RSS grew ${growths.map((growth) => (growth / 1024 / 1024).toFixed(1)).join(", ")} MiB`);
+      assert.ok(Math.min(...growths) < 20 * 1024 * 1024, `${name} grew the server's RSS by ${growths.join(", ")} bytes`);
     }
+    const totalGrowth = residentMemoryBytes(server.pid) - memoryAtStart;
+    t.diagnostic(`twelve 100 MiB uploads grew RSS by ${(totalGrowth / 1024 / 1024).toFixed(1)} MiB in all`);
+    assert.ok(totalGrowth < hundredMiB, `twelve uploads grew the server's RSS by ${totalGrowth} bytes`);
     assertStoreUnchanged(databasePath, before, "the uploads");
     const health = await sendRaw(server.origin, { method: "GET", path: "/api/health", headers: authorized });
     assert.equal(health.status, 200);

@@ -2,11 +2,12 @@ import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { serve } from "@hono/node-server";
+import { serve, type HttpBindings } from "@hono/node-server";
 import { describeAgentSessionModel } from "@perdure/agents";
 import { Client, Worker } from "@perdure/engine";
 import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
+import { closeRefusedUpload } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
@@ -54,7 +55,14 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
   return new Promise((resolveListen, reject) => {
     const server = serve(
       {
-        fetch: (request, env) => handle.app?.fetch(request, env) ?? Response.json({ error: "perdure dev is starting; retry shortly" }, { status: 503 }),
+        fetch: async (request, env) => {
+          const response = handle.app === undefined ? Response.json({ error: "perdure dev is starting; retry shortly" }, { status: 503 }) : await handle.app.fetch(request, env);
+          // An HTTP/1.1 server: its requests are node:http IncomingMessages.
+          if (response.status >= 400) closeRefusedUpload((env as HttpBindings).incoming);
+          return response;
+        },
+        // Refused uploads are bounded by closeRefusedUpload, not drained up to 64 MiB.
+        autoCleanupIncoming: false,
         port: options.port,
         hostname: options.host,
         // UI-stream resume tokens ride in a header and may reach 64 KiB; Node's default limit is 16 KiB.
