@@ -4,7 +4,8 @@
  * Chromium with playwright-core. The agent is the gated support agent of
  * test-fixtures/gated-support-agent.ts, whose answers and tools pause at
  * FileGates so the page can be reloaded mid-answer and the server killed
- * during a tool call. Screenshots of the chat and the inspector are written
+ * during a tool call; where a test needs a connection to drop or wait at a
+ * given moment, it holds or resets the page's request in the browser. Screenshots of the chat and the inspector are written
  * to docs/images/ for the README.
  */
 import assert from "node:assert/strict";
@@ -216,6 +217,20 @@ async function openInspectorTimeline(page: Page, serverUrl: string, sessionId: s
   }
 }
 
+/** Asserts that the timeline axis's labels do not overlap and that each label's text fits its slot. */
+async function assertAxisLabelsApart(page: Page): Promise<void> {
+  const labels = await page.getByTestId("step-timeline").getByTestId("axis-label").evaluateAll((elements) => elements.map((element) => {
+    const box = element.getBoundingClientRect();
+    return { text: element.textContent ?? "", left: box.left, right: box.right, fits: element.scrollWidth <= element.clientWidth };
+  }));
+  for (const label of labels) assert.ok(label.fits, `the axis label "${label.text}" is wider than its slot`);
+  const sorted = labels.toSorted((first, second) => first.left - second.left);
+  for (const [index, label] of sorted.entries()) {
+    const next = sorted[index + 1];
+    if (next !== undefined) assert.ok(label.right <= next.left, `the axis labels "${label.text}" and "${next.text}" overlap`);
+  }
+}
+
 async function saveScreenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotFolder, { recursive: true });
   // Let the hover and focus rings settle out of the picture.
@@ -246,6 +261,7 @@ void test("perdure dev in Chromium: a streamed answer, an approved refund, a rel
   ]);
 
   // A write that waits for approval: the card asks, the session list says so, Approve runs it.
+  const beforeTurn2 = Date.now();
   await send(page, "please refund order 1002");
   const turn2 = assistantMessage(page, "turn-2");
   const refund = toolCard(turn2, "refund_order");
@@ -264,11 +280,13 @@ void test("perdure dev in Chromium: a streamed answer, an approved refund, a rel
   const answerGate = new FileGate(gateDirectory, "answer-2001");
   const firstSentence = "Order 2001 (Camping stove, 45.00 USD) is delivered.";
   const rest = "It was delivered; ask for a refund within 30 days";
+  const beforeTurn3 = Date.now();
   await send(page, "where is order 2001?");
   await answerGate.waitUntilReached({ timeoutMs: uiTimeoutMs });
   const turn3 = assistantMessage(page, "turn-3");
   await waitForText(turn3, firstSentence);
   assert.equal(await turn3.getByText(rest).count(), 0, "the answer went past the gate");
+  const reloadedAt = Date.now();
   await page.reload();
   await waitForText(turn3, firstSentence);
   assert.equal(await page.getByTestId("assistant-message").count(), 3, "the reload lost or repeated a turn");
@@ -301,6 +319,16 @@ void test("perdure dev in Chromium: a streamed answer, an approved refund, a rel
     assert.ok(await timeline.locator(`[data-step-type="${stepType}"]`).getByText(stepType, { exact: true }).first().isVisible(), `the timeline shows no ${stepType}`);
   }
   for (const turn of ["turn 1", "turn 2", "turn 3"]) await timeline.getByText(turn, { exact: true }).waitFor();
+  await assertAxisLabelsApart(page);
+
+  // The Events tab shows when each event was written: the reload replayed every event of the three turns at once.
+  await page.getByRole("tab", { name: "Events" }).click();
+  const turnStarts = page.getByTestId("event-log").locator('[data-event-type="turn_started"] time');
+  await pollUntil(async () => (await turnStarts.count()) === 3, { timeoutMs: uiTimeoutMs, description: "the Events tab to show the three turn_started events" });
+  const started = (await turnStarts.evaluateAll((times) => times.map((time) => time.getAttribute("datetime") ?? ""))).map((iso) => Date.parse(iso));
+  assert.ok(started[0] !== undefined && started[0] < beforeTurn2, `turn 1 shows ${new Date(started[0] ?? NaN).toISOString()}, after turn 2 was sent at ${new Date(beforeTurn2).toISOString()}`);
+  assert.ok(started[1] !== undefined && started[1] >= beforeTurn2 && started[1] < beforeTurn3, "turn 2's start is not shown between the sends of turns 2 and 3");
+  assert.ok(started[2] !== undefined && started[2] >= beforeTurn3 && started[2] < reloadedAt, "turn 3's start is not shown between its send and the reload");
   assert.match(server.log, /perdure dev: SupportAgent on SQLite at /);
 });
 
@@ -387,5 +415,72 @@ void test("perdure dev in Chromium: killed during a tool call and started again 
   await timeline.getByText(/^retried after: WorkerLost/).waitFor();
   await timeline.getByText(/^failed: WorkerLost/).waitFor();
   await timeline.locator('[data-step-type="RecordToolOutcomeUnknown"]').waitFor();
+  await assertAxisLabelsApart(page);
   await saveScreenshot(page, "dev-inspector.png");
+});
+
+void test("perdure dev in Chromium: killed mid-answer before the page got any of the turn, started again, and reconnected only after the turn completed, the page gets a 204 and shows the stored reply without a reload", testOptions, async (t) => {
+  const prepared = await prepare(t);
+  const { gateDirectory } = prepared;
+  let server = await startServer(prepared);
+  const { page } = await openBrowser(prepared);
+  const sessionId = await startSession(page, server.url);
+  const streamPath = `/api/chat/${encodeURIComponent(sessionId)}/stream`;
+  const connectionLost = page.getByRole("status").filter({ hasText: "Connection lost" });
+
+  // A reconnect that carries the resume token of the turn replays that turn
+  // even once it has completed, so a 204 reaches only a page that holds no
+  // token: one whose connection dropped after the message was sent but before
+  // the turn's first part arrived (the page then shows only the user's
+  // message). The test makes that drop deterministic at the browser's edge:
+  // the page's POST goes to the server from here, and once the server has
+  // accepted the message (status 200) the browser sees the connection reset.
+  const forwardedPosts: string[] = [];
+  await page.route((url) => url.pathname === "/api/chat", async (route) => {
+    const request = route.request();
+    const response = await fetch(new URL(request.url()), { method: "POST", headers: { "content-type": "application/json", origin: server.origin }, body: request.postData() ?? "" });
+    forwardedPosts.push(response.status === 200 ? "accepted" : `${response.status} ${await response.text()}`);
+    await response.body?.cancel();
+    await route.abort("connectionreset");
+  });
+  // Every reconnect of the chat's stream is held in the browser, unsent,
+  // until the turn has completed (seen through the API): a reconnect that
+  // reached the server while the turn ran would follow it and get a token.
+  // Held reconnects then go to the server unchanged; the rest of the page
+  // (the session list, the polled inspection, the events) is not held.
+  let releaseReconnects: () => void = () => undefined;
+  const reconnectsReleased = new Promise<void>((resolveRelease) => { releaseReconnects = resolveRelease; });
+  let heldReconnects = 0;
+  await page.route((url) => url.pathname === streamPath, async (route) => {
+    heldReconnects += 1;
+    await reconnectsReleased;
+    await route.continue();
+  });
+
+  const answerGate = new FileGate(gateDirectory, "answer-2001");
+  await send(page, "where is order 2001?");
+  await connectionLost.waitFor();
+  assert.deepEqual(forwardedPosts, ["accepted"]);
+  await pollUntil(() => heldReconnects > 0, { timeoutMs: uiTimeoutMs, description: "the page to try to reconnect" });
+  await answerGate.waitUntilReached({ timeoutMs: uiTimeoutMs });
+  await server.kill();
+  answerGate.open();
+  server = await startServer(prepared);
+  const chat = await settledChat(server.url, sessionId);
+  const stored = storedTexts(storedAssistant(chat, "turn-1"));
+  assert.deepEqual(stored, ["Let me look up order 2001.", "Order 2001 (Camping stove, 45.00 USD) is delivered. It was delivered; ask for a refund within 30 days if anything is wrong with it."]);
+  // The page's own inspection has seen the turn end, so it has no turn to follow: only the reconnect can bring the reply in.
+  await page.locator(".workspace-title").getByText("idle", { exact: true }).waitFor();
+  assert.equal(await page.getByTestId("assistant-message").count(), 0, "the page showed part of the turn before it reconnected");
+
+  await page.evaluate(() => { (window as { perdureNotReloaded?: boolean }).perdureNotReloaded = true; });
+  const reconnect = page.waitForResponse((response) => new URL(response.url()).pathname === streamPath);
+  releaseReconnects();
+  assert.equal((await reconnect).status(), 204);
+  // The UI's promise is the reply within 2 s of the reconnect; a loose bound, as without reading the stored messages again it never shows.
+  const turn1 = assistantMessage(page, "turn-1");
+  await turn1.getByText("ask for a refund within 30 days").waitFor({ state: "visible", timeout: 2000 });
+  assert.deepEqual(await shownTexts(turn1), stored);
+  assert.equal(await page.evaluate(() => (window as { perdureNotReloaded?: boolean }).perdureNotReloaded), true, "the page reloaded");
+  await connectionLost.waitFor({ state: "hidden" });
 });

@@ -81,9 +81,9 @@ describe("plain Server-Sent Events", () => {
       gate.open();
       // An EventSource sends the last id it saw; the stale query parameter must not win.
       const rest = await readEvents(eventsUrl, { "last-event-id": first.at(-1)?.id ?? "" }, (event) => event.data.type === "turn_completed");
-      const stored = (await harness.sessions.readEvents("s1")).filter((event) => event.turnId === "turn-2");
-      assert.deepEqual([...first, ...rest].map((event) => event.data), stored.map((event) => ({
-        type: event.type, turn_id: event.turnId, attempt: event.attempt, step_execution_id: event.stepExecutionId, payload: JSON.stringify(event.payload),
+      const stored = (await harness.session.client.readStream("s1", harness.flow.agentEvents, { limit: 1000 })).messages.filter((message) => message.value.turnId === "turn-2");
+      assert.deepEqual([...first, ...rest].map((event) => event.data), stored.map(({ value: event, writtenAt }) => ({
+        type: event.type, turn_id: event.turnId, attempt: event.attempt, step_execution_id: event.stepExecutionId, payload: JSON.stringify(event.payload), written_at: writtenAt.toISOString(),
       })));
     } finally {
       await harness.dispose();

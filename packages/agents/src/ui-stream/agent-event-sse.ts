@@ -1,11 +1,12 @@
 /**
  * Plain Server-Sent Events of a session's `AgentEvents`, for a UI that
  * applies the event rules itself. Each event's `id` is its engine Stream
- * token, so an `EventSource` resumes through `Last-Event-ID`.
+ * token, so an `EventSource` resumes through `Last-Event-ID`, and its data
+ * carries `written_at`, the time the event was written.
  */
 import { describeValue, InvalidInputError, InvalidResumeTokenError, type StreamMessage } from "@perdure/engine";
 import type { AgentEvent } from "../values/agent-event.ts";
-import { convertAgentEventToJson } from "./agent-event-json.ts";
+import { convertAgentEventMessageToJson } from "./agent-event-json.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 import { createJsonErrorResponse, eventStreamHeaders } from "./server-sent-event-responses.ts";
 
@@ -26,7 +27,7 @@ const readLimit = 100;
 const keepAliveMs = 15_000;
 
 function eventFrames(messages: readonly StreamMessage<AgentEvent>[]): string {
-  return messages.map((message) => `id: ${message.token}\ndata: ${JSON.stringify(convertAgentEventToJson(message.value))}\n\n`).join("");
+  return messages.map((message) => `id: ${message.token}\ndata: ${JSON.stringify(convertAgentEventMessageToJson(message))}\n\n`).join("");
 }
 
 /**

@@ -145,6 +145,8 @@ export interface AgentEventWire {
   attempt: number;
   step_execution_id: string;
   payload: Record<string, unknown>;
+  /** When the event was written (ISO 8601); null from a server that does not say. */
+  written_at: string | null;
 }
 
 /** An error the API answered, with its status. */
@@ -212,5 +214,6 @@ export function parseAgentEvent(data: string): AgentEventWire | null {
     attempt: typeof object.attempt === "number" ? object.attempt : 1,
     step_execution_id: typeof object.step_execution_id === "string" || typeof object.step_execution_id === "number" ? String(object.step_execution_id) : "",
     payload: typeof payload === "object" && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {},
+    written_at: typeof object.written_at === "string" && !Number.isNaN(Date.parse(object.written_at)) ? object.written_at : null,
   };
 }

@@ -2,9 +2,10 @@
 // @perdure/agents/ui-stream: `useChat` with the session ID as the chat ID,
 // the stored messages and resume token from `GET /api/chat/:id`, and the
 // latest resume token sent back on every reconnect, so a reload or a dropped
-// connection resumes the turn without repeating text.
+// connection resumes the turn without repeating text. A reconnect that finds
+// no turn to follow reads the stored messages again: the turn it lost is over.
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
 import type { LiveSession } from "./live-session.ts";
@@ -13,10 +14,11 @@ import { asDynamicToolPart, MessageList, turnIdOfMessage, TypingDots } from "./M
 import { PlanView } from "./PlanView.tsx";
 import { QuestionCard } from "./QuestionCard.tsx";
 import { QueuedMessages, type LocalQueuedMessage } from "./QueuedMessages.tsx";
+import { SessionChatTransport } from "./session-chat-transport.ts";
 import { TurnControls } from "./TurnControls.tsx";
 
-/** The header the UI stream reads a resume position from (`agentResumeTokenHeaderName`). */
-const resumeTokenHeader = "x-agent-resume-token";
+/** The usual least time between two reads of the stored conversation. */
+const resyncIntervalMs = 1500;
 
 export interface ChatPanelProps {
   sessionId: string;
@@ -59,7 +61,6 @@ export function ChatPanel(props: ChatPanelProps) {
   return <ChatView key={props.sessionId} {...props} initial={initial} />;
 }
 
-/** A fetch that failed on the network (not an answer from the server). */
 /** The server's `{ "error": … }` text when the transport passed its JSON body on as the message. */
 function errorTextOf(error: Error): string {
   try {
@@ -71,10 +72,17 @@ function errorTextOf(error: Error): string {
   return error.message;
 }
 
+/** A fetch that failed on the network (not an answer from the server). */
 function isDisconnect(error: Error | undefined): boolean {
   if (error === undefined) return false;
   const message = error.message.toLowerCase();
   return error instanceof TypeError || message.includes("failed to fetch") || message.includes("network") || message === "load failed";
+}
+
+/** Options of the chat's resync. */
+interface ResyncOptions {
+  /** Read now rather than after the interval since the last read. @default false */
+  immediate?: boolean;
 }
 
 function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
@@ -88,23 +96,24 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const [localQueue, setLocalQueue] = useState<LocalQueuedMessage[]>([]);
   const [retryIn, setRetryIn] = useState<number | null>(null);
 
+  const resyncRef = useRef<(reason: string, options?: ResyncOptions) => void>(() => undefined);
+  const lastEmptyReconnectAt = useRef(0);
   const transport = useMemo(
     () =>
-      new DefaultChatTransport<UIMessage>({
-        api: "/api/chat",
-        // The session stores the conversation: send only the new message (or the approvals), not the whole history.
-        prepareSendMessagesRequest: ({ id, messages: all, body, trigger, messageId }) => ({
-          body: { ...body, id, messages: all.slice(-1), trigger, messageId },
-        }),
-        prepareReconnectToStreamRequest: ({ id }) => ({
-          api: api.chatStreamUrl(id),
-          headers: resumeToken.current === undefined ? {} : { [resumeTokenHeader]: resumeToken.current },
-        }),
+      new SessionChatTransport({
+        resumeToken: () => resumeToken.current,
+        // The turn this tab lost (to a restart, a dropped connection) ended meanwhile: show its stored reply now.
+        // At once only once per interval, so a snapshot and a stream that disagree cannot spin.
+        onNoTurnToFollow: () => {
+          const now = Date.now();
+          const immediate = now - lastEmptyReconnectAt.current >= resyncIntervalMs;
+          lastEmptyReconnectAt.current = now;
+          resyncRef.current("a reconnect found no turn to follow", { immediate });
+        },
       }),
     [],
   );
 
-  const resyncRef = useRef<(reason: string) => void>(() => undefined);
   const chat = useChat<UIMessage>({
     id: sessionId,
     messages: props.initial.messages,
@@ -128,12 +137,18 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const requestActive = status === "submitted" || status === "streaming";
   const disconnected = status === "error" && isDisconnect(error);
 
-  /** Reads the stored conversation again and follows the active turn, if any (at most once every 1.5 s). */
+  /** Reads the stored conversation again and follows the active turn, if any (at most once every 1.5 s unless immediate). */
   const resyncTimer = useRef<number | undefined>(undefined);
   const resync = useCallback(
-    (reason: string): void => {
-      if (syncing.current || resyncTimer.current !== undefined) return;
-      const early = 1500 - (Date.now() - lastSyncAt.current);
+    (reason: string, options: ResyncOptions = {}): void => {
+      const immediate = options.immediate === true;
+      if (syncing.current) return;
+      if (resyncTimer.current !== undefined) {
+        if (!immediate) return;
+        window.clearTimeout(resyncTimer.current);
+        resyncTimer.current = undefined;
+      }
+      const early = immediate ? 0 : resyncIntervalMs - (Date.now() - lastSyncAt.current);
       if (early > 0) {
         resyncTimer.current = window.setTimeout(() => {
           resyncTimer.current = undefined;

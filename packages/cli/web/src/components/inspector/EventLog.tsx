@@ -1,5 +1,7 @@
 // The live AgentEvents of the session, as they arrive over Server-Sent
-// Events. Text deltas of one Step attempt fold into one line.
+// Events. Text deltas of one Step attempt fold into one line. Each line shows
+// when its event was written: a tab that opens replays the retained events,
+// so the time they arrive says nothing about when they happened.
 import { useLayoutEffect, useMemo, useRef, useState } from "react";
 import { formatClock, oneLine } from "../../lib/format.ts";
 import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
@@ -11,7 +13,9 @@ interface LogLine {
   turnId: string | null;
   step: string;
   attempt: number;
+  /** When the event was written (ms since epoch), or when this tab received it from a server that does not say. */
   at: number;
+  isWriteTime: boolean;
   summary: string;
   count: number;
   payload: Record<string, unknown>;
@@ -77,7 +81,8 @@ function fold(events: readonly ReceivedEvent[]): LogLine[] {
       turnId: event.turn_id,
       step: event.step_execution_id,
       attempt: event.attempt,
-      at: event.receivedAt,
+      at: event.written_at === null ? event.receivedAt : Date.parse(event.written_at),
+      isWriteTime: event.written_at !== null,
       summary: family === "text" ? str(event.payload.text) : summarize(event),
       count: 1,
       payload: event.payload,
@@ -126,8 +131,8 @@ export function EventLog(props: { events: readonly ReceivedEvent[]; state: Event
       >
         {shown.length === 0 && <div className="empty-panel">Events appear here as the session emits them: send a message.</div>}
         {shown.map((line) => (
-          <div key={line.key} className={`event-line family-${line.family}${selected === line.key ? " selected" : ""}`} onClick={() => setSelected(selected === line.key ? null : line.key)}>
-            <span className="event-time mono" title="when this tab received it">{formatClock(new Date(line.at).toISOString())}</span>
+          <div key={line.key} className={`event-line family-${line.family}${selected === line.key ? " selected" : ""}`} data-event-type={line.type} onClick={() => setSelected(selected === line.key ? null : line.key)}>
+            <time className="event-time mono" dateTime={new Date(line.at).toISOString()} title={line.isWriteTime ? "when the event was written" : "when this tab received it"}>{formatClock(new Date(line.at).toISOString())}</time>
             <span className={`event-type type-${line.family}`}>{line.type}{line.count > 1 ? ` ×${line.count}` : ""}</span>
             <span className="event-where mono" title={`turn ${line.turnId ?? "–"}, Step execution ${line.step}, attempt ${line.attempt}`}>
               {line.turnId ?? "–"} · #{line.step}{line.attempt > 1 ? `·a${line.attempt}` : ""}

@@ -1,8 +1,9 @@
 // The Flow's Step executions as a Gantt chart: one row per execution, one
 // bar per attempt. Waits are hatched, failed attempts red, cancelled ones
 // grey, the running one pulses. Click a row for its attempts in detail.
-import { Fragment, useMemo, useState } from "react";
+import { Fragment, useLayoutEffect, useMemo, useRef, useState, type RefObject } from "react";
 import type { SessionInspection } from "../../lib/api.ts";
+import { axisLabelPaddingPx, chooseAxisLabels, estimateAxisLabelWidthPx } from "../../lib/axis-labels.ts";
 import { formatClock, formatDuration, oneLine, prettyJson } from "../../lib/format.ts";
 import { buildScale, buildTimelineRows, inferTurnStarts, type TimelineRow, type TimelineScale, type TimelineSegment } from "../../lib/timeline.ts";
 import { Badge } from "../StatusBadge.tsx";
@@ -40,15 +41,63 @@ function Bar(props: { row: TimelineRow; segment: TimelineSegment; scale: Timelin
   return <span className={classes.join(" ")} style={{ left: `min(${left}%, calc(100% - 3px))`, width: `${width}%` }} title={segmentTitle(props.row, segment)} />;
 }
 
-function GapBands(props: { scale: TimelineScale; labels?: boolean }) {
+function idleTitle(gap: TimelineScale["gaps"][number]): string {
+  return `${formatDuration(gap.end - gap.start)} with no Step executing`;
+}
+
+function GapBands(props: { scale: TimelineScale; titled?: boolean }) {
   return (
     <>
       {props.scale.gaps.map((gap) => (
-        <span key={gap.start} className="tl-gap" style={{ left: `${gap.x0 * 100}%`, width: `${(gap.x1 - gap.x0) * 100}%` }}>
-          {props.labels === true && <span className="tl-gap-label" title={`${formatDuration(gap.end - gap.start)} with no Step executing`}>{formatDuration(gap.end - gap.start)}</span>}
-        </span>
+        <span key={gap.start} className="tl-gap" style={{ left: `${gap.x0 * 100}%`, width: `${(gap.x1 - gap.x0) * 100}%` }} title={props.titled === true ? idleTitle(gap) : undefined} />
       ))}
     </>
+  );
+}
+
+/** The element's content width in pixels, 0 until it is measured. */
+function useContentWidth(element: RefObject<HTMLElement | null>): number {
+  const [width, setWidth] = useState(0);
+  useLayoutEffect(() => {
+    const current = element.current;
+    if (current === null) return;
+    setWidth(current.clientWidth);
+    const observer = new ResizeObserver(([entry]) => setWidth(entry?.contentRect.width ?? current.clientWidth));
+    observer.observe(current);
+    return () => observer.disconnect();
+  }, [element]);
+  return width;
+}
+
+/**
+ * Measures a label's slot as `.tl-axis-label` sets its text (10px, weight
+ * 600, the track's font family), since fonts differ from machine to machine.
+ */
+function axisLabelWidthMeasure(track: HTMLElement): (text: string) => number {
+  const context = document.createElement("canvas").getContext("2d");
+  if (context === null) return estimateAxisLabelWidthPx;
+  context.font = `600 10px ${getComputedStyle(track).fontFamily}`;
+  // One pixel more for subpixel rounding of the text and the slot.
+  return (text) => Math.ceil(context.measureText(text).width) + axisLabelPaddingPx + 1;
+}
+
+/** The axis track: the idle gaps, and the lengths of those whose labels fit without touching another. */
+function AxisTrack(props: { scale: TimelineScale }) {
+  const track = useRef<HTMLDivElement>(null);
+  const trackWidthPx = useContentWidth(track);
+  const measure = useRef<((text: string) => number) | null>(null);
+  const labels = useMemo(() => {
+    const candidates = props.scale.gaps.map((gap) => ({ key: gap.start, text: formatDuration(gap.end - gap.start), x: (gap.x0 + gap.x1) / 2, priority: gap.end - gap.start }));
+    if (track.current !== null) measure.current ??= axisLabelWidthMeasure(track.current);
+    return chooseAxisLabels(candidates, { trackWidthPx, labelWidthPx: measure.current ?? estimateAxisLabelWidthPx });
+  }, [props.scale, trackWidthPx]);
+  return (
+    <div className="tl-track" ref={track}>
+      <GapBands scale={props.scale} titled />
+      {labels.map((label) => (
+        <span key={label.key} className="tl-axis-label" data-testid="axis-label" style={{ left: `${label.left}px`, width: `${label.width}px` }}>{label.text}</span>
+      ))}
+    </div>
   );
 }
 
@@ -131,9 +180,7 @@ export function StepTimeline(props: { inspection: SessionInspection; now: number
         <div className="tl-label muted small">
           {rows.length} executions since {formatClock(new Date(scale.start).toISOString()).slice(0, 8)}
         </div>
-        <div className="tl-track">
-          <GapBands scale={scale} labels />
-        </div>
+        <AxisTrack scale={scale} />
         <div className="tl-duration muted small">took</div>
       </div>
       {visible.length < rows.length && (
