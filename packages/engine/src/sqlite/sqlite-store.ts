@@ -1,15 +1,10 @@
-import { randomBytes } from "node:crypto";
-import { EventEmitter } from "node:events";
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
-import { preparePrivateDatabaseFile } from "./private-database-file.ts";
-import { sqliteSchema } from "./schema.ts";
+import { SqliteConnection, type SqliteDurability } from "./sqlite-connection.ts";
 import { SqliteTransaction } from "./sqlite-transaction.ts";
 
-/** How hard a commit is pushed to disk. */
-export type SqliteDurability = "full" | "process-crash-safe";
+export type { SqliteDurability } from "./sqlite-connection.ts";
 
 /** Options of {@link SqliteStore.open}. */
 export interface SqliteStoreOptions {
@@ -86,101 +81,51 @@ export class SqliteStore implements Store {
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
   readonly path: string;
-  private readonly database: DatabaseSync;
-  private readonly statements = new Map<string, StatementSync>();
-  private readonly events = new EventEmitter();
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly connection: SqliteConnection;
   private closed = false;
-  private secret: Buffer | undefined;
+  /** This store's latest queued transaction; `close()` lets it finish. */
+  private pending: Promise<unknown> = Promise.resolve();
 
   private constructor(options: ResolvedSqliteStoreOptions) {
     this.maxValueBytes = options.maxValueBytes;
     this.pollIntervalMs = options.pollIntervalMs;
     this.path = options.path;
-    preparePrivateDatabaseFile(options.path);
-    this.database = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs });
-    this.database.exec("PRAGMA journal_mode = WAL");
-    this.database.exec(`PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
-    this.database.exec("PRAGMA foreign_keys = OFF");
-    // Checkpoint less often than the default 1000 pages: every Step rewrites a few pages, and
-    // checkpoints were about half of commit time. The WAL is truncated back after each checkpoint.
-    this.database.exec("PRAGMA wal_autocheckpoint = 4000");
-    this.database.exec("PRAGMA journal_size_limit = 67108864");
-    this.database.exec("PRAGMA cache_size = -32768");
-    this.database.exec("BEGIN IMMEDIATE");
-    try {
-      this.database.exec(sqliteSchema);
-      // The resume-token secret exists from the start, so that no read ever has to write it.
-      this.database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('token_secret', ?)").run(randomBytes(32));
-      this.database.exec("COMMIT");
-    } catch (error) {
-      this.database.exec("ROLLBACK");
-      throw error;
-    }
-    this.events.setMaxListeners(0);
+    this.connection = SqliteConnection.acquire({ path: options.path, durability: options.durability, busyTimeoutMs: options.busyTimeoutMs });
   }
 
-  /** Opens (and creates when missing) the database file. */
+  /**
+   * Opens (and creates when missing) the database file. Stores opened on one
+   * file in one process share its connection, so they must agree on
+   * `durability` and `busyTimeoutMs`.
+   */
   static open(options: SqliteStoreOptions): SqliteStore {
     return new SqliteStore(resolveSqliteStoreOptions(options));
   }
 
-  /** A cached prepared statement. */
-  statement(sql: string): StatementSync {
-    let prepared = this.statements.get(sql);
-    if (prepared === undefined) {
-      prepared = this.database.prepare(sql);
-      this.statements.set(sql, prepared);
-    }
-    return prepared;
-  }
-
-  run(sql: string, ...parameters: SQLInputValue[]): number {
-    return Number(this.statement(sql).run(...parameters).changes);
-  }
-
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
-    // One connection serves the whole process, so transactions queue here;
-    // other processes are serialized by SQLite's write lock.
-    const result = this.queue.then(() => this.runTransaction(work));
-    this.queue = result.catch(() => undefined);
+    if (this.closed) return Promise.reject(new StoreClosedError(`the SQLite store at ${this.path} is closed`));
+    const result = this.connection.transaction(() => work(new SqliteTransaction(this.connection)));
+    this.pending = result.catch(() => undefined);
     return result;
   }
 
-  private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
-    if (this.closed) throw new StoreClosedError(`the SQLite store at ${this.path} is closed`);
-    this.database.exec("BEGIN IMMEDIATE");
-    try {
-      const result = await work(new SqliteTransaction(this));
-      this.database.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (this.database.isTransaction) this.database.exec("ROLLBACK");
-      throw error;
-    }
-  }
-
   wake(event: WakeEvent): void {
-    this.events.emit("wake", event);
+    this.connection.wake(event);
   }
 
   subscribe(listener: (event: WakeEvent) => void): () => void {
-    this.events.on("wake", listener);
-    return () => this.events.off("wake", listener);
+    this.connection.events.on("wake", listener);
+    return () => this.connection.events.off("wake", listener);
   }
 
-  async tokenSecret(): Promise<Buffer> {
-    if (this.secret !== undefined) return this.secret;
-    const row = await this.transaction(async () => this.statement("SELECT value FROM meta WHERE key = 'token_secret'").get() as { value: Uint8Array } | undefined);
-    if (row === undefined) throw new Error(`the token secret of the SQLite store at ${this.path} vanished`);
-    this.secret = Buffer.from(row.value);
-    return this.secret;
+  tokenSecret(): Promise<Buffer> {
+    return this.connection.tokenSecret();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue;
     this.closed = true;
-    this.database.close();
+    await this.pending;
+    await this.connection.release();
   }
 }

@@ -12,7 +12,7 @@ import type {
   TimerRow,
 } from "../store/store.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
-import type { SqliteStore } from "./sqlite-store.ts";
+import type { SqliteConnection } from "./sqlite-connection.ts";
 
 /** Columns named as the Store contract's row fields (SQLite keeps an alias's case). */
 const flowColumns = flowFields.map((field) => `${flowFieldColumns[field]} AS ${field}`).join(", ");
@@ -28,10 +28,10 @@ function placeholders(count: number): string {
 
 /** The SQLite implementation of {@link StoreTransaction}; every call runs synchronously inside BEGIN IMMEDIATE. */
 export class SqliteTransaction implements StoreTransaction {
-  private readonly store: SqliteStore;
+  private readonly store: SqliteConnection;
 
-  constructor(store: SqliteStore) {
-    this.store = store;
+  constructor(connection: SqliteConnection) {
+    this.store = connection;
   }
 
   private all<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow[] {

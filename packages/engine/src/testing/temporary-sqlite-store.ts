@@ -8,7 +8,7 @@ export interface TemporarySqliteStore {
   store: SqliteStore;
   /** Path of the database file, for other processes to open. */
   path: string;
-  /** Opens another connection to the same file, as another process would. */
+  /** Opens another store on the same file; in this process it shares the first one's connection. */
   reopen(options?: Partial<SqliteStoreOptions>): SqliteStore;
   dispose(): Promise<void>;
 }
