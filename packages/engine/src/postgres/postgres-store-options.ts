@@ -46,6 +46,23 @@ export interface PostgresStoreOptions {
    */
   connectTimeoutMs?: number;
   /**
+   * How long a connection may sit idle inside a transaction before the
+   * server ends its session (`idle_in_transaction_session_timeout`). The
+   * store's transactions never wait on the client for long, so a session
+   * idle this long belongs to a frozen process (SIGSTOP, a debugger, a
+   * stalled VM): ending it frees its Flow row locks for everyone else.
+   * @default 10_000
+   */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * How long a statement waits for a row lock before it fails
+   * (`lock_timeout`), so that no Client call hangs for good behind a lock
+   * the server has not yet taken back. Longer than
+   * `idleInTransactionTimeoutMs`, so a frozen holder is ended first.
+   * @default 20_000
+   */
+  lockTimeoutMs?: number;
+  /**
    * `application_name` of this store's connections, as `pg_stat_activity` shows it.
    * @default "perdure"
    */
@@ -63,6 +80,8 @@ export interface ResolvedPostgresStoreOptions {
   migrate: boolean;
   maxTransactionAttempts: number;
   connectTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+  lockTimeoutMs: number;
   applicationName: string;
   onError: (error: unknown) => void;
 }
@@ -93,6 +112,8 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
     migrate: options.migrate ?? true,
     maxTransactionAttempts: positiveInteger("maxTransactionAttempts", options.maxTransactionAttempts, 5),
     connectTimeoutMs: positiveInteger("connectTimeoutMs", options.connectTimeoutMs, 10_000),
+    idleInTransactionTimeoutMs: positiveInteger("idleInTransactionTimeoutMs", options.idleInTransactionTimeoutMs, 10_000),
+    lockTimeoutMs: positiveInteger("lockTimeoutMs", options.lockTimeoutMs, 20_000),
     applicationName: options.applicationName ?? "perdure",
     onError: options.onError ?? ((error) => console.error("perdure postgres store:", error)),
   };

@@ -71,6 +71,9 @@ export class PostgresStore implements Store {
       keepAlive: true,
       connectionTimeoutMillis: options.connectTimeoutMs,
       application_name: options.applicationName,
+      // A frozen process must not hold Flow row locks for good, nor make others wait for them forever.
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
+      lock_timeout: options.lockTimeoutMs,
     };
     // Pipelined: statements of a transaction go out without waiting for the previous answer.
     this.pool = new pg.Pool({ ...connection, max: options.poolSize, types: typeParsers, pipeline: true });
