@@ -10,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ["perdure.agents.ts"], defaultProject: "tsconfig.base.json" },
+        projectService: { allowDefaultProject: ["perdure.agents.ts", "scripts/*.ts"], defaultProject: "tsconfig.base.json" },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -29,8 +29,8 @@ export default tseslint.config(
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
   // The Node version preflight is plain JavaScript that old Node versions parse; no tsconfig covers it.
   {
-    files: ["packages/cli/bin/**/*.js"],
+    files: ["packages/*/bin/**/*.js"],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: "readonly", console: "readonly" } },
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
 );

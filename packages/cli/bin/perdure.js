@@ -7,4 +7,5 @@ if (problem !== null) {
   console.error(problem);
   process.exit(1);
 }
-await import("../src/cli.ts");
+// Through the package's own exports: the built CLI when installed, its sources in the repository.
+await import("perdure/cli");

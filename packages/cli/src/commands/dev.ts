@@ -29,9 +29,11 @@ export interface DevCommandOptions {
   allowedOrigins?: readonly string[] | undefined;
 }
 
-/** The built web UI, next to the package. */
+/** The built web UI: `dist/web` of the package, seen from the sources or from the built `dist/commands`. */
 export function defaultWebRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/web");
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [resolve(here, "../../dist/web"), resolve(here, "../web")];
+  return candidates.find((candidate) => existsSync(join(candidate, "index.html"))) ?? candidates[0] ?? "";
 }
 
 /** A running dev server: store, Worker and HTTP server, stopped together. */

@@ -1,0 +1,33 @@
+/**
+ * The agent on a private engine (a temporary SQLite store) with a Worker in
+ * this process: a refund waits for its approval, then runs once.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
+import { supportAgent } from "./perdure.agents.ts";
+
+let engine: PrivateEngine;
+let environment: AgentTestEnvironment;
+
+before(async () => {
+  engine = await PrivateEngine.start();
+  environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [supportAgent] });
+});
+
+after(async () => {
+  await environment.close();
+  await engine.stop();
+});
+
+test("a refund waits for approval, then runs once and is reported", async () => {
+  const sessions = new AgentSessionTestClient(environment.client, supportAgent);
+  await sessions.start("session-1");
+  await sessions.sendUserMessage("session-1", "please refund order 1002");
+  const [approval] = await sessions.waitForPendingInterrupts("session-1");
+  assert.equal(approval?.toolName, "refund_order");
+  await sessions.resolveInterrupt("session-1", { interruptId: approval.interruptId, approved: true });
+  await sessions.waitForTurnCount("session-1", 1);
+  const snapshot = await sessions.getAgentSnapshot("session-1");
+  assert.equal(snapshot.messages.at(-1)?.text, "refunded order 1002 (Rain jacket)");
+});
