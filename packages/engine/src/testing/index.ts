@@ -7,6 +7,10 @@
  */
 export { createTemporarySqliteStore } from "./temporary-sqlite-store.ts";
 export type { TemporarySqliteStore } from "./temporary-sqlite-store.ts";
+export { FaultInjectingStore } from "./fault-injecting-store.ts";
+export type { FaultInjectingStoreOptions } from "./fault-injecting-store.ts";
+export { injectedFaultOf, storeFaultKinds } from "./store-fault.ts";
+export type { StoreCall, StoreFaultKind, StoreFaultPoint } from "./store-fault.ts";
 export { pollUntil } from "./poll-until.ts";
 export type { PollUntilOptions } from "./poll-until.ts";
 export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
