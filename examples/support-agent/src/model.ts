@@ -5,6 +5,8 @@ import { createDemoModel } from "./demo-model.ts";
  * The scripted demo model without a key. With OPENAI_API_KEY or
  * ANTHROPIC_API_KEY, the real provider through the AI SDK (install `ai` and
  * `@ai-sdk/openai` or `@ai-sdk/anthropic` first; they are optional).
+ * `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` point the provider elsewhere, as
+ * the provider packages read them; `PERDURE_MODEL` picks the model.
  */
 export async function chooseModel(): Promise<{ model: ModelClient; description: string }> {
   const modelName = process.env.PERDURE_MODEL;

@@ -51,5 +51,5 @@ void test("the root entry does not load the ai package, and the ai-sdk entry doe
   assert.equal(root.status, 0, root.stderr);
   assert.deepEqual(JSON.parse(root.stdout), []);
   assert.equal(aiSdk.status, 0, aiSdk.stderr);
-  assert.deepEqual(JSON.parse(aiSdk.stdout), ["ai"]);
+  assert.deepEqual([...new Set(JSON.parse(aiSdk.stdout) as string[])], ["ai"]);
 });

@@ -5,6 +5,7 @@ import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import type { ModelOutputItem, ModelRequest, ModelResponse, ModelSettings, ModelToolDefinition, StepwiseInputItem } from "../stepwise/model-client.ts";
 import type { AgentEventType, AgentEventWriter } from "../values/agent-event.ts";
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { RetryAfterError } from "@perdure/engine";
 import { createAiSdkModelClient } from "./index.ts";
 
 type DoStreamOptions = Parameters<MockLanguageModelV4["doStream"]>[0];
@@ -121,7 +122,7 @@ void test("text deltas reach AgentEvents in order, and the response carries the 
   assert.deepEqual(response.usage, { inputTokens: 12, outputTokens: 7, totalTokens: 19, reasoningTokens: 0, cachedInputTokens: 4, requests: 1 });
   assert.equal(response.provider, "anthropic.messages");
   assert.equal(response.api, "ai-sdk");
-  assert.deepEqual(response.item, { role: "assistant", content: [{ type: "text", text: "You said: where is my order?" }] });
+  assert.deepEqual(JSON.parse(response.item as string), { role: "assistant", content: [{ type: "text", text: "You said: where is my order?" }] });
   assert.deepEqual(response.metadata, {
     requestModel: "claude-test",
     responseModel: "claude-test-20260101",
@@ -179,7 +180,7 @@ void test("a tool call comes back with JSON arguments from exactly one model cal
   assert.equal(model.doStreamCalls.length, 1, "one streamText step makes one model call, even when the model asks for a tool");
   assert.deepEqual(response.toolCalls, [{ toolCallId: "call-1", toolName: "lookup_order", arguments: '{"order_id":"A1"}' }]);
   assert.equal(response.text, "");
-  assert.deepEqual(response.item, {
+  assert.deepEqual(JSON.parse(response.item as string), {
     role: "assistant",
     content: [{ type: "tool-call", toolCallId: "call-1", toolName: "lookup_order", input: { order_id: "A1" } }],
   });
@@ -252,7 +253,7 @@ void test("reasoning with a signature is stored unchanged and replayed to the sa
       { type: "tool-call", toolCallId: "call-1", toolName: "lookup_order", input: { order_id: "A1" } },
     ],
   };
-  assert.deepEqual(response.item, storedAssistantMessage);
+  assert.deepEqual(JSON.parse(response.item as string), storedAssistantMessage);
 
   const model = signingModel();
   const replay = await createAiSdkModelClient(model).call(
@@ -385,4 +386,59 @@ void test("a string model ID resolves through the AI SDK's default provider, who
   assert.equal(response.provider, "anthropic.messages");
   assert.equal(response.metadata?.requestModel, "claude-test");
   assert.equal(model.doStreamCalls.length, 1);
+});
+
+void test("OpenAI Responses history is self-contained by default: store is false unless the client or the agent opts back in", async () => {
+  const reply = (): StreamPart[] => [...textParts("text-1", ["ok"]), finish("stop")];
+  const request = (modelSettings?: ModelSettings): ModelRequest => modelRequest([{ type: "user_text", text: "hello" }], modelSettings === undefined ? {} : { modelSettings });
+  const byDefault = scriptedModel(reply, openaiIdentity);
+  const optedIn = scriptedModel(reply, openaiIdentity);
+  const agentSetting = scriptedModel(reply, openaiIdentity);
+  const anthropic = scriptedModel(reply, anthropicIdentity);
+
+  await createAiSdkModelClient(byDefault, { providerOptions: { openai: { reasoningSummary: "auto" } } }).call(request());
+  await createAiSdkModelClient(optedIn, { useProviderStorage: true }).call(request());
+  await createAiSdkModelClient(agentSetting).call(request({ providerOptions: { openai: { store: true } } }));
+  await createAiSdkModelClient(anthropic).call(request());
+
+  assert.deepEqual(byDefault.doStreamCalls[0]?.providerOptions, { openai: { store: false, reasoningSummary: "auto" } });
+  assert.equal(optedIn.doStreamCalls[0]?.providerOptions, undefined);
+  assert.deepEqual(agentSetting.doStreamCalls[0]?.providerOptions, { openai: { store: true } });
+  assert.equal(anthropic.doStreamCalls[0]?.providerOptions, undefined);
+  assert.throws(() => createAiSdkModelClient(byDefault, { useProviderStorage: "yes" as unknown as boolean }), /useProviderStorage "yes" is invalid: use true or false/);
+});
+
+void test("the client describes its model as provider and model ID, for the dev server's banner", () => {
+  assert.equal(createAiSdkModelClient(scriptedModel(() => [], openaiIdentity)).description, "openai.responses gpt-test");
+  assert.equal(createAiSdkModelClient("anthropic/claude-test").description, "anthropic/claude-test");
+});
+
+void test("a provider's retry-after becomes a RetryAfterError with the wait it asked for; other errors pass through unchanged", async () => {
+  const failing = (headers: Record<string, string>): Promise<unknown> => {
+    const error = new APICallError({ message: "Rate limited", url: "https://api.example.test/v1/responses", requestBodyValues: {}, statusCode: 429, responseHeaders: headers, isRetryable: true });
+    const model = new MockLanguageModelV4({
+      ...openaiIdentity,
+      doStream: async () => {
+        throw error;
+      },
+    });
+    return createAiSdkModelClient(model).call(modelRequest([{ type: "user_text", text: "hello" }])).then(
+      () => assert.fail("the call succeeded"),
+      (thrown: unknown) => thrown,
+    );
+  };
+  const inSeconds = await failing({ "Retry-After": "7" });
+  const inMilliseconds = await failing({ "retry-after-ms": "1500", "retry-after": "2" });
+  const asDate = await failing({ "retry-after": new Date(Date.now() + 30_000).toUTCString() });
+  const without = await failing({ "content-type": "application/json" });
+
+  assert.ok(RetryAfterError.isInstance(inSeconds));
+  assert.equal(inSeconds.retryAfterMs, 7000);
+  assert.match(inSeconds.message, /^Rate limited \(the provider asked to retry after 7000 ms\)$/);
+  assert.ok(APICallError.isInstance(inSeconds.cause));
+  assert.ok(RetryAfterError.isInstance(inMilliseconds));
+  assert.equal(inMilliseconds.retryAfterMs, 1500);
+  assert.ok(RetryAfterError.isInstance(asDate));
+  assert.ok(asDate.retryAfterMs > 25_000 && asDate.retryAfterMs <= 30_000, `retryAfterMs ${asDate.retryAfterMs}`);
+  assert.ok(APICallError.isInstance(without));
 });

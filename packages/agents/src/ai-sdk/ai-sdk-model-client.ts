@@ -2,11 +2,12 @@
  * `createAiSdkModelClient`: a Stepwise `ModelClient` on any Vercel AI SDK
  * `LanguageModel`, through one `streamText` step per model call.
  */
-import { gateway, jsonSchema, stepCountIs, streamText, tool, type JSONSchema7, type LanguageModel, type LanguageModelCallOptions, type ToolSet } from "ai";
+import { gateway, jsonSchema, stepCountIs, streamText, tool, type JSONSchema7, type LanguageModel, type LanguageModelCallOptions, type TextStreamPart, type ToolSet } from "ai";
 import { InvalidInputError } from "@perdure/engine";
 import type { ModelClient, ModelRequest, ModelResponse, ModelSettings, ModelToolDefinition } from "../stepwise/model-client.ts";
 import { toAiSdkMessages } from "./ai-sdk-input-messages.ts";
 import { modelCallMetadataOf, storedAssistantItem, toAgentUsage, toModelToolCalls } from "./ai-sdk-model-response.ts";
+import { withProviderRetryAfter } from "./ai-sdk-retry-after.ts";
 
 /** Provider options by provider name, such as `{ openai: { reasoningSummary: "auto" } }`. */
 export type AiSdkProviderOptions = NonNullable<ModelSettings["providerOptions"]>;
@@ -21,10 +22,24 @@ export interface AiSdkModelClientOptions {
    * @default {}
    */
   providerOptions?: AiSdkProviderOptions;
+  /**
+   * Lets the provider keep the conversation on its side. By default the
+   * client sends self-contained history: for the OpenAI Responses API it
+   * sends `store: false`, so the AI SDK includes each reasoning item's
+   * encrypted content and replays it inline instead of referring to items
+   * the provider stored (`item_reference`), which a provider may expire or
+   * never keep. `true` leaves the provider's own default (`store: true` for
+   * OpenAI). A `store` in `providerOptions` or the agent's `modelSettings`
+   * wins over either.
+   *
+   * @default false
+   */
+  useProviderStorage?: boolean;
 }
 
 interface ResolvedAiSdkModelClientOptions {
   providerOptions: AiSdkProviderOptions;
+  useProviderStorage: boolean;
 }
 
 /**
@@ -54,6 +69,12 @@ export const aiSdkModelClientApi = "ai-sdk";
  * `providerOptions`, and `reasoningEffort` as the AI SDK's `reasoning`
  * call option, which each provider maps to its own effort or token budget.
  *
+ * History is self-contained by default (see `useProviderStorage`), so a
+ * session never depends on what a provider kept. A failed call whose
+ * response names a wait (`retry-after-ms`, `retry-after`) throws a
+ * `RetryAfterError`, so the next attempt waits at least that long within
+ * `RunModel`'s retry policy.
+ *
  * @example
  * import { openai } from "@ai-sdk/openai";
  * import { createAiSdkModelClient } from "@perdure/agents/ai-sdk";
@@ -64,7 +85,10 @@ export const aiSdkModelClientApi = "ai-sdk";
  */
 export function createAiSdkModelClient(model: LanguageModel, options: AiSdkModelClientOptions = {}): ModelClient {
   const resolvedOptions = resolveAiSdkModelClientOptions(options);
-  return { call: (request) => callModel(model, resolvedOptions, request) };
+  return {
+    call: (request) => callModel(model, resolvedOptions, request),
+    description: typeof model === "string" ? model : `${model.provider} ${model.modelId}`,
+  };
 }
 
 function resolveAiSdkModelClientOptions(options: AiSdkModelClientOptions): ResolvedAiSdkModelClientOptions {
@@ -74,14 +98,28 @@ function resolveAiSdkModelClientOptions(options: AiSdkModelClientOptions): Resol
       `createAiSdkModelClient providerOptions ${JSON.stringify(providerOptions)} is invalid: use an object of options objects by provider name, such as { openai: { reasoningSummary: "auto" } }`,
     );
   }
-  return { providerOptions };
+  if (options.useProviderStorage !== undefined && typeof options.useProviderStorage !== "boolean") {
+    throw new InvalidInputError(`createAiSdkModelClient useProviderStorage ${JSON.stringify(options.useProviderStorage)} is invalid: use true or false`);
+  }
+  return { providerOptions, useProviderStorage: options.useProviderStorage ?? false };
+}
+
+/**
+ * What makes history self-contained for this provider: `store: false` for
+ * the OpenAI Responses API (also through Azure), nothing for providers that
+ * keep nothing between calls.
+ */
+function selfContainedHistoryOptions(provider: string): AiSdkProviderOptions {
+  if (!provider.endsWith(".responses")) return {};
+  return { [provider.includes("azure") ? "azure" : "openai"]: { store: false } };
 }
 
 async function callModel(model: LanguageModel, options: ResolvedAiSdkModelClientOptions, request: ModelRequest): Promise<ModelResponse> {
   const languageModel = resolveLanguageModel(model);
   const provider = languageModel.provider;
   const settings = request.modelSettings ?? {};
-  const providerOptions = mergeProviderOptions(options.providerOptions, settings.providerOptions ?? {});
+  const storageOptions = options.useProviderStorage ? {} : selfContainedHistoryOptions(provider);
+  const providerOptions = mergeProviderOptions(mergeProviderOptions(storageOptions, options.providerOptions), settings.providerOptions ?? {});
   const result = streamText({
     model: languageModel,
     ...(request.instructions === "" ? {} : { instructions: request.instructions }),
@@ -98,7 +136,27 @@ async function callModel(model: LanguageModel, options: ResolvedAiSdkModelClient
     // The error is rethrown below and fails the RunModel attempt, which reports it; the default handler would log it a second time.
     onError: () => {},
   });
-  for await (const part of result.fullStream) {
+  try {
+    await streamParts(result.fullStream, request);
+  } catch (error) {
+    throw withProviderRetryAfter(error);
+  }
+  request.signal.throwIfAborted();
+  const step = await result.finalStep;
+  return {
+    text: step.text,
+    toolCalls: toModelToolCalls(step.toolCalls),
+    usage: toAgentUsage(step.usage),
+    provider,
+    api: aiSdkModelClientApi,
+    item: storedAssistantItem(step.response.messages),
+    metadata: modelCallMetadataOf(step, languageModel.modelId),
+  };
+}
+
+/** Streams text and reasoning deltas to the session's events; throws the call's error. */
+async function streamParts(parts: AsyncIterable<TextStreamPart<ToolSet>>, request: ModelRequest): Promise<void> {
+  for await (const part of parts) {
     switch (part.type) {
       case "text-delta":
         if (part.text !== "") await request.events.textDelta(part.text);
@@ -114,17 +172,6 @@ async function callModel(model: LanguageModel, options: ResolvedAiSdkModelClient
         break;
     }
   }
-  request.signal.throwIfAborted();
-  const step = await result.finalStep;
-  return {
-    text: step.text,
-    toolCalls: toModelToolCalls(step.toolCalls),
-    usage: toAgentUsage(step.usage),
-    provider,
-    api: aiSdkModelClientApi,
-    item: storedAssistantItem(step.response.messages),
-    metadata: modelCallMetadataOf(step, languageModel.modelId),
-  };
 }
 
 /** The model object `streamText` would use: a string ID goes through the default provider. */

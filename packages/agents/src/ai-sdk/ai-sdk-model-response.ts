@@ -39,14 +39,14 @@ export function toModelToolCalls(toolCalls: readonly TypedToolCall<ToolSet>[]): 
 }
 
 /**
- * The step's assistant message as JSON data, which is what the session
+ * The step's assistant message as JSON text, which is what the session
  * stores and hands back: every part with its `providerOptions` as the AI SDK
- * returned them, minus properties whose value is `undefined`. A response
- * without content is an assistant message with no parts.
+ * returned them (properties whose value is `undefined` drop out, as in any
+ * JSON). A response without content is an assistant message with no parts.
  */
-export function storedAssistantItem(responseMessages: readonly (AssistantModelMessage | ToolModelMessage)[]): AssistantModelMessage {
+export function storedAssistantItem(responseMessages: readonly (AssistantModelMessage | ToolModelMessage)[]): string {
   const message = responseMessages.find((candidate) => candidate.role === "assistant") ?? { role: "assistant", content: [] };
-  return JSON.parse(JSON.stringify(message)) as AssistantModelMessage;
+  return JSON.stringify(message);
 }
 
 /** What the AI SDK reports about the call, for tracing. */
