@@ -124,17 +124,19 @@ void test("a read tool turn is stored while the tool runs, replayed on the next 
 
   // The tool is still running: the user message and the model output with its call are already committed.
   const during = await sessions.getAgentSnapshot("s1");
+  const assistantMessage = {
+    role: "assistant",
+    content: [
+      { type: "text", text: "Let me check." },
+      { type: "tool-call", toolCallId: "call-u1-m1-0", toolName: "lookup_order", input: { order_id: "7" } },
+    ],
+  };
+  // Stored as JSON text, as the contract says.
   const modelOutput = {
     type: "model_output",
     provider: "anthropic.messages",
     api: "ai-sdk",
-    item: {
-      role: "assistant",
-      content: [
-        { type: "text", text: "Let me check." },
-        { type: "tool-call", toolCallId: "call-u1-m1-0", toolName: "lookup_order", input: { order_id: "7" } },
-      ],
-    },
+    item: JSON.stringify(assistantMessage),
     text: "Let me check.",
     tool_calls: [{ id: "call-u1-m1-0", name: "lookup_order", arguments: '{"order_id":"7"}' }],
   };
@@ -153,7 +155,7 @@ void test("a read tool turn is stored while the tool runs, replayed on the next 
   const afterTurn = await sessions.getAgentSnapshot("s1");
   assert.deepEqual(frameworkItems(afterTurn).slice(2), [
     { type: "tool_result", tool_call_id: "call-u1-m1-0", tool_name: "lookup_order", output: toolOutput },
-    { type: "model_output", provider: "anthropic.messages", api: "ai-sdk", item: { role: "assistant", content: [{ type: "text", text: `Order 7: ${toolOutput}` }] }, text: `Order 7: ${toolOutput}`, tool_calls: [] },
+    { type: "model_output", provider: "anthropic.messages", api: "ai-sdk", item: JSON.stringify({ role: "assistant", content: [{ type: "text", text: `Order 7: ${toolOutput}` }] }), text: `Order 7: ${toolOutput}`, tool_calls: [] },
   ]);
   assert.deepEqual(afterTurn.usage, { inputTokens: 60, outputTokens: 13, totalTokens: 73, reasoningTokens: 0, cachedInputTokens: 0, requests: 2 });
   const events = await sessions.readEvents("s1");
@@ -165,7 +167,7 @@ void test("a read tool turn is stored while the tool runs, replayed on the next 
   assert.deepEqual(promptOf(model.doStreamCalls[2]?.prompt), [
     { role: "system", content: "You help with orders (turn-2)." },
     userMessage("Where is order 7?"),
-    modelOutput.item,
+    assistantMessage,
     toolMessage([["call-u1-m1-0", "lookup_order", toolOutput]]),
     { role: "assistant", content: [{ type: "text", text: `Order 7: ${toolOutput}` }] },
     userMessage("Thanks!"),
@@ -355,7 +357,7 @@ void test("reasoning and tool calls replay with provider metadata unchanged to t
       { type: "text", text: "Order 7 has shipped." },
     ],
   };
-  assert.deepEqual(firstTurn.messages.map((message) => (message.frameworkItem as { item?: unknown }).item ?? null), [null, signedCall, null, signedAnswer], "stored as the AI SDK assistant messages");
+  assert.deepEqual(firstTurn.messages.map((message) => (message.frameworkItem as { item?: string }).item ?? null), [null, JSON.stringify(signedCall), null, JSON.stringify(signedAnswer)], "stored as the AI SDK assistant messages");
   assert.deepEqual(payloadsOf(events, "reasoning_delta").map((payload) => payload.text), ["The user wants ", "an order.", "The user wants ", "an order."], "reasoning streamed to AgentEvents");
   assert.equal(firstTurn.usage.reasoningTokens, 8);
   assert.deepEqual(promptOf(anthropicModel.doStreamCalls[1]?.prompt).slice(2), [signedCall, toolMessage([["call-u1-m1-0", "lookup_order", "order 7: shipped"]])], "same provider: replayed unchanged");
@@ -647,7 +649,7 @@ void test("SIGKILL during a single-attempt write: the write never runs again, an
   const snapshot = await sessions.getAgentSnapshot("k2");
   assert.deepEqual(snapshot.messages.slice(2).map((message) => message.frameworkItem), [
     { type: "tool_result", tool_call_id: "call-u1-m1-0", tool_name: "send_payment", output: outcomeUnknownToolResult },
-    { type: "model_output", provider: "anthropic.messages", api: "ai-sdk", item: { role: "assistant", content: [{ type: "text", text: `Payment result: ${outcomeUnknownToolResult}` }] }, text: `Payment result: ${outcomeUnknownToolResult}`, tool_calls: [] },
+    { type: "model_output", provider: "anthropic.messages", api: "ai-sdk", item: JSON.stringify({ role: "assistant", content: [{ type: "text", text: `Payment result: ${outcomeUnknownToolResult}` }] }), text: `Payment result: ${outcomeUnknownToolResult}`, tool_calls: [] },
   ]);
   const events = (await harness.client.readStream("k2", flow.agentEvents, { limit: 1000 })).messages.map((message) => message.value);
   assert.deepEqual(payloadsOf(events, "tool_call_finished").map((payload) => payload.status), ["outcome_unknown"]);
