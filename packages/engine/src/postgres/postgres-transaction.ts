@@ -337,6 +337,10 @@ export class PostgresTransaction implements StoreTransaction {
     return rows;
   }
 
+  async findClaimedBy(workerId: string, limit: number): Promise<ExecutionRow[]> {
+    return this.rows<ExecutionRow>(`SELECT ${executionColumns("e")} FROM ${this.schema}.executions e WHERE e.claimed_by = $1 LIMIT $2`, [workerId, limit]);
+  }
+
   async findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
     if (flowTypes.length === 0) return [];
     const rows = await this.rows<ExecutionRow>(

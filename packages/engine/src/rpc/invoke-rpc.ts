@@ -9,6 +9,7 @@ import { RpcLockConflictError } from "../errors/rpc-lock-conflict-error.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { jsonCodec } from "../internal/codec.ts";
+import { durableBoundary } from "../internal/durable-boundary.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { stepOf } from "../step/execution-options.ts";
 import { lockName, storedMovementOptions, type MovementOptions } from "../step/step-options.ts";
@@ -138,6 +139,7 @@ export async function invokeRpc<TInput, TOutput>(
       });
     }
     await flowTransaction.close();
+    durableBoundary("rpc.before-commit", flowId, reference.name);
     return { output, flowTransaction };
   });
   result.flowTransaction.announce(store);

@@ -5,15 +5,21 @@
  * lock, on the very thread that would finish the other connection's
  * transaction. Sharing also lets one store's commits wake Workers of the
  * others at once.
+ *
+ * Transactions take turns on the connection, and each holds SQLite's write
+ * lock only while the event loop cannot turn (see `transaction-run.ts`), so a
+ * process paused at an await holds no lock that other processes wait for.
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { realpathSync } from "node:fs";
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { WakeEvent } from "../store/store.ts";
 import { preparePrivateDatabaseFile } from "./private-database-file.ts";
 import { sqliteSchema } from "./schema.ts";
+import { SqliteTransactionConflict } from "./sqlite-transaction-conflict.ts";
+import { TransactionRun, type TransactionHost, type TransactionStatements } from "./transaction-run.ts";
 
 /** How hard a commit is pushed to disk. */
 export type SqliteDurability = "full" | "process-crash-safe";
@@ -27,15 +33,31 @@ export interface SqliteConnectionSettings {
 
 const connections = new Map<string, SqliteConnection>();
 
+/**
+ * How many times a transaction's work runs before a conflict is given to the
+ * caller. Only work that waits on something other than the store between
+ * its calls can conflict, and only with a transaction that changed what it
+ * read meanwhile.
+ */
+const maxTransactionRuns = 5;
+
 /** The process's connection to one database file, counted by the stores that use it. */
-export class SqliteConnection {
+export class SqliteConnection implements TransactionHost {
   readonly path: string;
   readonly settings: SqliteConnectionSettings;
   readonly events = new EventEmitter();
   private readonly database: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private readonly key: string;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** The transaction run that holds the connection's SQLite transaction now. */
+  private holder: object | undefined;
+  /** Jobs waiting for the connection, oldest first. */
+  private readonly jobs: (() => void)[] = [];
+  private draining = false;
+  private drainQueued = false;
+  /** Transactions not settled yet, and who waits for there to be none. */
+  private active = 0;
+  private idleWaiters: (() => void)[] = [];
   private users = 0;
   private secret: Buffer | undefined;
 
@@ -90,12 +112,24 @@ export class SqliteConnection {
   }
 
   /** Gives the connection back; the last store to leave closes it, after its queued transactions. */
-  async release(): Promise<void> {
+  async leave(): Promise<void> {
     this.users -= 1;
     if (this.users > 0) return;
     connections.delete(this.key);
-    await this.queue;
+    while (this.active > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     this.database.close();
+  }
+
+  get busyTimeoutMs(): number {
+    return this.settings.busyTimeoutMs;
+  }
+
+  get inTransaction(): boolean {
+    return this.database.isTransaction;
+  }
+
+  exec(sql: string): void {
+    this.database.exec(sql);
   }
 
   /** A cached prepared statement. */
@@ -108,29 +142,66 @@ export class SqliteConnection {
     return prepared;
   }
 
-  run(sql: string, ...parameters: SQLInputValue[]): number {
-    return Number(this.statement(sql).run(...parameters).changes);
+  /**
+   * Runs `work` as one transaction: it commits when the work resolves and
+   * rolls back when it throws. The process's transactions take turns on the
+   * connection; other processes are serialized by SQLite's write lock, which
+   * a transaction holds only while its work runs without waiting on anything
+   * but the store. Work that waits on something else between its calls may
+   * run again, from the start, when what it read changed meanwhile.
+   */
+  async transaction<TResult>(work: (statements: TransactionStatements) => Promise<TResult>): Promise<TResult> {
+    this.active += 1;
+    try {
+      for (let run = 1; ; run += 1) {
+        const outcome = await new TransactionRun(this, work).execute();
+        if (outcome.kind === "committed") return outcome.value;
+        if (outcome.kind === "failed") throw outcome.error;
+        if (run >= maxTransactionRuns) {
+          throw new SqliteTransactionConflict(
+            `a transaction on the SQLite store at ${this.path} ran ${run} times, and each time what it read changed while it waited on something other than the store; `
+            + "keep RPC handlers to store calls (do I/O in Steps), or retry",
+          );
+        }
+      }
+    } finally {
+      this.active -= 1;
+      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
   }
 
-  /**
-   * Runs `work` in one `BEGIN IMMEDIATE` transaction. The process's
-   * transactions queue here; other processes are serialized by SQLite's
-   * write lock.
-   */
-  transaction<TResult>(work: () => Promise<TResult>): Promise<TResult> {
-    const result = this.queue.then(async () => {
-      this.database.exec("BEGIN IMMEDIATE");
-      try {
-        const value = await work();
-        this.database.exec("COMMIT");
-        return value;
-      } catch (error) {
-        if (this.database.isTransaction) this.database.exec("ROLLBACK");
-        throw error;
-      }
+  whenFree(job: () => void): void {
+    this.jobs.push(job);
+    if (this.holder !== undefined || this.draining || this.drainQueued) return;
+    // Work never starts inside the caller's own call.
+    this.drainQueued = true;
+    queueMicrotask(() => {
+      this.drainQueued = false;
+      this.drain();
     });
-    this.queue = result.catch(() => undefined);
-    return result;
+  }
+
+  hold(run: object): void {
+    this.holder = run;
+  }
+
+  release(): void {
+    this.holder = undefined;
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.holder === undefined) {
+        const job = this.jobs.shift();
+        if (job === undefined) break;
+        job();
+      }
+    } finally {
+      this.draining = false;
+    }
   }
 
   wake(event: WakeEvent): void {
@@ -140,7 +211,7 @@ export class SqliteConnection {
   /** The resume-token secret, read once. */
   async tokenSecret(): Promise<Buffer> {
     if (this.secret !== undefined) return this.secret;
-    const row = await this.transaction(async () => this.statement("SELECT value FROM meta WHERE key = 'token_secret'").get() as { value: Uint8Array } | undefined);
+    const row = await this.transaction(async (statements) => statements.get("SELECT value FROM meta WHERE key = 'token_secret'", []) as { value: Uint8Array } | undefined);
     if (row === undefined) throw new Error(`the token secret of the SQLite store at ${this.path} vanished`);
     this.secret = Buffer.from(row.value);
     return this.secret;

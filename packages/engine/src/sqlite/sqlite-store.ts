@@ -104,7 +104,7 @@ export class SqliteStore implements Store {
 
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
     if (this.closed) return Promise.reject(new StoreClosedError(`the SQLite store at ${this.path} is closed`));
-    const result = this.connection.transaction(() => work(new SqliteTransaction(this.connection)));
+    const result = this.connection.transaction((statements) => work(new SqliteTransaction(statements)));
     this.pending = result.catch(() => undefined);
     return result;
   }
@@ -126,6 +126,6 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.pending;
-    await this.connection.release();
+    await this.connection.leave();
   }
 }

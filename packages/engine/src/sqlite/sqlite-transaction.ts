@@ -12,7 +12,7 @@ import type {
   TimerRow,
 } from "../store/store.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
-import type { SqliteConnection } from "./sqlite-connection.ts";
+import type { TransactionStatements } from "./transaction-run.ts";
 
 /** Columns named as the Store contract's row fields (SQLite keeps an alias's case). */
 const flowColumns = flowFields.map((field) => `${flowFieldColumns[field]} AS ${field}`).join(", ");
@@ -26,28 +26,48 @@ function placeholders(count: number): string {
   return Array.from({ length: count }, () => "?").join(", ");
 }
 
-/** The SQLite implementation of {@link StoreTransaction}; every call runs synchronously inside BEGIN IMMEDIATE. */
+/**
+ * The SQLite implementation of {@link StoreTransaction}. Every call runs its
+ * statements synchronously inside `BEGIN IMMEDIATE`; a call made after the
+ * work waited on something other than the store first takes the write lock
+ * back (`attach`), which the transaction gives up while the event loop turns.
+ */
 export class SqliteTransaction implements StoreTransaction {
-  private readonly store: SqliteConnection;
+  private readonly statements: TransactionStatements;
 
-  constructor(connection: SqliteConnection) {
-    this.store = connection;
+  constructor(statements: TransactionStatements) {
+    this.statements = statements;
+  }
+
+  /** Whether a call must take the write lock back before its statements run. */
+  private get detached(): boolean {
+    return !this.statements.attached;
+  }
+
+  private attach(): Promise<void> {
+    return this.statements.attach();
   }
 
   private all<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow[] {
-    return this.store.statement(sql).all(...parameters) as TRow[];
+    return this.statements.all(sql, parameters) as TRow[];
   }
 
   private get<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow | undefined {
-    return this.store.statement(sql).get(...parameters) as TRow | undefined;
+    return this.statements.get(sql, parameters) as TRow | undefined;
+  }
+
+  private run(sql: string, ...parameters: SQLInputValue[]): number {
+    return this.statements.run(sql, parameters);
   }
 
   async lockFlow(flowId: string): Promise<FlowRow | undefined> {
+    if (this.detached) await this.attach();
     return this.get<FlowRow>(`SELECT ${flowColumns} FROM flows WHERE flow_id = ?`, flowId);
   }
 
   async insertFlow(row: FlowRow): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       `INSERT INTO flows (flow_id, flow_type, status, input, output, error, request_id, created_at, updated_at, next_seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       row.flowId, row.flowType, row.status, row.input, row.output, row.error, row.requestId, row.createdAt, row.updatedAt, row.nextSeq,
@@ -55,13 +75,15 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async updateFlow(flowId: string, fields: Partial<Pick<FlowRow, "status" | "output" | "error" | "updatedAt" | "nextSeq">>): Promise<void> {
+    if (this.detached) await this.attach();
     const entries = Object.entries(fields) as [keyof FlowRow, SQLInputValue][];
     if (entries.length === 0) return;
     const assignments = entries.map(([field]) => `${flowFieldColumns[field]} = ?`).join(", ");
-    this.store.run(`UPDATE flows SET ${assignments} WHERE flow_id = ?`, ...entries.map(([, value]) => value), flowId);
+    this.run(`UPDATE flows SET ${assignments} WHERE flow_id = ?`, ...entries.map(([, value]) => value), flowId);
   }
 
   async listFlows(filter: ListFlowsFilter): Promise<FlowRow[]> {
+    if (this.detached) await this.attach();
     const conditions: string[] = [];
     const parameters: SQLInputValue[] = [];
     if (filter.flowType !== undefined) { conditions.push("flow_type = ?"); parameters.push(filter.flowType); }
@@ -72,14 +94,17 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async readPlainAttributes(flowId: string): Promise<AttributeRow[]> {
+    if (this.detached) await this.attach();
     return this.all<AttributeRow>("SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''", flowId);
   }
 
   async readAttribute(flowId: string, name: string, key: string): Promise<string | undefined> {
+    if (this.detached) await this.attach();
     return this.get<{ value: string }>("SELECT value FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key)?.value;
   }
 
   async readAttributeRange(flowId: string, name: string, range: { fromKey?: string; toKey?: string; limit?: number }): Promise<AttributeRow[]> {
+    if (this.detached) await this.attach();
     return this.all<AttributeRow>(
       `SELECT name, key, value FROM attributes WHERE flow_id = ? AND name = ? AND key > '' AND key >= ? AND (? IS NULL OR key < ?)
        ORDER BY key LIMIT ?`,
@@ -88,10 +113,11 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async writeAttribute(flowId: string, name: string, key: string, value: string | null): Promise<void> {
+    if (this.detached) await this.attach();
     if (value === null) {
-      this.store.run("DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key);
+      this.run("DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key);
     } else {
-      this.store.run(
+      this.run(
         "INSERT INTO attributes (flow_id, name, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value",
         flowId, name, key, value,
       );
@@ -99,13 +125,15 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async insertMessage(flowId: string, row: MessageRow): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       "INSERT INTO messages (flow_id, seq, channel, key, message_id, value, published_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       flowId, row.seq, row.channel, row.key, row.messageId, row.value, row.publishedAt,
     );
   }
 
   async listMessages(flowId: string, channel: string, key: string, limit?: number): Promise<MessageRow[]> {
+    if (this.detached) await this.attach();
     return this.all<MessageRow>(
       `SELECT seq, channel, key, message_id AS messageId, value, published_at AS publishedAt FROM messages
        WHERE flow_id = ? AND channel = ? AND key = ? ORDER BY seq LIMIT ?`,
@@ -114,29 +142,35 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async deleteMessage(flowId: string, messageId: string): Promise<boolean> {
-    return this.store.run("DELETE FROM messages WHERE flow_id = ? AND message_id = ?", flowId, messageId) > 0;
+    if (this.detached) await this.attach();
+    return this.run("DELETE FROM messages WHERE flow_id = ? AND message_id = ?", flowId, messageId) > 0;
   }
 
   async insertExecution(row: ExecutionRow): Promise<void> {
-    this.store.run(executionInsertSql, ...executionFields.map((field) => row[field]));
+    if (this.detached) await this.attach();
+    this.run(executionInsertSql, ...executionFields.map((field) => row[field]));
   }
 
   async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
+    if (this.detached) await this.attach();
     return this.get<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND execution_id = ?`, flowId, executionId);
   }
 
   async updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void> {
+    if (this.detached) await this.attach();
     const entries = Object.entries(fields) as [keyof ExecutionRow, SQLInputValue][];
     if (entries.length === 0) return;
     const assignments = entries.map(([field]) => `${executionFieldColumns[field]} = ?`).join(", ");
-    this.store.run(`UPDATE executions SET ${assignments} WHERE flow_id = ? AND execution_id = ?`, ...entries.map(([, value]) => value), flowId, executionId);
+    this.run(`UPDATE executions SET ${assignments} WHERE flow_id = ? AND execution_id = ?`, ...entries.map(([, value]) => value), flowId, executionId);
   }
 
   async deleteExecution(flowId: string, executionId: string): Promise<void> {
-    this.store.run("DELETE FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+    if (this.detached) await this.attach();
+    this.run("DELETE FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
   }
 
   async listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]> {
+    if (this.detached) await this.attach();
     if (status !== undefined) {
       return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND status = ? ORDER BY seq`, flowId, status);
     }
@@ -144,6 +178,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];
     return this.all<ExecutionRow>(
       `SELECT ${executionColumns} FROM executions
@@ -155,6 +190,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];
     return this.all<ExecutionRow>(
       `SELECT ${executionColumns} FROM executions e
@@ -165,7 +201,13 @@ export class SqliteTransaction implements StoreTransaction {
     );
   }
 
+  async findClaimedBy(workerId: string, limit: number): Promise<ExecutionRow[]> {
+    if (this.detached) await this.attach();
+    return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE claimed_by = ? LIMIT ?`, workerId, limit);
+  }
+
   async findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
+    if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];
     return this.all<ExecutionRow>(
       `SELECT ${executionColumns} FROM executions
@@ -176,21 +218,25 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async heldLocks(flowId: string, names: readonly string[]): Promise<string[]> {
+    if (this.detached) await this.attach();
     if (names.length === 0) return [];
     return this.all<{ name: string }>(`SELECT name FROM locks WHERE flow_id = ? AND name IN (${placeholders(names.length)})`, flowId, ...names)
       .map((row) => row.name);
   }
 
   async acquireLocks(flowId: string, names: readonly string[], executionId: string): Promise<void> {
-    for (const name of names) this.store.run("INSERT INTO locks (flow_id, name, execution_id) VALUES (?, ?, ?)", flowId, name, executionId);
+    if (this.detached) await this.attach();
+    for (const name of names) this.run("INSERT INTO locks (flow_id, name, execution_id) VALUES (?, ?, ?)", flowId, name, executionId);
   }
 
   async releaseLocks(flowId: string, executionId: string): Promise<void> {
-    this.store.run("DELETE FROM locks WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+    if (this.detached) await this.attach();
+    this.run("DELETE FROM locks WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
   }
 
   async insertTimer(row: TimerRow): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       "INSERT OR REPLACE INTO timers (flow_id, flow_type, execution_id, timer_id, due_at, fired) VALUES (?, ?, ?, ?, ?, ?)",
       row.flowId, row.flowType, row.executionId, row.timerId, row.dueAt, row.fired ? 1 : 0,
     );
@@ -201,6 +247,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async listTimers(flowId: string, executionId: string): Promise<TimerRow[]> {
+    if (this.detached) await this.attach();
     return this.timerRows(this.all(
       "SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers WHERE flow_id = ? AND execution_id = ?",
       flowId, executionId,
@@ -208,6 +255,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async findTimersById(flowId: string, timerId: string): Promise<TimerRow[]> {
+    if (this.detached) await this.attach();
     return this.timerRows(this.all(
       "SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers WHERE flow_id = ? AND timer_id = ?",
       flowId, timerId,
@@ -215,10 +263,12 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async deleteTimers(flowId: string, executionId: string): Promise<void> {
-    this.store.run("DELETE FROM timers WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+    if (this.detached) await this.attach();
+    this.run("DELETE FROM timers WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
   }
 
   async findDueTimers(flowTypes: readonly string[], now: number, limit: number): Promise<TimerRow[]> {
+    if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];
     return this.timerRows(this.all(
       `SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers
@@ -228,13 +278,15 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async markTimerFired(flowId: string, executionId: string, timerId: string, now: number): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       "UPDATE timers SET fired = 1, due_at = MIN(due_at, ?) WHERE flow_id = ? AND execution_id = ? AND timer_id = ?",
       now, flowId, executionId, timerId,
     );
   }
 
   async nextTimerDueAt(flowTypes: readonly string[]): Promise<number | undefined> {
+    if (this.detached) await this.attach();
     if (flowTypes.length === 0) return undefined;
     return this.get<{ at: number | null }>(
       `SELECT MIN(due_at) AS at FROM timers WHERE fired = 0 AND flow_type IN (${placeholders(flowTypes.length)})`,
@@ -243,7 +295,8 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async appendHistory(row: HistoryRow): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       `INSERT INTO history (flow_id, seq, execution_id, step_type, method, status, attempt, started_at, finished_at, outcome, error)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       row.flowId, row.seq, row.executionId, row.stepType, row.method, row.status, row.attempt, row.startedAt, row.finishedAt, row.outcome, row.error,
@@ -251,13 +304,15 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async trimHistory(flowId: string, keep: number): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       "DELETE FROM history WHERE flow_id = ? AND seq <= (SELECT seq FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
       flowId, flowId, keep,
     );
   }
 
   async listHistory(flowId: string, limit: number): Promise<HistoryRow[]> {
+    if (this.detached) await this.attach();
     return this.all<HistoryRow>(
       `SELECT * FROM (SELECT flow_id AS flowId, seq, execution_id AS executionId, step_type AS stepType, method, status, attempt,
          started_at AS startedAt, finished_at AS finishedAt, outcome, error FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT ?)
@@ -267,6 +322,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async appendStream(flowId: string, flowType: string, stream: string, value: string, writtenAt: number, capacityBytes: number): Promise<number> {
+    if (this.detached) await this.attach();
     const head = this.get<{ lastIndex: number }>(
       `INSERT INTO stream_heads (flow_id, stream, last_index) VALUES (?, ?, 1)
        ON CONFLICT (flow_id, stream) DO UPDATE SET last_index = last_index + 1 RETURNING last_index AS lastIndex`,
@@ -274,7 +330,7 @@ export class SqliteTransaction implements StoreTransaction {
     );
     const index = head?.lastIndex ?? 1;
     const bytes = Buffer.byteLength(value);
-    this.store.run(
+    this.run(
       "INSERT INTO stream_messages (flow_id, flow_type, stream, idx, value, bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       flowId, flowType, stream, index, value, bytes, writtenAt,
     );
@@ -297,14 +353,15 @@ export class SqliteTransaction implements StoreTransaction {
         trimmedBytes += row.bytes;
         lastId = row.id;
       }
-      this.store.run("DELETE FROM stream_messages WHERE flow_type = ? AND stream = ? AND id <= ?", flowType, stream, lastId);
-      this.store.run("UPDATE stream_usage SET bytes = bytes - ? WHERE flow_type = ? AND stream = ?", trimmedBytes, flowType, stream);
+      this.run("DELETE FROM stream_messages WHERE flow_type = ? AND stream = ? AND id <= ?", flowType, stream, lastId);
+      this.run("UPDATE stream_usage SET bytes = bytes - ? WHERE flow_type = ? AND stream = ?", trimmedBytes, flowType, stream);
       total -= trimmedBytes;
     }
     return index;
   }
 
   async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {
+    if (this.detached) await this.attach();
     const rows = this.all<StreamRow>(
       "SELECT idx AS \"index\", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ? AND idx > ? ORDER BY idx LIMIT ?",
       flowId, stream, afterIndex, limit,
@@ -315,6 +372,7 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async recentStream(flowId: string, stream: string, limit: number): Promise<StreamRow[]> {
+    if (this.detached) await this.attach();
     return this.all<StreamRow>(
       `SELECT * FROM (SELECT idx AS "index", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ?
        ORDER BY idx DESC LIMIT ?) ORDER BY "index"`,
@@ -323,13 +381,15 @@ export class SqliteTransaction implements StoreTransaction {
   }
 
   async touchWorker(workerId: string, expiresAt: number): Promise<void> {
-    this.store.run(
+    if (this.detached) await this.attach();
+    this.run(
       "INSERT INTO workers (worker_id, expires_at) VALUES (?, ?) ON CONFLICT (worker_id) DO UPDATE SET expires_at = excluded.expires_at",
       workerId, expiresAt,
     );
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    this.store.run("DELETE FROM workers WHERE worker_id = ?", workerId);
+    if (this.detached) await this.attach();
+    this.run("DELETE FROM workers WHERE worker_id = ?", workerId);
   }
 }

@@ -143,6 +143,12 @@ export interface StoreTransaction {
   findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
   /** Claimed executions whose lease lapsed or whose Worker's liveness lapsed. */
   findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
+  /**
+   * Executions leased to `workerId`, in no particular order. A Worker asks
+   * after a claim transaction failed, to find claims that committed although
+   * their reply was lost. It reads what is committed and locks nothing.
+   */
+  findClaimedBy(workerId: string, limit: number): Promise<ExecutionRow[]>;
   /** Queued executions whose retry window closed. */
   findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
 

@@ -1,5 +1,6 @@
 /**
- * `@perdure/engine/testing`: the store conformance suite and test helpers.
+ * `@perdure/engine/testing`: the store conformance suite, the boundary-kill
+ * loop, and test helpers.
  *
  * @example
  * import { runStoreConformanceSuite } from "@perdure/engine/testing";
@@ -15,5 +16,15 @@ export { pollUntil } from "./poll-until.ts";
 export type { PollUntilOptions } from "./poll-until.ts";
 export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
 export type { RunWorkerProcessOptions, StartWorkerProcessOptions, WorkerProcess } from "./worker-process.ts";
+export { runBoundaryKillLoop } from "./boundary-kill-loop.ts";
+export type { BoundaryKillLoopOptions } from "./boundary-kill-options.ts";
+export type {
+  BoundaryKillHistoryEntry, BoundaryKillProcess, BoundaryKillProcessStart, BoundaryKillRunInfo, BoundaryKillRunResult, BoundaryKillScenario,
+} from "./boundary-kill-scenario.ts";
+export { formatBoundaryKillReport } from "./boundary-kill-report.ts";
+export type { BoundaryKillCoverage, BoundaryKillPoint, BoundaryKillReport, BoundaryKillRunReport, BoundaryKillViolation } from "./boundary-kill-report.ts";
+export { awaitBoundaryKillStartSignal, boundaryKillStartSignalEnvironmentVariable } from "./boundary-kill-start-signal.ts";
+export { findLostAcknowledgedCommits } from "./boundary-kill-acknowledged-commits.ts";
+export { readBoundaryTrace } from "./boundary-trace.ts";
 export { runStoreConformanceSuite } from "./conformance/run-store-conformance-suite.ts";
 export type { OpenedStore, StoreConformanceOptions } from "./conformance/harness.ts";

@@ -3,6 +3,7 @@ import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "../step/attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
+import { durableBoundary } from "../internal/durable-boundary.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { Snapshot } from "./snapshot.ts";
 
@@ -69,15 +70,32 @@ async function claimOne(
     deadlineAt: claimed.deadlineAt,
     leaseExpiresAt: claimed.leaseExpiresAt,
   });
-  const input: unknown = JSON.parse(row.input);
+  return loadClaimedAttempt(transaction, flow, claimed, options, now, changed);
+}
+
+/**
+ * Reads the snapshot of an attempt whose lease `execution` holds. A load
+ * selection that throws fails the attempt like a handler would, and nothing
+ * is returned.
+ */
+export async function loadClaimedAttempt(
+  transaction: StoreTransaction,
+  flow: FlowCore,
+  execution: ExecutionRow,
+  options: ExecutionOptions,
+  now: number,
+  changed: FlowTransaction[],
+): Promise<ClaimedAttempt | undefined> {
+  const method = execution.status === "asking" ? "wait_until" : "execute";
+  const methodOptions = method === "wait_until" ? options.waitUntil : options.execute;
+  const input: unknown = JSON.parse(execution.input);
   try {
-    const snapshot = await Snapshot.load(transaction, flow, row.flowId, options.step, input, options.extraLoads);
-    return { flow, execution: claimed, options, method, methodOptions, input, snapshot, claimedAt: now };
+    const snapshot = await Snapshot.load(transaction, flow, execution.flowId, options.step, input, options.extraLoads);
+    return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now };
   } catch (error) {
-    // A load selection that throws fails this attempt like a handler would.
-    const flowTransaction = await FlowTransaction.open(transaction, flow, row.flowId, now);
+    const flowTransaction = await FlowTransaction.open(transaction, flow, execution.flowId, now);
     if (flowTransaction === undefined) return undefined;
-    await failAttempt(flowTransaction, claimed, attemptErrorOf(error), now);
+    await failAttempt(flowTransaction, execution, attemptErrorOf(error), now);
     await flowTransaction.close();
     changed.push(flowTransaction);
     return undefined;
@@ -109,8 +127,25 @@ export async function claimInTransaction(
   return batch;
 }
 
+/**
+ * Marks a claim transaction's durable boundary, named after its first claim.
+ * Only a claim that changes something is a boundary: an idle Worker polls
+ * with empty ones.
+ */
+function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.after-commit", batch: ClaimBatch): void {
+  const execution = batch.claims[0]?.execution;
+  if (execution !== undefined) durableBoundary(name, execution.flowId, execution.stepType);
+  else if (batch.changed[0] !== undefined) durableBoundary(name, batch.changed[0].flowId);
+}
+
 /** Claims up to `limit` queued tasks in one short transaction of its own. */
 export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = Date.now();
-  return store.transaction((transaction) => claimInTransaction(transaction, flows, workerId, limit, now));
+  const batch = await store.transaction(async (transaction) => {
+    const claimed = await claimInTransaction(transaction, flows, workerId, limit, now);
+    markClaimBoundary("worker.claim.before-commit", claimed);
+    return claimed;
+  });
+  markClaimBoundary("worker.claim.after-commit", batch);
+  return batch;
 }

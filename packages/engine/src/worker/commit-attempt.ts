@@ -2,6 +2,7 @@ import { FlowTransaction, type EncodedMovement } from "../flow/flow-transaction.
 import { failAttempt, type AttemptError } from "../step/attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import type { FlowCore } from "../flow/flow.ts";
+import { durableBoundary } from "../internal/durable-boundary.ts";
 import type { Store, StoreTransaction } from "../store/store.ts";
 import type { Conditions } from "../timer/condition.ts";
 import type { StagedWrite } from "./attempt-context.ts";
@@ -51,8 +52,11 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);
     if (next !== undefined) nextBatch = await claimInTransaction(transaction, next.flows, workerId, next.limit, now);
+    durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
     return committed;
   });
+  // A fenced commit changed nothing, so only a landed one is acknowledged.
+  if (flowTransaction !== undefined) durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
   // Everything claimable for this Worker's types was taken when it claimed fewer than it could,
   // so the Flow's new tasks need no wake-up.
   const othersMayClaim = next === undefined || nextBatch.claims.length >= next.limit;

@@ -14,6 +14,7 @@ import type { Store } from "../store/store.ts";
 import { anyOf, type Conditions } from "../timer/condition.ts";
 import { appendToStream } from "../stream/append-to-stream.ts";
 import { AttemptContext } from "./attempt-context.ts";
+import type { ClaimLedger } from "./claim-ledger.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
 import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./worker.ts";
@@ -56,8 +57,9 @@ function timeoutAfter(ms: number): { promise: Promise<AttemptError>; cancel: () 
 }
 
 /**
- * Runs one claimed attempt and commits what it produced. Returns the tasks
- * the commit claimed next for this Worker (see `commitAttempt`).
+ * Runs one claimed attempt and commits what it produced. The commit claims
+ * the Worker's next tasks through `ledger`, which launches them; returns
+ * them too (see `commitAttempt`).
  */
 export async function runAttempt(
   store: Store,
@@ -65,7 +67,8 @@ export async function runAttempt(
   running: RunningAttempt,
   onError: (error: unknown) => void,
   next: () => ClaimNext | undefined,
-): Promise<ClaimedAttempt[]> {
+  ledger: ClaimLedger,
+): Promise<readonly ClaimedAttempt[]> {
   const { claim, abort } = running;
   const { execution } = claim;
   let checkpoint = execution.checkpoint ?? undefined;
@@ -121,7 +124,7 @@ export async function runAttempt(
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
   }
-  return commitUntilSettled(store, claim, workerId, outcome, onError, next);
+  return commitUntilSettled(store, claim, workerId, outcome, onError, next, ledger);
 }
 
 /** Backoff between commits of an attempt while its store fails: 50 ms, doubling, up to 2 s. */
@@ -142,7 +145,8 @@ const closingCommitPatienceMs = 10_000;
  * whose first try did land is safe: the lease fence drops it. It stops when
  * the attempt's deadline passed (the lease has lapsed and recovery takes
  * the execution over) or, on a closing Worker, after a while (its liveness
- * lapses once it is gone).
+ * lapses once it is gone). A failed try may still have claimed next tasks;
+ * `ledger` finds those.
  */
 async function commitUntilSettled(
   store: Store,
@@ -151,13 +155,15 @@ async function commitUntilSettled(
   outcome: AttemptOutcome,
   onError: (error: unknown) => void,
   next: () => ClaimNext | undefined,
-): Promise<ClaimedAttempt[]> {
+  ledger: ClaimLedger,
+): Promise<readonly ClaimedAttempt[]> {
   let current = outcome;
   let failures = 0;
   let closingSince: number | undefined;
   for (;;) {
     try {
-      return await commitAttempt(store, claim, workerId, current, next());
+      const claimNext = next();
+      return await ledger.run(claimNext?.limit ?? 0, () => commitAttempt(store, claim, workerId, current, claimNext));
     } catch (error) {
       if (StoreClosedError.isInstance(error)) {
         onError(error);

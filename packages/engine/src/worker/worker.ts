@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
-import type { Store, WakeEvent } from "../store/store.ts";
+import type { ExecutionRow, Store, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "../timer/fire-due-timers.ts";
-import { claimTasks, type ClaimedAttempt } from "./claim-tasks.ts";
+import { adoptLostClaims } from "./adopt-lost-claims.ts";
+import { ClaimLedger } from "./claim-ledger.ts";
+import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { runAttempt } from "./run-attempt.ts";
 
@@ -67,6 +69,11 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   };
 }
 
+/** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
+function leaseKey(execution: ExecutionRow): string {
+  return `${execution.flowId}\u0000${execution.executionId}\u0000${execution.leaseToken}`;
+}
+
 /** A running attempt as the Worker tracks it. */
 export interface RunningAttempt {
   claim: ClaimedAttempt;
@@ -88,6 +95,8 @@ export class Worker {
   readonly workerId: string;
   private readonly options: ResolvedWorkerOptions;
   private readonly running = new Map<string, RunningAttempt>();
+  /** Every transaction that claims tasks goes through it, so a claim whose reply was lost is found and run. */
+  private readonly claims: ClaimLedger;
   private state: "new" | "running" | "closing" | "closed" = "new";
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
@@ -103,6 +112,12 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     this.workerId = this.options.workerId;
+    this.claims = new ClaimLedger({
+      launch: (claim) => this.launch(claim),
+      adoptLostClaims: () => this.adoptLostClaims(),
+      resume: () => this.requestWake(),
+      onError: this.options.onError,
+    });
   }
 
   /** Attempts running now. */
@@ -190,25 +205,27 @@ export class Worker {
 
   /** Claims what fits; true only when it filled every free slot, so more may be waiting. */
   private async claimAndRun(): Promise<boolean> {
-    const free = this.options.concurrency - this.running.size;
+    const free = this.claims.claimable(this.options.concurrency - this.running.size);
     if (free <= 0) return false;
     if (this.taskCheckAt <= Date.now()) this.taskCheckAt = Infinity;
-    const batch = await claimTasks(this.options.store, this.options.flows, this.workerId, free);
+    let batch: ClaimBatch = { claims: [], changed: [] };
+    await this.claims.run(free, async () => {
+      batch = await claimTasks(this.options.store, this.options.flows, this.workerId, free);
+      return batch.claims;
+    });
     for (const flowTransaction of batch.changed) flowTransaction.announce(this.options.store);
-    for (const claim of batch.claims) this.launch(claim);
     return batch.claims.length >= free || batch.changed.length > 0;
   }
 
   private launch(claim: ClaimedAttempt): void {
-    // By lease, not by execution: an abandoned attempt and its successor on this Worker are two entries.
-    const key = `${claim.execution.flowId}\u0000${claim.execution.executionId}\u0000${claim.execution.leaseToken}`;
+    const key = leaseKey(claim.execution);
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
-    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.options.concurrency - this.running.size + 1 } : undefined);
-    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError, next).then((claims) => {
+    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.running.size + 1) } : undefined);
+    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError, next, this.claims).then((claims) => {
+      // The ledger launched what the commit claimed.
       this.running.delete(key);
-      for (const nextClaim of claims) this.launch(nextClaim);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
       if (this.state !== "running" || claims.length === 0) this.requestWake();
     }, (error: unknown) => {
@@ -216,6 +233,24 @@ export class Worker {
       this.options.onError(error);
       this.requestWake();
     });
+  }
+
+  /**
+   * Runs the attempts the store shows leased to this Worker that it does not
+   * track: their claim committed, but its reply was lost. The ledger calls
+   * this only while no claim transaction is in flight, so `running` holds
+   * every claim that did return. True when it saw all of this Worker's leases.
+   */
+  private async adoptLostClaims(): Promise<boolean> {
+    // A closing Worker leaves them to liveness recovery once its row is gone.
+    if (this.state !== "running") return true;
+    const tracked = new Set(this.running.keys());
+    const limit = tracked.size + this.options.concurrency;
+    const { adopted, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit);
+    // Closing meanwhile: its loop may have drained already, so leave them to liveness recovery too.
+    if (this.state !== "running") return true;
+    for (const claim of adopted) this.launch(claim);
+    return complete;
   }
 
   /** Sleep until the next known Timer or retry, or one poll interval for work from other processes. */
@@ -252,6 +287,7 @@ export class Worker {
     try {
       await this.touchLiveness();
       await this.checkCancellations();
+      this.claims.adoptWhenSettled();
       const now = Date.now();
       if (this.state === "running" && now - this.lastRecoveryAt >= Math.min(1000, this.options.livenessTimeoutMs / 5)) {
         this.lastRecoveryAt = now;

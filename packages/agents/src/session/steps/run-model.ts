@@ -1,4 +1,5 @@
 import { defineStep, movement, moveTo, moveToMany, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { durableBoundary } from "@perdure/engine/internal";
 import type { AgentTurnOutcome, ToolCallsRequested, TurnCompleted } from "../../runner/agent-framework-runner.ts";
 import { approvalInterruptId, type AgentInterrupt } from "../../values/agent-interrupt.ts";
 import type { AgentState } from "../../values/agent-state.ts";
@@ -125,6 +126,8 @@ export function createRunModelStep(environment: SessionEnvironment): StepDefinit
       if (turnId === null) return moveTo(AgentStepType.AwaitUserMessage);
       const turn = buildTurnContext(context, environment, state, turnId);
       const outcome = await withBackgroundHeartbeat(context, () => runner.runModelStep(turn));
+      // The model answered (and was paid for); its record commits with this Step.
+      durableBoundary("agent.model.before-record", context.flowId, turnId);
       checkOutcome(outcome);
       await recordUsage(context, environment, outcome.usage ?? emptyAgentUsage(), turn.events);
       return outcome.kind === "turn_completed"

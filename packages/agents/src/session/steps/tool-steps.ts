@@ -1,4 +1,5 @@
 import { anyOf, deadEnd, defineStep, moveTo, received, TerminalError, timer, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { durableBoundary } from "@perdure/engine/internal";
 import type { DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
 import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
 import { approvalInterruptId } from "../../values/agent-interrupt.ts";
@@ -83,9 +84,12 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
     result = await withBackgroundHeartbeat(context, () => runner.executeDeferredToolCall(execution));
   } catch (error) {
     if (!ToolExecutionError.isInstance(error)) throw error;
+    durableBoundary("agent.tool.before-record", context.flowId, record.toolName);
     await finishToolCall(context, persistence, toolCall, "failed", { output: failedToolResult(error.message), error: error.message }, events);
     return deadEnd();
   }
+  // The side effect happened; its record commits with this Step.
+  durableBoundary("agent.tool.before-record", context.flowId, record.toolName);
   const output = (result as { output?: unknown } | null)?.output;
   if (typeof output !== "string") {
     throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string }`);

@@ -4,6 +4,7 @@ import { clientTests } from "./client-operations.ts";
 import { conditionTests } from "./conditions.ts";
 import { flowAndStepTests } from "./flows-and-steps.ts";
 import type { StoreConformanceOptions } from "./harness.ts";
+import { lostClaimTests } from "./lost-claims.ts";
 import { stateAndRpcTests } from "./state-and-rpcs.ts";
 import { timerAndStreamTests } from "./timers-and-streams.ts";
 
@@ -20,6 +21,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     describe("conditions", () => conditionTests(options));
     describe("state and RPCs", () => stateAndRpcTests(options));
     describe("attempts, retries and fencing", () => attemptTests(options));
+    describe("claims whose reply was lost", () => lostClaimTests(options));
     describe("Timers and Streams", () => timerAndStreamTests(options));
     describe("Client", () => clientTests(options));
   });
