@@ -19,6 +19,14 @@ export type { AgentSessionOptions } from "./session/session-options.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
+export type { AnswerQuestionInput } from "./session/rpcs/answer-question.ts";
+export type { ExecutePlanInput } from "./session/rpcs/execute-plan.ts";
+export { builtInToolDefinitions, builtInToolNames } from "./session/built-in-tools/built-in-tool-definitions.ts";
+export type { BuiltInToolDefinition, BuiltInToolName } from "./session/built-in-tools/built-in-tool-definitions.ts";
+export { durableWaitTimerId } from "./session/built-in-tools/durable-wait-timer.ts";
+export { buildPlanNote } from "./session/plans/plan-note.ts";
+export { agentPlanFromWire, agentPlanToWire, planExecutionKey } from "./values/agent-plan.ts";
+export type { AgentPlan, AgentPlanStatus, AgentPlanTask, AgentPlanTaskStatus, PlanExecutionRequest } from "./values/agent-plan.ts";
 export { agentMessagePageFromWire, agentMessagePageToWire } from "./values/agent-message-page.ts";
 export type { AgentMessagePage } from "./values/agent-message-page.ts";
 export type {
@@ -27,9 +35,11 @@ export type {
   AgentTurnOutcome,
   DeferredToolCall,
   DeferredToolExecution,
+  DeferredToolOutcome,
   ModelCallMetadata,
   ToolCallsRequested,
   ToolExecutionResult,
+  ToolInputRequested,
   TurnCompleted,
 } from "./runner/agent-framework-runner.ts";
 export { ToolExecutionError } from "./runner/tool-execution-error.ts";
@@ -41,8 +51,8 @@ export type { AgentMessage, AgentMessageRole, FrameworkMessage } from "./values/
 export { agentStateFromWire, agentStateToWire } from "./values/agent-state.ts";
 export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./values/agent-state.ts";
 export { agentToolCallFromWire, agentToolCallToWire, finalToolCallStatuses, isFinalToolCallStatus } from "./values/agent-tool-call.ts";
-export type { AgentToolCall, AgentToolCallRecord, AgentToolCallRecordStatus, AgentToolCallStatus } from "./values/agent-tool-call.ts";
-export { agentInterruptFromWire, agentInterruptToWire, approvalInterruptId } from "./values/agent-interrupt.ts";
+export type { AgentToolCall, AgentToolCallRecord, AgentToolCallRecordStatus, AgentToolCallStatus, QuestionAnswer } from "./values/agent-tool-call.ts";
+export { agentInterruptFromWire, agentInterruptToWire, approvalInterruptId, toolInputInterruptId } from "./values/agent-interrupt.ts";
 export type { AgentInterrupt, AgentInterruptKind, AgentInterruptResolution } from "./values/agent-interrupt.ts";
 export type { AgentUserMessage, QueuedAgentUserMessage, ToolCallCompleted, TurnReplySequence } from "./values/agent-user-message.ts";
 export { agentEventFromWire, agentEventToWire } from "./values/agent-event.ts";
@@ -55,6 +65,9 @@ export {
   approvalDeadlinePassed,
   isBlankText,
   outcomeUnknownToolResult,
+  planExecutionUserMessage,
+  planningTurnToolRejectedResult,
   questionDeadlinePassed,
+  questionDeclinedResult,
   toolCallNotRunErrorPrefix,
 } from "./values/result-texts.ts";

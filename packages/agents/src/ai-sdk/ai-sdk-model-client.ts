@@ -125,6 +125,7 @@ async function callModel(model: LanguageModel, options: ResolvedAiSdkModelClient
     ...(request.instructions === "" ? {} : { instructions: request.instructions }),
     messages: toAiSdkMessages(request.input, { provider, api: aiSdkModelClientApi }),
     ...(request.tools.length === 0 ? {} : { tools: toolDefinitions(request.tools), toolOrder: request.tools.map((definition) => definition.name) }),
+    ...(request.tools.length === 0 || request.toolChoice !== "required" ? {} : { toolChoice: "required" as const }),
     stopWhen: stepCountIs(1),
     maxRetries: 0,
     abortSignal: request.signal,

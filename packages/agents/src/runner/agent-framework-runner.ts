@@ -3,9 +3,11 @@
  * Flow can drive it one model call and one tool call per Step.
  */
 import type { AgentEventWriter } from "../values/agent-event.ts";
+import type { BuiltInToolDefinition } from "../session/built-in-tools/built-in-tool-definitions.ts";
 import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
+import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
-import type { AgentToolCall } from "../values/agent-tool-call.ts";
+import type { AgentToolCall, QuestionAnswer } from "../values/agent-tool-call.ts";
 import type { AgentUsage } from "../values/agent-usage.ts";
 import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
 
@@ -80,8 +82,14 @@ export interface AgentTurnContext {
   cancellationSignal: AbortSignal;
   deadline: Date;
   stepExecutionId?: string;
-  /** Built-in tools to offer the model (none until the built-in tools land). */
-  enabledBuiltInTools?: readonly string[];
+  /**
+   * Built-in tools to offer the model, from `builtInToolDefinitions`: the
+   * session's `builtInTools`, or only `write_todos` in a planning turn. The
+   * session always sets it.
+   */
+  enabledBuiltInTools?: readonly BuiltInToolDefinition[];
+  /** The session's plan, or null before `write_todos` first succeeds. The session always sets it. */
+  plan?: AgentPlan | null;
   /** An extra heartbeat; the session already sends one every 20 seconds. */
   heartbeat: () => Promise<void>;
 }
@@ -101,7 +109,32 @@ export interface DeferredToolExecution {
   heartbeatCheckpoint: string | undefined;
   /** Records a heartbeat that carries `text`; a retried attempt reads it as `heartbeatCheckpoint`. */
   saveHeartbeatCheckpoint: (text: string) => Promise<void>;
+  /**
+   * The answers to the questions this call's tool asked, oldest first; empty
+   * on its first run. `toolCall.inputContinuation` holds the continuation of
+   * the latest one. The session always sets it.
+   */
+  inputAnswers?: QuestionAnswer[];
 }
+
+/**
+ * Asks the user a question before the tool takes any effect. The session
+ * raises it as interrupt `<toolCallId>-input-<n>` and, once answered, runs the
+ * call again with the answer in `inputAnswers`.
+ */
+export interface ToolInputRequested {
+  kind: "tool_input_requested";
+  question: string;
+  /** Answers the user can pick from. @default none: free text */
+  choices?: string[] | null;
+  /** @default true without choices, false with them */
+  allowsFreeText?: boolean | null;
+  /** Opaque text handed back as `toolCall.inputContinuation` on the next run. @default none */
+  continuation?: string | null;
+}
+
+/** What `executeDeferredToolCall` returns in a runner whose tools may ask for input. */
+export type DeferredToolOutcome = ToolExecutionResult | ToolInputRequested;
 
 /** A tool's result: the text recorded and shown to the model. */
 export interface ToolExecutionResult {
@@ -127,4 +160,10 @@ export interface AgentFrameworkRunner<TToolOutcome = ToolExecutionResult> {
    * @default none
    */
   readonly modelDescription?: string | undefined;
+  /**
+   * Whether the runner offers only `write_todos` in a planning turn, which
+   * `planModeEnabled` needs.
+   * @default false
+   */
+  readonly supportsPlanMode?: boolean;
 }

@@ -4,6 +4,7 @@ import type { AgentMessage } from "../values/agent-message.ts";
 import type { AgentState } from "../values/agent-state.ts";
 import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
 import { resolveToolPolicy } from "../values/tool-effect.ts";
+import { builtInToolDefinition, type BuiltInToolDefinition } from "./built-in-tools/built-in-tool-definitions.ts";
 import { createEventWriter } from "./event-writer.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
 
@@ -27,6 +28,13 @@ export function loadedToolCalls(context: StepContext, environment: SessionEnviro
     .sort((left, right) => left.deferralOrder - right.deferralOrder);
 }
 
+/** The built-in tools a turn offers: only `write_todos` while it plans, else every enabled one. */
+export function enabledBuiltInToolsFor(environment: SessionEnvironment, state: AgentState): BuiltInToolDefinition[] {
+  const names = environment.options.builtInTools;
+  const offered = state.interactionMode === "planning" ? names.filter((name) => name === "write_todos") : names;
+  return offered.map(builtInToolDefinition);
+}
+
 /** Builds what `runModelStep` and `buildUnfinishedTurnMessages` get, from committed state only. */
 export function buildTurnContext(context: StepContext, environment: SessionEnvironment, state: AgentState, turnId: string): AgentTurnContext {
   const { options } = environment;
@@ -38,7 +46,7 @@ export function buildTurnContext(context: StepContext, environment: SessionEnvir
     messages: loadedMessages(context, environment),
     toolCalls: finalCalls,
     frameworkRunState: context.read(environment.persistence.frameworkRunState) ?? null,
-    interactionMode: state.interactionMode,
+    interactionMode: state.interactionMode ?? "chat",
     resolveToolPolicy: (toolName, framework) => resolveToolPolicy(toolName, options.toolPolicies, options.defaultToolEffect, framework),
     toolPolicies: options.toolPolicies,
     defaultToolEffect: options.defaultToolEffect,
@@ -46,7 +54,8 @@ export function buildTurnContext(context: StepContext, environment: SessionEnvir
     cancellationSignal: context.cancellationSignal,
     deadline: context.deadline,
     stepExecutionId: context.executionId,
-    enabledBuiltInTools: [],
+    enabledBuiltInTools: enabledBuiltInToolsFor(environment, state),
+    plan: context.read(environment.persistence.agentPlan) ?? null,
     heartbeat: () => context.heartbeat(),
   };
 }

@@ -1,11 +1,14 @@
 import { defineFlow, InvalidInputError } from "@perdure/engine";
-import type { AgentFrameworkRunner } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
 import { createAgentSessionPersistence } from "./persistence.ts";
 import { createSessionRpcs } from "./rpcs/session-rpcs.ts";
 import { resolveAgentSessionOptions, type AgentSessionOptions } from "./session-options.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
 import { createRunModelStep } from "./steps/run-model.ts";
-import { createAwaitUserMessageStep, createStartAgentSessionStep } from "./steps/start-and-await.ts";
+import { createAwaitQuestionAnswerStep } from "./steps/await-question-answer.ts";
+import { createAwaitTimerStep } from "./steps/await-timer.ts";
+import { createAwaitUserMessageStep } from "./steps/await-user-message.ts";
+import { createStartAgentSessionStep } from "./steps/start-agent-session.ts";
 import {
   createAwaitToolApprovalStep,
   createCallSingleAttemptToolStep,
@@ -17,7 +20,7 @@ import { createRecordTurnFailureStep, createResumeTurnStep } from "./steps/turn-
 import { AgentStepType } from "./step-types.ts";
 import { checkAgentSessionStartInput } from "../values/agent-state.ts";
 
-function checkRunner(runner: AgentFrameworkRunner): void {
+function checkRunner(runner: AgentFrameworkRunner<unknown>): void {
   for (const method of ["buildUserMessage", "runModelStep", "executeDeferredToolCall"] as const) {
     if (typeof runner?.[method] !== "function") {
       throw new InvalidInputError(`the agent runner has no ${method} method; implement AgentFrameworkRunner`);
@@ -35,9 +38,12 @@ function checkRunner(runner: AgentFrameworkRunner): void {
  * await client.start(flow, "session-1", { initial_message: "Where is order 7?" });
  * await client.invokeRPC(flow.sendUserMessage, "session-1", { text: "And order 8?" });
  */
-export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: string, options: AgentSessionOptions = {}) {
+export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredToolOutcome>, flowType: string, options: AgentSessionOptions = {}) {
   checkRunner(runner);
   const resolved = resolveAgentSessionOptions(options);
+  if (resolved.planModeEnabled && runner.supportsPlanMode !== true) {
+    throw new InvalidInputError("planModeEnabled needs a runner whose supportsPlanMode is true, such as the Stepwise runner: it must offer only write_todos in a planning turn");
+  }
   const persistence = createAgentSessionPersistence(resolved);
   const environment: SessionEnvironment = { runner, persistence, options: resolved };
   const flow = defineFlow({
@@ -48,6 +54,8 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: s
       createAwaitUserMessageStep(environment),
       createRunModelStep(environment),
       createAwaitToolApprovalStep(environment),
+      createAwaitQuestionAnswerStep(environment),
+      createAwaitTimerStep(environment),
       createCallToolStep(environment),
       createCallSingleAttemptToolStep(environment),
       createRecordToolFailureStep(environment),
@@ -71,7 +79,7 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner, flowType: s
 }
 
 /** The runner of each session Flow, for what the Flow definition itself does not carry. */
-const runnersByFlow = new WeakMap<object, AgentFrameworkRunner>();
+const runnersByFlow = new WeakMap<object, AgentFrameworkRunner<DeferredToolOutcome>>();
 
 /** The Flow definition `createAgentSessionFlow` returns. */
 export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;

@@ -1,6 +1,7 @@
 import { attribute, attributeMap, channel, channelMap, stream, type Codec } from "@perdure/engine";
 import { agentEventFromWire, agentEventToWire, type AgentEvent } from "../values/agent-event.ts";
 import { agentInterruptFromWire, agentInterruptResolutionFromWire, agentInterruptResolutionToWire, agentInterruptToWire, type AgentInterrupt, type AgentInterruptResolution } from "../values/agent-interrupt.ts";
+import { agentPlanFromWire, agentPlanToWire, planExecutionRequestFromWire, planExecutionRequestToWire, type AgentPlan, type PlanExecutionRequest } from "../values/agent-plan.ts";
 import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../values/agent-message.ts";
 import { agentStateFromWire, agentStateToWire, type AgentState } from "../values/agent-state.ts";
 import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
@@ -49,6 +50,9 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
       codec: codec(agentInterruptResolutionToWire, agentInterruptResolutionFromWire),
     }),
     toolCallResults: channel<ToolCallCompleted>("ToolCallResults", { codec: codec(toolCallCompletedToWire, toolCallCompletedFromWire) }),
+    agentPlan: attribute<AgentPlan>("AgentPlan", { codec: codec(agentPlanToWire, agentPlanFromWire) }),
+    planExecutions: channelMap<PlanExecutionRequest>("PlanExecutions", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),
+    pendingPlanExecution: attribute<PlanExecutionRequest>("PendingPlanExecution", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),
     agentEvents: stream<AgentEvent>("AgentEvents", {
       capacityBytes: options.eventStreamCapacityBytes,
       codec: codec(agentEventToWire, agentEventFromWire),

@@ -1,10 +1,10 @@
-import type { AgentFrameworkRunner } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import type { ResolvedAgentSessionOptions } from "./session-options.ts";
 
 /** What every Step and RPC of one session Flow type shares. */
 export interface SessionEnvironment {
-  runner: AgentFrameworkRunner;
+  runner: AgentFrameworkRunner<DeferredToolOutcome>;
   persistence: AgentSessionPersistence;
   options: ResolvedAgentSessionOptions;
 }

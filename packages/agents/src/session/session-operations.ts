@@ -1,7 +1,7 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentEventWriter } from "../values/agent-event.ts";
 import { messageSequenceKey, type FrameworkMessage } from "../values/agent-message.ts";
-import type { AgentState } from "../values/agent-state.ts";
+import { withInteractionMode, type AgentState, type InteractionMode } from "../values/agent-state.ts";
 import type { AgentToolCallRecord, AgentToolCallStatus } from "../values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 
@@ -45,13 +45,14 @@ export async function startTurn(
   state: AgentState,
   userMessage: FrameworkMessage,
   writeEvent: (turnId: string) => AgentEventWriter,
+  interactionMode: InteractionMode = "chat",
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
   const appended = appendMessages(context, persistence, state, [userMessage], turnId);
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
   context.write(persistence.frameworkRunState, null);
   await writeEvent(turnId).write("turn_started", { sequence: appended.messageCount });
-  return { ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1, interactionMode: "chat" };
+  return withInteractionMode({ ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1 }, interactionMode);
 }
 
 /** How many messages the turn stored after its user message. */

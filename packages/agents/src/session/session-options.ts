@@ -1,5 +1,6 @@
 import { InvalidInputError } from "@perdure/engine";
 import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
+import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
 
 /** Options of `createAgentSessionFlow`. */
 export interface AgentSessionOptions {
@@ -19,10 +20,29 @@ export interface AgentSessionOptions {
    */
   eventStreamCapacityBytes?: number;
   /**
-   * Milliseconds after which a pending approval is rejected with "approval deadline passed".
+   * Milliseconds after which a pending approval or question is rejected with
+   * "approval deadline passed" or "question deadline passed".
    * @default none
    */
   interruptDeadlineMs?: number | null;
+  /**
+   * Built-in tools the session handles itself: `"ask_user"`, `"durable_wait"`,
+   * `"write_todos"`. An enabled name is reserved: a tool policy for it is refused.
+   * @default []
+   */
+  builtInTools?: readonly BuiltInToolName[];
+  /**
+   * Longest `durable_wait`, a positive multiple of 1,000; a longer
+   * `duration_seconds` fails the call at once.
+   * @default 31_536_000_000 (365 days)
+   */
+  maxDurableWaitMs?: number;
+  /**
+   * Accept `planMode` user messages. Needs `"write_todos"` in `builtInTools`
+   * and a runner whose `supportsPlanMode` is true.
+   * @default false
+   */
+  planModeEnabled?: boolean;
   /**
    * Largest user message `send_user_message` accepts, in UTF-8 bytes.
    * @default 262_144 (256 KiB)
@@ -36,6 +56,21 @@ export interface ResolvedAgentSessionOptions {
   eventStreamCapacityBytes: number;
   interruptDeadlineMs: number | null;
   maxUserMessageBytes: number;
+  builtInTools: readonly BuiltInToolName[];
+  maxDurableWaitMs: number;
+  planModeEnabled: boolean;
+}
+
+function resolveBuiltInTools(value: unknown): readonly BuiltInToolName[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidInputError(`builtInTools ${JSON.stringify(value)} is invalid: use a list of ${builtInToolNames.join(", ")}`);
+  const names: BuiltInToolName[] = [];
+  for (const name of value as unknown[]) {
+    if (!isBuiltInToolName(name)) throw new InvalidInputError(`builtInTools entry ${JSON.stringify(name)} is not a built-in tool: use ${builtInToolNames.join(", ")}`);
+    if (!names.includes(name)) names.push(name);
+  }
+  // Offered in one fixed order, whatever order the option lists them in.
+  return builtInToolNames.filter((name) => names.includes(name));
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -61,6 +96,19 @@ export function resolveAgentSessionOptions(options: AgentSessionOptions = {}): R
       throw new InvalidInputError(`toolPolicies.${name}.requiresApproval ${JSON.stringify(policy.requiresApproval)} is invalid: use true or false`);
     }
   }
+  const builtInTools = resolveBuiltInTools(options.builtInTools);
+  for (const name of builtInTools) {
+    if (Object.hasOwn(toolPolicies, name)) {
+      throw new InvalidInputError(`toolPolicies.${name} is refused: ${name} is an enabled built-in tool, whose policy is fixed (read, no approval)`);
+    }
+  }
+  const maxDurableWaitMs = positiveInteger("maxDurableWaitMs", options.maxDurableWaitMs, 365 * 24 * 3_600_000);
+  if (maxDurableWaitMs % 1000 !== 0) throw new InvalidInputError(`agent session option maxDurableWaitMs ${maxDurableWaitMs} is invalid: use a positive multiple of 1000`);
+  const planModeEnabled = options.planModeEnabled ?? false;
+  if (typeof planModeEnabled !== "boolean") throw new InvalidInputError(`planModeEnabled ${JSON.stringify(planModeEnabled)} is invalid: use true or false`);
+  if (planModeEnabled && !builtInTools.includes("write_todos")) {
+    throw new InvalidInputError('planModeEnabled needs "write_todos" in builtInTools: a planning turn writes its plan with it');
+  }
   const deadline = options.interruptDeadlineMs ?? null;
   return {
     toolPolicies,
@@ -68,5 +116,8 @@ export function resolveAgentSessionOptions(options: AgentSessionOptions = {}): R
     eventStreamCapacityBytes: positiveInteger("eventStreamCapacityBytes", options.eventStreamCapacityBytes, 10 * 1024 * 1024),
     interruptDeadlineMs: deadline === null ? null : positiveInteger("interruptDeadlineMs", deadline, 1),
     maxUserMessageBytes: positiveInteger("maxUserMessageBytes", options.maxUserMessageBytes, 256 * 1024),
+    builtInTools,
+    maxDurableWaitMs,
+    planModeEnabled,
   };
 }

@@ -4,6 +4,8 @@ export const AgentStepType = {
   AwaitUserMessage: "AwaitUserMessage",
   RunModel: "RunModel",
   AwaitToolApproval: "AwaitToolApproval",
+  AwaitQuestionAnswer: "AwaitQuestionAnswer",
+  AwaitTimer: "AwaitTimer",
   CallTool: "CallTool",
   CallSingleAttemptTool: "CallSingleAttemptTool",
   RecordToolFailure: "RecordToolFailure",

@@ -1,4 +1,6 @@
 import { InvalidInputError } from "@perdure/engine";
+import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "../session/built-in-tools/built-in-tool-definitions.ts";
+import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
 import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
 import type { FunctionTool } from "./function-tool.ts";
@@ -11,8 +13,8 @@ export interface InstructionContext {
   turnId: string;
   attempt: number;
   interactionMode: InteractionMode;
-  /** Plans arrive with plan mode; null until then. */
-  plan: null;
+  /** The session's plan, or null before `write_todos` first succeeds. */
+  plan: AgentPlan | null;
 }
 
 /** A Stepwise agent. */
@@ -32,6 +34,20 @@ export interface AgentDefinition {
   toolPolicies?: Readonly<Record<string, ToolPolicy>>;
   /** Effect of a tool that declares none. @default "unclassified" */
   defaultToolEffect?: ToolEffect;
+  /** Built-in tools the model sees and the session handles: `"ask_user"`, `"durable_wait"`, `"write_todos"`. @default [] */
+  builtInTools?: readonly BuiltInToolName[];
+  /** Accept `planMode` user messages; needs `"write_todos"` in `builtInTools`. @default false */
+  planModeEnabled?: boolean;
+  /**
+   * `"auto"`: a planning turn offers only `write_todos` and the model may
+   * answer in text instead. `"required"`: the first model call of a planning
+   * turn must call `write_todos` while no draft exists; the provider and
+   * model must accept a forced tool choice.
+   * @default "auto"
+   */
+  planningToolChoice?: "auto" | "required";
+  /** Passed to the session options. @default 31_536_000_000 (365 days) */
+  maxDurableWaitMs?: number;
   /** After this many model calls in one turn, the next call offers no tools. @default 100 */
   maxModelCallsPerTurn?: number;
   /** Longest wait for one source's `listTools`. @default 10_000 */
@@ -53,6 +69,17 @@ export interface ResolvedAgentDefinition {
   defaultToolEffect: ToolEffect;
   maxModelCallsPerTurn: number;
   toolSourceListingTimeoutMs: number;
+  builtInTools: readonly BuiltInToolName[];
+  planModeEnabled: boolean;
+  planningToolChoice: "auto" | "required";
+}
+
+function resolveBuiltInTools(agentName: string, value: unknown): readonly BuiltInToolName[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every(isBuiltInToolName)) {
+    throw new InvalidInputError(`agent ${agentName} builtInTools ${JSON.stringify(value)} is invalid: use a list of ${builtInToolNames.join(", ")}`);
+  }
+  return builtInToolNames.filter((name) => (value as readonly string[]).includes(name));
 }
 
 /** Validates a definition and fills in every default (written once, here and in the TSDoc above). */
@@ -77,6 +104,22 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
     }
     toolSources.set(source.sourceName, source);
   }
+  const builtInTools = resolveBuiltInTools(definition.name, definition.builtInTools);
+  for (const name of builtInTools) {
+    if (tools.has(name)) throw new InvalidInputError(`tool ${name} uses the name of an enabled built-in tool`);
+    for (const source of toolSources.values()) {
+      if (source.declaredToolNames?.().includes(name) === true) throw new InvalidInputError(`tool ${name} uses the name of an enabled built-in tool`);
+    }
+  }
+  const planModeEnabled = definition.planModeEnabled ?? false;
+  if (typeof planModeEnabled !== "boolean") throw new InvalidInputError(`agent ${definition.name} planModeEnabled ${JSON.stringify(planModeEnabled)} is invalid: use true or false`);
+  if (planModeEnabled && !builtInTools.includes("write_todos")) {
+    throw new InvalidInputError(`agent ${definition.name} has planModeEnabled, which needs "write_todos" in builtInTools`);
+  }
+  const planningToolChoice = definition.planningToolChoice ?? "auto";
+  if (planningToolChoice !== "auto" && planningToolChoice !== "required") {
+    throw new InvalidInputError(`agent ${definition.name} planningToolChoice ${JSON.stringify(planningToolChoice)} is invalid: use "auto" or "required"`);
+  }
   const defaultToolEffect = definition.defaultToolEffect ?? "unclassified";
   if (!isToolEffect(defaultToolEffect)) throw new InvalidInputError(`defaultToolEffect ${JSON.stringify(defaultToolEffect)} is invalid`);
   const maxModelCallsPerTurn = definition.maxModelCallsPerTurn ?? 100;
@@ -98,5 +141,8 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
     defaultToolEffect,
     maxModelCallsPerTurn,
     toolSourceListingTimeoutMs,
+    builtInTools,
+    planModeEnabled,
+    planningToolChoice,
   };
 }

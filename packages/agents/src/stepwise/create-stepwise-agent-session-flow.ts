@@ -18,6 +18,9 @@ export function createStepwiseAgentSessionFlow(definition: AgentDefinition, flow
   const options: AgentSessionOptions = {
     toolPolicies: runner.definition.toolPolicies,
     defaultToolEffect: runner.definition.defaultToolEffect,
+    builtInTools: runner.definition.builtInTools,
+    planModeEnabled: runner.definition.planModeEnabled,
+    ...(definition.maxDurableWaitMs === undefined ? {} : { maxDurableWaitMs: definition.maxDurableWaitMs }),
     ...(definition.interruptDeadlineMs === undefined ? {} : { interruptDeadlineMs: definition.interruptDeadlineMs }),
     ...(definition.eventStreamCapacityBytes === undefined ? {} : { eventStreamCapacityBytes: definition.eventStreamCapacityBytes }),
   };

@@ -1,5 +1,6 @@
 import { InvalidInputError } from "@perdure/engine";
 import type { AgentEventWriter } from "../values/agent-event.ts";
+import type { QuestionAnswer } from "../values/agent-tool-call.ts";
 import { isToolEffect, type ToolEffect } from "../values/tool-effect.ts";
 import type { JsonSchema } from "./model-client.ts";
 
@@ -18,6 +19,10 @@ export interface ToolCallContext {
   saveHeartbeatCheckpoint: (text: string) => Promise<void>;
   signal: AbortSignal;
   deadline: Date;
+  /** The answers to this call's own questions, oldest first; empty on the first run. */
+  inputAnswers: QuestionAnswer[];
+  /** The `continuation` of the question answered last, or undefined. */
+  inputContinuation: string | undefined;
 }
 
 /** A tool the Stepwise loop offers the model and runs in its own Step. */
@@ -30,7 +35,11 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
   readonly effect: ToolEffect | undefined;
   /** @default by effect: false for `read`, true otherwise */
   readonly requiresApproval: boolean | undefined;
-  /** A string result is the output; any other result is sent as JSON with Python's `json.dumps` separators. */
+  /**
+   * A string result is the output, and a `ToolInputRequested` asks the user
+   * first (return it only before the tool takes any effect); any other
+   * result is sent as JSON with Python's `json.dumps` separators.
+   */
   readonly execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
 }
 

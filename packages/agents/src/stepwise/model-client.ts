@@ -74,6 +74,12 @@ export interface ModelRequest {
   input: StepwiseInputItem[];
   /** Tools offered in this call; empty when the model must answer. */
   tools: ModelToolDefinition[];
+  /**
+   * `"required"` forces a tool call (a planning turn's first model call with
+   * `planningToolChoice: "required"`); otherwise the model chooses.
+   * @default "auto"
+   */
+  toolChoice?: "auto" | "required";
   modelSettings: ModelSettings | undefined;
   /** Stream text and reasoning deltas here. */
   events: AgentEventWriter;

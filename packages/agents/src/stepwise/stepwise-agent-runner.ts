@@ -4,8 +4,10 @@ import type {
   AgentTurnOutcome,
   DeferredToolCall,
   DeferredToolExecution,
-  ToolExecutionResult,
+  DeferredToolOutcome,
+  ToolInputRequested,
 } from "../runner/agent-framework-runner.ts";
+import { buildPlanNote } from "../session/plans/plan-note.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
@@ -17,6 +19,10 @@ import { parseToolArguments } from "./json-schema-validation.ts";
 import type { ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, StepwiseInputItem, ToolResultItem } from "./model-client.ts";
 import { pythonJsonDumps } from "./python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
+
+function isToolInputRequested(value: unknown): value is ToolInputRequested {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tool_input_requested";
+}
 
 /** The run state between a turn's model calls: only the count. */
 interface StepwiseRunState {
@@ -78,8 +84,10 @@ export function buildModelInput(items: readonly unknown[]): StepwiseInputItem[] 
  * transcript stored as it goes, function tools checked against their JSON
  * Schema, and tool sources listed in every model call.
  */
-export class StepwiseAgentRunner implements AgentFrameworkRunner {
+export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly definition: ResolvedAgentDefinition;
+  /** A planning turn offers only `write_todos`, so plan mode works with this runner. */
+  readonly supportsPlanMode = true;
 
   constructor(definition: AgentDefinition) {
     this.definition = resolveAgentDefinition(definition);
@@ -101,7 +109,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
   private async instructions(turn: AgentTurnContext): Promise<string> {
     const { instructions } = this.definition;
     if (typeof instructions === "string") return instructions;
-    return instructions({ flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt, interactionMode: turn.interactionMode, plan: null });
+    return instructions({ flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt, interactionMode: turn.interactionMode, plan: turn.plan ?? null });
   }
 
   private functionToolDefinitions(): ModelToolDefinition[] {
@@ -113,19 +121,25 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
     const modelCall = previous + 1;
     const limit = this.definition.maxModelCallsPerTurn;
     const offersTools = modelCall <= limit;
+    const isPlanning = turn.interactionMode === "planning";
     const results = resultMessages(selectUnstoredToolCalls(turn));
-    const listing: SourceListing = offersTools
+    // A planning turn lists no sources and offers only the built-in tools the session enabled for it (write_todos).
+    const listing: SourceListing = offersTools && !isPlanning
       ? await listToolSources(this.definition, turn.cancellationSignal)
       : { tools: [], bySource: new Map() };
-    const tools = offersTools ? [...this.functionToolDefinitions(), ...listing.tools] : [];
-    this.checkNameClashes(tools);
+    const builtIns = (turn.enabledBuiltInTools ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters as ModelToolDefinition["parameters"] }));
+    const tools = offersTools ? [...(isPlanning ? [] : this.functionToolDefinitions()), ...listing.tools, ...builtIns] : [];
+    this.checkNameClashes(tools, new Set(builtIns.map((tool) => tool.name)));
+    const forcesPlan = isPlanning && offersTools && this.definition.planningToolChoice === "required" && modelCall === 1 && turn.plan?.status !== "draft"
+      && builtIns.some((tool) => tool.name === "write_todos");
     const request: ModelRequest = {
       flowId: turn.flowId,
       turnId: turn.turnId,
       attempt: turn.attempt,
       instructions: await this.instructions(turn),
-      input: buildModelInput([...turn.messages.map((message) => message.frameworkItem), ...results.map((message) => message.frameworkItem)]),
+      input: buildModelInput(this.inputItems(turn, results)),
       tools,
+      ...(forcesPlan ? { toolChoice: "required" as const } : {}),
       modelSettings: this.definition.modelSettings,
       events: turn.events,
       signal: turn.cancellationSignal,
@@ -151,10 +165,24 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
     };
   }
 
-  private checkNameClashes(tools: readonly ModelToolDefinition[]): void {
+  /**
+   * The stored items of the turn's model input, with the plan note as user
+   * text before the turn's messages, so the model always sees the latest plan.
+   */
+  private inputItems(turn: AgentTurnContext, results: readonly FrameworkMessage[]): unknown[] {
+    const items = [...turn.messages.map((message) => message.frameworkItem), ...results.map((message) => message.frameworkItem)];
+    const note = buildPlanNote(turn.plan ?? null, turn.interactionMode);
+    if (note === null) return items;
+    const turnStart = turn.messages.findIndex((message) => message.turnId === turn.turnId);
+    items.splice(turnStart === -1 ? items.length : turnStart, 0, { type: "user_text", text: note });
+    return items;
+  }
+
+  private checkNameClashes(tools: readonly ModelToolDefinition[], builtInNames: ReadonlySet<string>): void {
     const seen = new Set<string>();
     for (const tool of tools) {
       if (seen.has(tool.name)) {
+        if (builtInNames.has(tool.name)) throw new TypeError(`tool ${tool.name} uses the name of an enabled built-in tool`);
         throw new TypeError(this.definition.tools.has(tool.name) ? `tool ${tool.name} of a tool source uses the name of a function tool` : `two tool sources list a tool named ${tool.name}`);
       }
       seen.add(tool.name);
@@ -195,15 +223,15 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
     return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: { effect: "unclassified", requiresApproval: false } };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const reference = call.toolCall.toolSourceReference;
     if (reference !== undefined) return this.executeSourceCall(call, reference);
     const tool = this.definition.tools.get(call.toolCall.toolName);
     if (tool === undefined) throw new ToolExecutionError(`unknown tool ${call.toolCall.toolName}`);
-    return { output: await this.executeFunctionTool(tool, call) };
+    return this.executeFunctionTool(tool, call);
   }
 
-  private async executeFunctionTool(tool: FunctionTool, call: DeferredToolExecution): Promise<string> {
+  private async executeFunctionTool(tool: FunctionTool, call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const parsed = parseToolArguments(call.toolCall.arguments, tool.parameters);
     if (!parsed.ok) throw new ToolExecutionError(parsed.message);
     const context: ToolCallContext = {
@@ -218,12 +246,15 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner {
       saveHeartbeatCheckpoint: call.saveHeartbeatCheckpoint,
       signal: call.cancellationSignal,
       deadline: call.deadline,
+      inputAnswers: call.inputAnswers ?? [],
+      inputContinuation: call.toolCall.inputContinuation,
     };
     const result = await tool.execute(parsed.value, context);
-    return typeof result === "string" ? result : pythonJsonDumps(result ?? null);
+    if (isToolInputRequested(result)) return result;
+    return { output: typeof result === "string" ? result : pythonJsonDumps(result ?? null) };
   }
 
-  private async executeSourceCall(call: DeferredToolExecution, referenceText: string): Promise<ToolExecutionResult> {
+  private async executeSourceCall(call: DeferredToolExecution, referenceText: string): Promise<DeferredToolOutcome> {
     const stored = JSON.parse(referenceText) as { stepwise_tool_source?: unknown; reference?: unknown };
     const sourceName = typeof stored.stepwise_tool_source === "string" ? stored.stepwise_tool_source : "";
     const source = this.definition.toolSources.get(sourceName);

@@ -1,6 +1,9 @@
 import { RpcLockConflictError, type Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { durableWaitTimerId } from "../session/built-in-tools/durable-wait-timer.ts";
+import type { AnswerQuestionInput } from "../session/rpcs/answer-question.ts";
+import type { ExecutePlanInput } from "../session/rpcs/execute-plan.ts";
 import type { ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
 import type { AgentMessagePage } from "../values/agent-message-page.ts";
 import type { AgentEvent } from "../values/agent-event.ts";
@@ -12,6 +15,18 @@ import type { AgentState } from "../values/agent-state.ts";
 export interface AgentSessionWaitOptions {
   /** @default 15_000 */
   timeoutMs?: number;
+}
+
+async function retryLockConflicts<TOutput>(call: () => Promise<TOutput>, options: AgentSessionWaitOptions): Promise<TOutput> {
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 }
 
 /**
@@ -47,16 +62,27 @@ export class AgentSessionTestClient {
   }
 
   /** `resolve_interrupt`, retried while a running Step holds `PendingInterrupts`, as the contract advises. */
-  async resolveInterrupt(sessionId: string, input: ResolveInterruptInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
-    const deadline = Date.now() + (options.timeoutMs ?? 15_000);
-    for (;;) {
-      try {
-        return await this.client.invokeRPC(this.flow.resolveInterrupt, sessionId, input);
-      } catch (error) {
-        if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    }
+  resolveInterrupt(sessionId: string, input: ResolveInterruptInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
+    return retryLockConflicts(() => this.client.invokeRPC(this.flow.resolveInterrupt, sessionId, input), options);
+  }
+
+  /** `answer_question`, retried while a running Step holds `PendingInterrupts`. */
+  answerQuestion(sessionId: string, input: AnswerQuestionInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
+    return retryLockConflicts(() => this.client.invokeRPC(this.flow.answerQuestion, sessionId, input), options);
+  }
+
+  /** `execute_plan`, retried while a running Step holds `PendingPlanExecution`. */
+  executePlan(sessionId: string, input: ExecutePlanInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
+    return retryLockConflicts(() => this.client.invokeRPC(this.flow.executePlan, sessionId, input), options);
+  }
+
+  /**
+   * Ends a `durable_wait` now: fires the call's Timer (SkipTimer), so a test
+   * of a one-day wait takes no day. Returns how many Timers fired: 1 while
+   * the call waits in `AwaitTimer`, 0 before or after.
+   */
+  skipTimer(sessionId: string, toolCallId: string): Promise<number> {
+    return this.client.skipTimer(sessionId, durableWaitTimerId(toolCallId));
   }
 
   getAgentSnapshot(sessionId: string): Promise<AgentSnapshot> {

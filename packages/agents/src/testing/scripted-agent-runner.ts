@@ -3,7 +3,8 @@ import type {
   AgentTurnContext,
   AgentTurnOutcome,
   DeferredToolExecution,
-  ToolExecutionResult,
+  DeferredToolOutcome,
+  ToolInputRequested,
 } from "../runner/agent-framework-runner.ts";
 import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
@@ -28,7 +29,8 @@ export type ScriptReply =
 export interface ScriptedTool {
   effect: ToolEffect;
   requiresApproval?: boolean;
-  execute(argumentsValue: Record<string, unknown>, call: DeferredToolExecution): Promise<string>;
+  /** The output, or a `ToolInputRequested` to ask the user first (the call then runs again with `call.inputAnswers`). */
+  execute(argumentsValue: Record<string, unknown>, call: DeferredToolExecution): Promise<string | ToolInputRequested>;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface ScriptedTool {
  *   { lookup: { effect: "read", execute: async (args) => `found ${String(args.id)}` } },
  * );
  */
-export class ScriptedAgentRunner implements AgentFrameworkRunner {
+export class ScriptedAgentRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly script: (input: ScriptInput) => ScriptReply;
   readonly tools: Readonly<Record<string, ScriptedTool>>;
   modelCalls = 0;
@@ -97,10 +99,11 @@ export class ScriptedAgentRunner implements AgentFrameworkRunner {
     return { kind: "turn_completed", newMessages: [...results, answer], usage };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const tool = this.tools[call.toolCall.toolName];
     if (tool === undefined) throw new Error(`unknown tool ${call.toolCall.toolName}`);
-    return { output: await tool.execute(JSON.parse(call.toolCall.arguments) as Record<string, unknown>, call) };
+    const result = await tool.execute(JSON.parse(call.toolCall.arguments) as Record<string, unknown>, call);
+    return typeof result === "string" ? { output: result } : result;
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {

@@ -1,5 +1,6 @@
 import { agentInterruptToWire, type AgentInterrupt } from "./agent-interrupt.ts";
 import { agentMessageToWire, type AgentMessage } from "./agent-message.ts";
+import { agentPlanToWire, type AgentPlan } from "./agent-plan.ts";
 import { agentStateToWire, type AgentState } from "./agent-state.ts";
 import { agentToolCallToWire, type AgentToolCallRecord } from "./agent-tool-call.ts";
 import { agentUsageToWire, type AgentUsage } from "./agent-usage.ts";
@@ -16,8 +17,12 @@ export interface AgentSnapshot {
   toolCalls: AgentToolCallRecord[];
   usage: AgentUsage;
   queuedMessageCount: number;
-  /** Plans arrive with plan mode; null until then. */
-  plan: null;
+  /**
+   * The session's plan. Omitted while there is none, so a session that uses
+   * no plans decodes to its 0.1.0 shape; the wire always carries `plan`.
+   * @default null
+   */
+  plan?: AgentPlan | null;
   queuedMessages: QueuedAgentUserMessage[];
   /** Steering arrives with its issue; empty until then. */
   steeredMessages: QueuedAgentUserMessage[];
@@ -35,7 +40,7 @@ export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
     tool_calls: snapshot.toolCalls.map(agentToolCallToWire),
     usage: agentUsageToWire(snapshot.usage),
     queued_message_count: snapshot.queuedMessageCount,
-    plan: snapshot.plan,
+    plan: snapshot.plan === undefined || snapshot.plan === null ? null : agentPlanToWire(snapshot.plan),
     queued_messages: snapshot.queuedMessages.map(queued),
     steered_messages: snapshot.steeredMessages.map(queued),
     context_summary: snapshot.contextSummary,

@@ -1,5 +1,5 @@
 import { describeValue } from "@perdure/engine";
-import { asWireObject, readNullableString, readNumber, readString, type WireObject } from "./wire.ts";
+import { asWireObject, readNullableString, readNumber, readString, withoutFields, type WireObject } from "./wire.ts";
 
 /** What the session is doing. */
 export type AgentStatus = "waiting_for_user_message" | "running_model" | "running_tools" | "compacting_context";
@@ -16,7 +16,13 @@ export interface AgentState {
   turnCount: number;
   /** Messages stored so far; the next message gets sequence `messageCount + 1`. */
   messageCount: number;
-  interactionMode: InteractionMode;
+  /**
+   * The kind of the active (or last) turn. Omitted while it is `chat`, so a
+   * session that uses no plans decodes to its 0.1.0 shape; the wire always
+   * carries `interaction_mode`.
+   * @default "chat"
+   */
+  interactionMode?: InteractionMode;
   /** The error of the latest failed turn, until a turn completes. */
   lastTurnError: string | null;
   createdAt: string;
@@ -32,7 +38,7 @@ export function agentStateToWire(state: AgentState): WireObject {
     active_turn_id: state.activeTurnId,
     turn_count: state.turnCount,
     message_count: state.messageCount,
-    interaction_mode: state.interactionMode,
+    interaction_mode: state.interactionMode ?? "chat",
     last_turn_error: state.lastTurnError,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
@@ -43,16 +49,22 @@ export function agentStateFromWire(data: unknown): AgentState {
   const object = asWireObject(data, "AgentState");
   const status = readString(object, "status", "waiting_for_user_message");
   const mode = readString(object, "interaction_mode", "chat");
-  return {
+  const state: AgentState = {
     status: (statuses as readonly string[]).includes(status) ? (status as AgentStatus) : "waiting_for_user_message",
     activeTurnId: readNullableString(object, "active_turn_id"),
     turnCount: readNumber(object, "turn_count", 0),
     messageCount: readNumber(object, "message_count", 0),
-    interactionMode: (modes as readonly string[]).includes(mode) ? (mode as InteractionMode) : "chat",
     lastTurnError: readNullableString(object, "last_turn_error"),
     createdAt: readString(object, "created_at", ""),
     updatedAt: readString(object, "updated_at", ""),
   };
+  return withInteractionMode(state, (modes as readonly string[]).includes(mode) ? (mode as InteractionMode) : "chat");
+}
+
+/** The state with this interaction mode, omitting the field for `chat`, its default. */
+export function withInteractionMode(state: AgentState, mode: InteractionMode): AgentState {
+  const rest = withoutFields(state, ["interactionMode"]);
+  return mode === "chat" ? rest : { ...rest, interactionMode: mode };
 }
 
 /** The Flow input of `StartAgentSession`. */

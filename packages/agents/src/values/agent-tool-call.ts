@@ -30,6 +30,28 @@ export interface AgentToolCall {
   toolSourceReference?: string;
   startedAt?: string;
   finishedAt?: string;
+  /** ISO 8601 time a `durable_wait` call's Timer fires. */
+  waitUntil?: string;
+  /** The continuation of the tool's latest question, handed back on the call's next run. */
+  inputContinuation?: string;
+  /** The answers to the tool's own questions, oldest first. */
+  inputAnswers?: QuestionAnswer[];
+  /** The question the tool asked, while the record is `awaiting_answer`. */
+  inputQuestion?: string;
+  /** The choices of that question; absent for free text only. */
+  inputChoices?: string[];
+  /** Whether that question takes any text besides the choices. */
+  inputAllowsFreeText?: boolean;
+}
+
+/** An answer to one of a tool's own questions. */
+export interface QuestionAnswer {
+  /** `<toolCallId>-input-<n>`. */
+  interruptId: string;
+  /** `answered`, or for a tool task `declined` or `deadline_passed`. */
+  resolution: "answered" | "declined" | "deadline_passed";
+  /** The user's text, or null when the question was not answered. */
+  answer: string | null;
 }
 
 /** A stored record: a call whose status may also be one of the waiting statuses. */
@@ -60,6 +82,12 @@ export function agentToolCallToWire(call: AgentToolCallRecord): WireObject {
     tool_source_reference: call.toolSourceReference,
     started_at: call.startedAt,
     finished_at: call.finishedAt,
+    wait_until: call.waitUntil,
+    input_continuation: call.inputContinuation,
+    input_answers: call.inputAnswers?.map(questionAnswerToWire),
+    input_question: call.inputQuestion,
+    input_choices: call.inputChoices,
+    input_allows_free_text: call.inputAllowsFreeText,
   });
 }
 
@@ -85,5 +113,33 @@ export function agentToolCallFromWire(data: unknown): AgentToolCallRecord {
   if (reference !== null) call.toolSourceReference = reference;
   if (startedAt !== null) call.startedAt = startedAt;
   if (finishedAt !== null) call.finishedAt = finishedAt;
+  readWaitingFields(object, call);
   return call;
+}
+
+function questionAnswerToWire(answer: QuestionAnswer): WireObject {
+  return { interrupt_id: answer.interruptId, resolution: answer.resolution, answer: answer.answer };
+}
+
+function questionAnswerFromWire(data: unknown): QuestionAnswer {
+  const object = asWireObject(data, "QuestionAnswer");
+  const resolution = readString(object, "resolution", "answered");
+  return {
+    interruptId: readString(object, "interrupt_id", ""),
+    resolution: resolution === "declined" || resolution === "deadline_passed" ? resolution : "answered",
+    answer: readNullableString(object, "answer"),
+  };
+}
+
+/** The fields of waiting records; each is absent while unset, so older records decode unchanged. */
+function readWaitingFields(object: WireObject, call: AgentToolCallRecord): void {
+  const waitUntil = readNullableString(object, "wait_until");
+  const continuation = readNullableString(object, "input_continuation");
+  const question = readNullableString(object, "input_question");
+  if (waitUntil !== null) call.waitUntil = waitUntil;
+  if (continuation !== null) call.inputContinuation = continuation;
+  if (Array.isArray(object.input_answers)) call.inputAnswers = object.input_answers.map(questionAnswerFromWire);
+  if (question !== null) call.inputQuestion = question;
+  if (Array.isArray(object.input_choices)) call.inputChoices = object.input_choices.filter((choice): choice is string => typeof choice === "string");
+  if (typeof object.input_allows_free_text === "boolean") call.inputAllowsFreeText = object.input_allows_free_text;
 }

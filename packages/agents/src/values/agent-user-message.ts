@@ -3,17 +3,25 @@ import { asWireObject, readBoolean, readString, type WireObject } from "./wire.t
 /** A user message queued for a turn. */
 export interface AgentUserMessage {
   text: string;
-  planMode: boolean;
+  /**
+   * Whether the message asks for a plan. Omitted while `false`, so a session
+   * that uses no plans decodes to its 0.1.0 shape; the wire always carries
+   * `plan_mode`.
+   * @default false
+   */
+  planMode?: boolean;
   sentAt: string;
 }
 
 export function agentUserMessageToWire(message: AgentUserMessage): WireObject {
-  return { text: message.text, plan_mode: message.planMode, sent_at: message.sentAt };
+  return { text: message.text, plan_mode: message.planMode ?? false, sent_at: message.sentAt };
 }
 
 export function agentUserMessageFromWire(data: unknown): AgentUserMessage {
   const object = asWireObject(data, "AgentUserMessage");
-  return { text: readString(object, "text", ""), planMode: readBoolean(object, "plan_mode", false), sentAt: readString(object, "sent_at", "") };
+  const message: AgentUserMessage = { text: readString(object, "text", ""), sentAt: readString(object, "sent_at", "") };
+  if (readBoolean(object, "plan_mode", false)) message.planMode = true;
+  return message;
 }
 
 /** One queued message in a snapshot, with the ID that deletes or steers it. */

@@ -16,6 +16,35 @@ export const approvalDeadlinePassed = "approval deadline passed";
 /** Rejection text of a question whose deadline passed. */
 export const questionDeadlinePassed = "question deadline passed";
 
+/** The result the model sees for a question the user declined without a message. */
+export const questionDeclinedResult = "The user declined to answer.";
+
+/** The result the model sees for a call of a planning turn that is not `write_todos`. */
+export const planningTurnToolRejectedResult = "The tool call was not run: a planning turn can only call write_todos.";
+
+/** The error of each `write_todos` call of a response that made more than one. */
+export const writeTodosCalledMoreThanOnce = "write_todos was called more than once in one response";
+
+/** The error of a built-in tool call with invalid arguments. */
+export function invalidBuiltInToolArguments(toolName: string, reason: string): string {
+  return `invalid ${toolName} arguments: ${reason}`;
+}
+
+/** The error of a `write_todos` call with invalid arguments. */
+export function invalidTodos(reason: string): string {
+  return `invalid todos: ${reason}`;
+}
+
+/** The error of a tool whose question would reuse another call's ID. */
+export function toolQuestionIdClash(interruptId: string): string {
+  return `the tool's question cannot use interrupt ID ${interruptId}, which another tool call of this turn uses`;
+}
+
+/** The user message of an `executing` turn, which an approved plan starts. */
+export function planExecutionUserMessage(revision: number): string {
+  return `[Perdure] The user approved plan revision ${revision}. Execute it and keep the task statuses current with write_todos.`;
+}
+
 /** The result the model sees for a rejected call. */
 export function rejectedToolResult(rejectionMessage: string | null): string {
   return rejectionMessage === null || rejectionMessage === ""

@@ -40,3 +40,10 @@ export function compact(object: WireObject): WireObject {
   return result;
 }
 
+
+/** A copy of `value` without `keys`, so a value omits fields that no longer apply. */
+export function withoutFields<TValue extends object, TKey extends keyof TValue>(value: TValue, keys: readonly TKey[]): Omit<TValue, TKey> {
+  const copy: Partial<TValue> = { ...value };
+  for (const key of keys) delete copy[key];
+  return copy as Omit<TValue, TKey>;
+}

@@ -1,12 +1,16 @@
-import { describeValue, FlowNotRunningError, InvalidInputError, rpc, type RpcContext } from "@perdure/engine";
+import { describeValue, InvalidInputError, rpc } from "@perdure/engine";
 import type { AgentMessage } from "../../values/agent-message.ts";
 import { messageSequenceKey } from "../../values/agent-message.ts";
 import type { AgentMessagePage } from "../../values/agent-message-page.ts";
+import type { AgentPlan } from "../../values/agent-plan.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
 import { isBlankText } from "../../values/result-texts.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
+import { createAnswerQuestionRpc } from "./answer-question.ts";
+import { createExecutePlanRpc } from "./execute-plan.ts";
+import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
 
 /** Input of `send_user_message`. */
@@ -62,14 +66,9 @@ function parseListAgentMessages(raw: unknown): { beforeSequence: number | null; 
   return { beforeSequence: before, limit: limit === null ? 50 : Math.min(200, Math.max(1, Math.trunc(limit))) };
 }
 
-/**
- * A stopped, completed or failed session takes no new messages or decisions:
- * nothing would ever consume them. Reads still work.
- */
-function requireRunningSession(context: RpcContext, rpcName: string): void {
-  if (context.flowStatus !== "running") {
-    throw new FlowNotRunningError(`session ${context.flowId} is ${context.flowStatus}, so ${rpcName} was refused and nothing was stored`);
-  }
+/** The snapshot's `plan`, omitted while there is none (its default). */
+function planField(plan: AgentPlan | undefined): { plan?: AgentPlan } {
+  return plan === undefined ? {} : { plan };
 }
 
 /** The session's RPCs, with the contract's names, inputs, outputs and refusals. */
@@ -82,13 +81,12 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       handler: async (context, input) => {
         requireRunningSession(context, "send_user_message");
         if (isBlankText(input.text)) return false;
-        // Plan mode arrives with the plans issue; until then every plan-mode message is refused.
-        if (input.planMode === true) return false;
+        if (input.planMode === true && !options.planModeEnabled) return false;
         const bytes = Buffer.byteLength(input.text);
         if (bytes > options.maxUserMessageBytes) {
           throw new InvalidInputError(`user message of ${bytes} bytes is over the session's maxUserMessageBytes of ${options.maxUserMessageBytes}`);
         }
-        await context.publish(persistence.queuedUserMessages, { text: input.text, planMode: false, sentAt: isoNow() });
+        await context.publish(persistence.queuedUserMessages, { text: input.text, ...(input.planMode === true ? { planMode: true } : {}), sentAt: isoNow() });
         return true;
       },
     }),
@@ -113,6 +111,8 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         return true;
       },
     }),
+    answerQuestion: createAnswerQuestionRpc(environment),
+    executePlan: createExecutePlanRpc(environment),
     getAgentSnapshot: rpc<undefined, AgentSnapshot>({
       name: "get_agent_snapshot",
       handler: async (context) => {
@@ -135,7 +135,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           toolCalls,
           usage: (await context.read(persistence.agentUsage)) ?? emptyAgentUsage(),
           queuedMessageCount: queued.length,
-          plan: null,
+          ...planField(await context.read(persistence.agentPlan)),
           queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           steeredMessages: [],
           contextSummary: null,

@@ -1,17 +1,15 @@
-import { defineStep, movement, moveTo, moveToMany, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { defineStep, moveTo, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
 import { durableBoundary } from "@perdure/engine/internal";
-import type { AgentTurnOutcome, ToolCallsRequested, TurnCompleted } from "../../runner/agent-framework-runner.ts";
-import { approvalInterruptId, type AgentInterrupt } from "../../values/agent-interrupt.ts";
+import type { AgentTurnOutcome, TurnCompleted } from "../../runner/agent-framework-runner.ts";
 import type { AgentState } from "../../values/agent-state.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
 import { addAgentUsage, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../values/agent-usage.ts";
-import { isRetryableEffect } from "../../values/tool-effect.ts";
 import type { AgentEventWriter } from "../../values/agent-event.ts";
-import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
+import { buildTurnContext } from "../build-turn-context.ts";
 import { withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { appendMessages, clearTurnRecords, isoNow, readState, turnMessageCount } from "../session-operations.ts";
+import { appendMessages, clearTurnRecords, readState, turnMessageCount } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { deferToolCalls } from "./defer-tool-calls.ts";
 
 /** Refuses outcomes that break the runner contract; retrying would not help. */
 function checkOutcome(outcome: AgentTurnOutcome): void {
@@ -58,55 +56,6 @@ async function completeTurn(context: ExecuteContext, environment: SessionEnviron
   context.write(persistence.agentState, { ...appended, status: "waiting_for_user_message", activeTurnId: null, lastTurnError: null });
   await events.write("turn_completed", { message_count: messageCount });
   return moveTo(AgentStepType.AwaitUserMessage);
-}
-
-async function deferToolCalls(context: ExecuteContext, environment: SessionEnvironment, state: AgentState, turnId: string, outcome: ToolCallsRequested, events: AgentEventWriter): Promise<StepDecision> {
-  const { persistence, options } = environment;
-  const appended = appendMessages(context, persistence, state, outcome.newMessages ?? [], turnId);
-  // The turn keeps every round's records until it ends; the order continues across rounds.
-  const firstOrder = loadedToolCalls(context, environment).reduce((next, record) => Math.max(next, record.deferralOrder + 1), 0);
-  context.write(persistence.frameworkRunState, outcome.frameworkRunState);
-  const now = isoNow();
-  const deadline = options.interruptDeadlineMs === null ? null : new Date(Date.now() + options.interruptDeadlineMs).toISOString();
-  const interrupts: AgentInterrupt[] = [...(context.read(persistence.pendingInterrupts) ?? [])];
-  const movements = [];
-  for (const [index, call] of outcome.toolCalls.entries()) {
-    const deferralOrder = firstOrder + index;
-    const record: AgentToolCallRecord = {
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      arguments: call.arguments,
-      effect: call.policy.effect,
-      requiresApproval: call.policy.requiresApproval,
-      status: call.policy.requiresApproval ? "awaiting_approval" : "approved",
-      output: null,
-      error: null,
-      turnId,
-      deferralOrder,
-      ...(call.toolSourceReference === undefined ? {} : { toolSourceReference: call.toolSourceReference }),
-    };
-    context.write(persistence.agentToolCalls.instance(call.toolCallId), record);
-    await events.write("tool_call_deferred", { tool_call_id: call.toolCallId, tool_name: call.toolName, effect: call.policy.effect, requires_approval: call.policy.requiresApproval });
-    if (call.policy.requiresApproval) {
-      const interrupt: AgentInterrupt = { interruptId: approvalInterruptId(call.toolCallId), kind: "approval", toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, turnId, deadline, createdAt: now };
-      interrupts.push(interrupt);
-      await events.write("interrupt_raised", {
-        interrupt_id: interrupt.interruptId, kind: "approval", tool_call_id: call.toolCallId, tool_name: call.toolName,
-        deadline, question: null, choices: null, allows_free_text: null,
-      });
-      movements.push(movement(AgentStepType.AwaitToolApproval, call.toolCallId));
-    } else {
-      movements.push(movement(toolStepFor(call.policy.effect), call.toolCallId));
-    }
-  }
-  context.write(persistence.pendingInterrupts, interrupts);
-  context.write(persistence.agentState, { ...appended, status: "running_tools" });
-  return moveToMany([...movements, movement(AgentStepType.ResumeTurn, outcome.toolCalls.length)]);
-}
-
-/** `CallTool` for effects that may repeat, `CallSingleAttemptTool` for the rest. */
-export function toolStepFor(effect: AgentToolCallRecord["effect"]): string {
-  return isRetryableEffect(effect) ? AgentStepType.CallTool : AgentStepType.CallSingleAttemptTool;
 }
 
 /** `RunModel`: one model call from committed state, then the turn's answer or its tool calls. */

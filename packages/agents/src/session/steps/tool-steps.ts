@@ -9,15 +9,9 @@ import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, isoNow, readToolCall } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
-import { toolStepFor } from "./run-model.ts";
-
-/** Record Steps retry until they commit, backing off to at most 5 seconds. */
-const recordRetry = { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 };
-
-function parseToolCallId(input: unknown): string {
-  if (typeof input !== "string" || input === "") throw new TerminalError(`tool Step input ${JSON.stringify(input)} is not a tool call ID`);
-  return input;
-}
+import { toolStepFor } from "./defer-tool-calls.ts";
+import { recordToolQuestion } from "./record-tool-question.ts";
+import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
 
 /** `AwaitToolApproval`: waits for the approval's resolution or its deadline. */
 export function createAwaitToolApprovalStep(environment: SessionEnvironment): StepDefinition<unknown> {
@@ -78,6 +72,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
     heartbeat: () => context.heartbeat(),
     heartbeatCheckpoint: context.heartbeatCheckpoint,
     saveHeartbeatCheckpoint: (text) => context.heartbeat(text),
+    inputAnswers: record.inputAnswers ?? [],
   };
   let result: unknown;
   try {
@@ -90,9 +85,12 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   }
   // The side effect happened; its record commits with this Step.
   durableBoundary("agent.tool.before-record", context.flowId, record.toolName);
+  if ((result as { kind?: unknown } | null)?.kind === "tool_input_requested") {
+    return recordToolQuestion(context, environment, toolCall, result, events);
+  }
   const output = (result as { output?: unknown } | null)?.output;
   if (typeof output !== "string") {
-    throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string }`);
+    throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string } or a ToolInputRequested`);
   }
   await finishToolCall(context, persistence, toolCall, "succeeded", { output, error: null }, events);
   return deadEnd();
@@ -125,7 +123,8 @@ async function recordFailedCall(context: ExecuteContext, environment: SessionEnv
   const events = createEventWriter(context, persistence, record.turnId);
   const recovery = context.recoveryError;
   const detail = recovery === undefined ? "the tool Step failed" : `${recovery.type}: ${recovery.message}`;
-  if (recovery?.attemptProgress === "NOT_STARTED") {
+  // A call whose tool already asked a question ran before, so it keeps the status of its effect.
+  if (recovery?.attemptProgress === "NOT_STARTED" && (record.inputAnswers?.length ?? 0) === 0) {
     const error = `${toolCallNotRunErrorPrefix}: ${detail}`;
     await finishToolCall(context, persistence, record, "failed", { output: error, error }, events);
   } else if (writeIsUnknown(record)) {

@@ -1,10 +1,10 @@
-import { anyOf, deadEnd, defineStep, moveTo, received, type StepDefinition } from "@perdure/engine";
+import { defineStep, moveTo, type StepDefinition } from "@perdure/engine";
 import { agentSessionStartInputFromWire } from "../../values/agent-state.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
 import { isBlankText } from "../../values/result-texts.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { isoNow, readState, startTurn } from "../session-operations.ts";
+import { isoNow, startTurn } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 
 /** `StartAgentSession`: initializes the session and starts a turn when the input carries a message. */
@@ -19,7 +19,6 @@ export function createStartAgentSessionStep(environment: SessionEnvironment): St
         activeTurnId: null,
         turnCount: 0,
         messageCount: 0,
-        interactionMode: "chat" as const,
         lastTurnError: null,
         createdAt: now,
         updatedAt: now,
@@ -39,18 +38,3 @@ export function createStartAgentSessionStep(environment: SessionEnvironment): St
   });
 }
 
-/** `AwaitUserMessage`: waits for one queued message, stores it and starts `turn-<n>`. */
-export function createAwaitUserMessageStep(environment: SessionEnvironment): StepDefinition<unknown> {
-  const { persistence, runner } = environment;
-  return defineStep(AgentStepType.AwaitUserMessage, {
-    waitUntil: () => anyOf(received(persistence.queuedUserMessages)),
-    execute: async (context) => {
-      const [queued] = context.consumed(persistence.queuedUserMessages);
-      if (queued === undefined) return deadEnd();
-      const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(queued.message.text), (turnId) =>
-        createEventWriter(context, persistence, turnId));
-      context.write(persistence.agentState, state);
-      return moveTo(AgentStepType.RunModel);
-    },
-  });
-}

@@ -1,0 +1,32 @@
+/** `AwaitTimer`: a `durable_wait` call waits on an engine Timer until its `waitUntil`, holding no Worker. */
+import { anyOf, deadEnd, defineStep, timer, type StepDefinition } from "@perdure/engine";
+import { checkDurableWaitArguments } from "../built-in-tools/built-in-tool-arguments.ts";
+import { durableWaitTimerId } from "../built-in-tools/durable-wait-timer.ts";
+import { createEventWriter } from "../event-writer.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { finishToolCall, readToolCall } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
+
+export function createAwaitTimerStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence } = environment;
+  return defineStep<unknown>(AgentStepType.AwaitTimer, {
+    load: (input) => [persistence.agentToolCalls.instance(parseToolCallId(input))],
+    executeOptions: { retry: recordRetry },
+    waitUntil: (context, input) => {
+      const record = readToolCall(context, persistence, parseToolCallId(input));
+      const at = Date.parse(record.waitUntil ?? "");
+      return anyOf(timer(durableWaitTimerId(record.toolCallId), { at: Number.isFinite(at) ? at : Date.now() }));
+    },
+    execute: async (context, input) => {
+      const record = readToolCall(context, persistence, parseToolCallId(input));
+      const events = createEventWriter(context, persistence, record.turnId);
+      // RunModel checked these arguments before it moved here; a smaller maxDurableWaitMs after a deploy must not fail a wait that already ran.
+      const checked = checkDurableWaitArguments(record.arguments, Number.MAX_SAFE_INTEGER);
+      const waited = checked.ok ? checked.value : { durationSeconds: 0, reason: "" };
+      const output = JSON.stringify({ status: "completed", waited_seconds: waited.durationSeconds, reason: waited.reason });
+      await finishToolCall(context, persistence, record, "succeeded", { output, error: null }, events);
+      return deadEnd();
+    },
+  });
+}

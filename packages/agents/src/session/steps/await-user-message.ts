@@ -1,0 +1,74 @@
+/**
+ * `AwaitUserMessage`: waits for one queued message or, while the plan is
+ * `draft` or `active`, for the approval of its current revision, and starts
+ * the next turn: `chat` or `planning` for a message, `executing` for an
+ * approved plan.
+ */
+import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { planExecutionKey, type AgentPlan } from "../../values/agent-plan.ts";
+import type { InteractionMode } from "../../values/agent-state.ts";
+import type { AgentUserMessage } from "../../values/agent-user-message.ts";
+import { planExecutionUserMessage } from "../../values/result-texts.ts";
+import { createEventWriter } from "../event-writer.ts";
+import { activatePlan } from "../plans/plan-writes.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+import { readState, startTurn } from "../session-operations.ts";
+import { AgentStepType } from "../step-types.ts";
+
+function isExecutable(plan: AgentPlan | undefined): plan is AgentPlan {
+  return plan !== undefined && (plan.status === "draft" || plan.status === "active");
+}
+
+/** A message with `planMode`, or any message while a draft exists, plans; anything else chats. */
+export function interactionModeForMessages(messages: readonly AgentUserMessage[], plan: AgentPlan | undefined): InteractionMode {
+  return messages.some((message) => message.planMode === true) || plan?.status === "draft" ? "planning" : "chat";
+}
+
+async function startMessageTurn(context: ExecuteContext, environment: SessionEnvironment, message: AgentUserMessage): Promise<StepDecision> {
+  const { persistence, runner } = environment;
+  const mode = interactionModeForMessages([message], context.read(persistence.agentPlan));
+  const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(message.text), (turnId) =>
+    createEventWriter(context, persistence, turnId), mode);
+  context.write(persistence.agentState, state);
+  return moveTo(AgentStepType.RunModel);
+}
+
+async function startExecutingTurn(context: ExecuteContext, environment: SessionEnvironment, revision: number): Promise<StepDecision> {
+  const { persistence, runner } = environment;
+  context.write(persistence.pendingPlanExecution, null);
+  const plan = context.read(persistence.agentPlan);
+  // An approval of a revision that a later turn replaced never runs.
+  if (!isExecutable(plan) || plan.revision !== revision) return moveTo(AgentStepType.AwaitUserMessage);
+  let turnEvents = createEventWriter(context, persistence, null);
+  const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(planExecutionUserMessage(revision)), (turnId) => {
+    turnEvents = createEventWriter(context, persistence, turnId);
+    return turnEvents;
+  }, "executing");
+  await activatePlan(context, persistence, plan, turnEvents);
+  await turnEvents.write("plan_execution_started", { revision });
+  context.write(persistence.agentState, state);
+  return moveTo(AgentStepType.RunModel);
+}
+
+export function createAwaitUserMessageStep(environment: SessionEnvironment): StepDefinition<unknown> {
+  const { persistence } = environment;
+  return defineStep(AgentStepType.AwaitUserMessage, {
+    // Queued messages come first; only the current revision's approval can start a turn.
+    waitUntil: (context) => {
+      const plan = context.read(persistence.agentPlan);
+      const queued = received(persistence.queuedUserMessages);
+      return isExecutable(plan) ? anyOf(queued, received(persistence.planExecutions.instance(planExecutionKey(plan.revision)))) : anyOf(queued);
+    },
+    executeOptions: { locks: [persistence.pendingPlanExecution] },
+    execute: async (context) => {
+      const [queued] = context.consumed(persistence.queuedUserMessages);
+      if (queued !== undefined) return startMessageTurn(context, environment, queued.message);
+      const plan = context.read(persistence.agentPlan);
+      if (plan !== undefined) {
+        const [approval] = context.consumed(persistence.planExecutions.instance(planExecutionKey(plan.revision)));
+        if (approval !== undefined) return startExecutingTurn(context, environment, approval.message.revision);
+      }
+      return deadEnd();
+    },
+  });
+}
