@@ -1,4 +1,5 @@
 import { ScriptedModelClient, type ModelRequest, type ScriptedModelReply } from "@perdure/agents/stepwise";
+import { describeExchange, isExecutingPlan, isPlanningCall, replyInExecutingTurn, replyInPlanningTurn, replyToExchange, requestedWaitSeconds } from "./demo-plans.ts";
 
 /**
  * The demo model used without a key: it reads the conversation and answers
@@ -8,10 +9,27 @@ export function replyAsDemoModel(request: ModelRequest): ScriptedModelReply {
   const userText = ScriptedModelClient.userTexts(request).at(-1) ?? "";
   const results = ScriptedModelClient.toolResults(request);
   const orderId = /\b(\d{3,})\b/.exec(userText)?.[1];
+  if (isPlanningCall(request)) return replyInPlanningTurn(request, userText);
+  const summary = (): string => results.filter((result) => result.toolName === "lookup_order" || result.toolName === "refund_order").map((result) => describeResult(result.toolName, result.output)).join(" ");
+  if (isExecutingPlan(userText)) return replyInExecutingTurn(request, () => summary() || "Every task of the plan is done.");
+  const asked = results.find((result) => result.toolName === "ask_user");
+  if (asked !== undefined) return { text: describeExchange(orderId ?? "", asked.output) };
+  if (results.some((result) => result.toolName === "durable_wait") && orderId !== undefined) {
+    if (results.some((result) => result.toolName === "lookup_order")) return { text: summary() };
+    return { text: "I waited as you asked; here is the order now.", toolCalls: [{ name: "lookup_order", arguments: { order_id: orderId } }] };
+  }
   if (results.length > 0) {
     const summary = results.map((result) => describeResult(result.toolName, result.output)).join(" ");
     return { text: summary };
   }
+  const waitSeconds = requestedWaitSeconds(userText);
+  if (orderId !== undefined && waitSeconds !== undefined) {
+    return {
+      text: `I will check order ${orderId} again then; the wait is durable, so it survives restarts.`,
+      toolCalls: [{ name: "durable_wait", arguments: { duration_seconds: waitSeconds, reason: `check order ${orderId} again` } }],
+    };
+  }
+  if (orderId !== undefined && /exchange/i.test(userText)) return replyToExchange(orderId);
   if (orderId !== undefined && /refund/i.test(userText)) {
     return { text: `I can refund order ${orderId} once you approve it.`, toolCalls: [{ name: "refund_order", arguments: { order_id: orderId } }] };
   }
@@ -20,7 +38,9 @@ export function replyAsDemoModel(request: ModelRequest): ScriptedModelReply {
   }
   return {
     text: "Hello! I am the Perdure demo agent, running on a scripted model because no model key is set. "
-      + "Ask about an order (try: where is order 1001?) or ask for a refund (try: please refund order 1002).",
+      + "Ask about an order (try: where is order 1001?), ask for a refund (try: please refund order 1002), "
+      + "an exchange, which asks you a question (try: exchange order 1001), or a durable wait (try: check order 1002 again in 30 seconds). "
+      + "Turn on Plan first to get a plan to approve before anything runs.",
   };
 }
 

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Client, Worker } from "@perdure/engine";
 import { createTemporarySqliteStore } from "@perdure/engine/testing";
+import { builtInToolDefinitions } from "@perdure/agents";
 import { createAiSdkModelClient } from "@perdure/agents/ai-sdk";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
@@ -69,14 +70,20 @@ void test("the support agent runs on the AI SDK client: a lookup, then a refund 
     assert.equal(snapshot.messages.at(-1)?.text, "Done: refunded 129.00 USD for order 1001 (Trail running shoes)");
     assert.equal(findOrder("1001")?.status, "refunded");
     assert.deepEqual(snapshot.usage, { inputTokens: 200, outputTokens: 40, totalTokens: 240, reasoningTokens: 0, cachedInputTokens: 0, requests: 4 });
-    // What the provider was sent: the instructions, both tools with their schemas, and the whole conversation.
+    // What the provider was sent: the instructions, both tools with their schemas, the built-in tools, and the whole conversation.
     assert.equal(model.doStreamCalls.length, 4);
     const lastCall = model.doStreamCalls[3];
     assert.deepEqual(lastCall?.prompt[0], { role: "system", content: supportInstructions });
-    assert.deepEqual(lastCall?.tools?.map((tool) => (tool.type === "function" ? [tool.name, tool.inputSchema] : [tool.type])), [
+    const offered = lastCall?.tools?.map((tool) => (tool.type === "function" ? [tool.name, tool.inputSchema] : [tool.type])) ?? [];
+    assert.deepEqual(offered.slice(0, 2), [
       ["lookup_order", { type: "object", properties: { order_id: { type: "string", description: "The order number, such as 1001." } }, required: ["order_id"], additionalProperties: false }],
       ["refund_order", { type: "object", properties: { order_id: { type: "string", description: "The order number, such as 1001." } }, required: ["order_id"], additionalProperties: false }],
     ]);
+    assert.deepEqual(offered.slice(2).map(([name]) => name).toSorted(), ["ask_user", "durable_wait", "write_todos"]);
+    for (const [name, schema] of offered.slice(2)) {
+      const toolName = name as keyof typeof builtInToolDefinitions;
+      assert.deepEqual(schema, builtInToolDefinitions[toolName].parameters, `${toolName} is offered with the contract's schema`);
+    }
     assert.deepEqual(lastCall?.prompt.slice(1).map((message) => message.role), ["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
     const history = await sessions.client.getStepHistory("support-ai-sdk");
     assert.equal(history.filter((entry) => entry.stepType === "RunModel" && entry.method === "execute").length, 4, "one model call per RunModel");

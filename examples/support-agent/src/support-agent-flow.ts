@@ -35,12 +35,25 @@ export const supportInstructions = [
   "You are the support agent of a small outdoor shop.",
   "Look orders up with lookup_order before you answer questions about them.",
   "Refund with refund_order only when the customer asks for a refund; say what was refunded.",
+  "When you need a detail only the customer knows, such as the size for an exchange, ask with ask_user.",
+  "When the customer asks you to check again later, wait with durable_wait, then look the order up again.",
 ].join(" ");
 
-/** The support agent's session Flow on a given model. */
+/**
+ * The support agent's session Flow on a given model: two tools, the built-in
+ * `ask_user`, `durable_wait` and `write_todos`, and plan mode, so a person
+ * can review a plan before anything runs.
+ */
 export function createSupportAgentFlow(model: ModelClient) {
   return createStepwiseAgentSessionFlow(
-    { name: "support", instructions: supportInstructions, model, tools: [lookupOrderTool, refundOrderTool] },
+    {
+      name: "support",
+      instructions: supportInstructions,
+      model,
+      tools: [lookupOrderTool, refundOrderTool],
+      builtInTools: ["ask_user", "durable_wait", "write_todos"],
+      planModeEnabled: true,
+    },
     "SupportAgent",
   );
 }

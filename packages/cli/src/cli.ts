@@ -27,7 +27,7 @@ Commands:
   dev [entry]          Start the dev server: store, Worker, HTTP API and web UI
   sessions             List sessions with their status
   inspect <sessionId>  Print a session's Step timeline and state
-  chat <sessionId>     Chat with a session in the terminal, approving tools
+  chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
 
 Common options:
@@ -66,8 +66,11 @@ step so Workers start on a ready schema. Safe when several run at once.`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
-asked as y/N questions. A Worker runs in this process unless --no-worker is
-given (use that while perdure dev runs on the same store). Type /quit to leave.`,
+asked as y/N questions; answer the agent's questions with a choice's number
+or your text, or /decline [why]. /plan <text> sends a message in plan mode,
+and a drafted plan is offered for execution when its turn ends. A Worker runs
+in this process unless --no-worker is given (use that while perdure dev runs
+on the same store). Type /quit to leave.`,
 };
 
 /** A mistake on the command line: printed with the command's usage, exit 2. */

@@ -155,6 +155,21 @@ const staleApprovalRequest: fc.Arbitrary<RawHttpRequest> = fc.record({
   ), { maxLength: 120 }),
 }).map(({ id, messageId, parts }) => ({ method: "POST", path: "/api/chat", headers: json, body: JSON.stringify({ id, messages: [{ id: messageId, role: "assistant", parts }] }) }));
 
+/**
+ * Requests the property once found to fail, run first in every run. Seed
+ * 1003688701: an approval decision with an empty tool call ID reached the
+ * record read as an invalid instance key (500).
+ */
+const foundCounterexamples: { request: RawHttpRequest; mustRefuse: boolean }[] = [
+  {
+    request: {
+      method: "POST", path: "/api/chat", headers: json,
+      body: JSON.stringify({ id: "existing", messages: [{ id: "turn-1-assistant", role: "assistant", parts: [{ type: "dynamic-tool", toolCallId: "", state: "approval-responded", approval: { id: " ", approved: false } }] }] }),
+    },
+    mustRefuse: false,
+  },
+];
+
 it("1,200 generated malformed requests across every route: no 5xx, the server stays healthy, and the store is unchanged", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-fuzz-"));
   mkdirSync(join(folder, "gates"));
@@ -185,7 +200,7 @@ it("1,200 generated malformed requests across every route: no 5xx, the server st
         assert.ok(response.status >= 400, `${request.method} ${request.path} with a defect answered ${response.status}: ${response.body}`);
       }
     }),
-    { numRuns: 1200, seed: Number(process.env.PERDURE_FUZZ_SEED ?? Date.now() % 2 ** 31) },
+    { numRuns: 1200, seed: Number(process.env.PERDURE_FUZZ_SEED ?? Date.now() % 2 ** 31), examples: foundCounterexamples.map((found) => [found]) },
   );
   t.diagnostic(`statuses: ${[...statuses].sort(([left], [right]) => left - right).map(([status, count]) => `${status}×${count}`).join(" ")}`);
   const health = await sendRaw(origin, { method: "GET", path: "/api/health" });

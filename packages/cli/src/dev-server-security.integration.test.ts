@@ -241,6 +241,11 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
       { name: "a blank message", request: { method: "POST", path: "/api/chat", headers: json, body: chatBody("existing", " \n\t") }, status: 400, error: /text is blank/ },
       { name: "a message to a stopped session", request: { method: "POST", path: "/api/chat", headers: json, body: chatBody("stopped", "hello?") }, status: 409, error: /session stopped is stopped/ },
       { name: "an unknown agent", request: { method: "POST", path: "/api/sessions", headers: json, body: JSON.stringify({ agent: "x".repeat(10_000) }) }, status: 400, error: /agent "x{80}" is not one of/ },
+      { name: "a plan-mode flag that is not a boolean", request: { method: "POST", path: "/api/chat", headers: json, body: JSON.stringify({ id: "existing", planMode: "yes", messages: [{ role: "user", parts: [{ type: "text", text: "plan it" }] }] }) }, status: 400, error: /planMode "yes" is invalid/ },
+      { name: "a plan revision that is text", request: { method: "POST", path: "/api/sessions/existing/plan/execute", headers: json, body: JSON.stringify({ revision: "1" }) }, status: 400, error: /revision "1" is invalid: send the plan's revision, a positive integer/ },
+      { name: "a plan revision of 0", request: { method: "POST", path: "/api/sessions/existing/plan/execute", headers: json, body: JSON.stringify({ revision: 0 }) }, status: 400, error: /revision 0 is invalid/ },
+      { name: "a plan revision for an unknown session", request: { method: "POST", path: "/api/sessions/nobody/plan/execute", headers: json, body: JSON.stringify({ revision: 1 }) }, status: 404, error: /nobody/ },
+      { name: "a question response that is neither an answer nor a decline", request: { method: "POST", path: "/api/sessions/existing/questions/call-1", headers: json, body: JSON.stringify({ answer: 7 }) }, status: 400, error: /question response \{"answer":7\} is invalid/ },
       { name: "an unknown API route", request: { method: "GET", path: "/api/nothing-here" }, status: 404, error: /no route GET \/api\/nothing-here/ },
       { name: "an unknown session", request: { method: "GET", path: "/api/chat/nobody" }, status: 404, error: /nobody/ },
     ];
@@ -249,6 +254,13 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
       assertJsonError(response, testCase.status, testCase.error);
       assertStoreUnchanged(databasePath, before, testCase.name);
     }
+    // Approving a plan the session does not have changes nothing.
+    const noPlan = await sendRaw(origin, { method: "POST", path: "/api/sessions/existing/plan/execute", headers: json, body: JSON.stringify({ revision: 1 }) });
+    assert.deepEqual([noPlan.status, JSON.parse(noPlan.body)], [200, { executed: false }]);
+    assertStoreUnchanged(databasePath, before, "approving a plan the session does not have");
+    const noQuestion = await sendRaw(origin, { method: "POST", path: "/api/sessions/existing/questions/call-1", headers: json, body: JSON.stringify({ answer: "M" }) });
+    assert.deepEqual([noQuestion.status, JSON.parse(noQuestion.body)], [200, { answered: false }]);
+    assertStoreUnchanged(databasePath, before, "answering a question the session does not ask");
     // A decision for a stopped session is not applied: the stream says so on the call's part and ends.
     const decision = await fetch(`${origin}/api/chat`, { method: "POST", headers: json, body: approvalBody("stopped", { interrupt_id: "call-1-approval", tool_call_id: "call-1" }), signal: AbortSignal.timeout(10_000) });
     assert.equal(decision.status, 200);
@@ -256,6 +268,18 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
     assert.match(stream, /approval call-1-approval is no longer pending, so the decision was not applied/);
     assert.match(stream, /"finishReason":"other"/);
     assertStoreUnchanged(databasePath, before, "a decision for a stopped session");
+    // So is an answer to a question: the stream says the question no longer waits for one.
+    const answer = await fetch(`${origin}/api/chat`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ id: "stopped", messages: [{ id: "turn-1-assistant", role: "assistant", parts: [{ type: "data-agent-question", id: "call-2", data: { interruptId: "call-2", question: "Size?", response: { answer: "M" } } }] }] }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(answer.status, 200);
+    const answerStream = await answer.text();
+    assert.match(answerStream, /"type":"data-agent-question-resolution","id":"call-2","data":\{"interruptId":"call-2","toolCallId":"call-2","resolution":"no_longer_pending"/);
+    assert.match(answerStream, /"finishReason":"other"/);
+    assertStoreUnchanged(databasePath, before, "an answer for a stopped session");
   });
 
   it("a stream for a turn that will never start ends at once", { timeout: 30_000 }, async (t) => {

@@ -28,6 +28,7 @@ function plan(events: readonly AgentEvent[], start: AgentUIStreamState = initial
 function describePart(part: PlannedAgentUIPart): string {
   if (part.kind === "tool-input") return `tool-input:${part.toolCallId}`;
   if (part.kind === "tool-output") return `tool-output:${part.toolCallId}:${part.status}`;
+  if (part.kind === "plan") return `plan:${part.revision}:${part.status}:${part.taskCount}`;
   const chunk = part.chunk;
   switch (chunk.type) {
     case "start":
@@ -48,6 +49,12 @@ function describePart(part: PlannedAgentUIPart): string {
       return `denied:${chunk.toolCallId}`;
     case "data-agent-event":
       return `event:${chunk.data.type}`;
+    case "data-agent-question":
+      return `question:${chunk.id}:${chunk.data.question}`;
+    case "data-agent-question-resolution":
+      return `question-resolution:${chunk.id}:${chunk.data.resolution}`;
+    case "data-agent-timer":
+      return `timer:${chunk.id}:${chunk.data.waitUntil}`;
     case "finish":
       return `finish:${chunk.finishReason}`;
     case "error":
@@ -108,7 +115,7 @@ describe("event to part table", () => {
       event("text_delta", { text: "tool says" }, "tool-2"),
       event("tool_call_finished", { tool_call_id: "c2", tool_name: "lookup", status: "succeeded" }, "tool-2"),
       event("interrupt_resolved", { interrupt_id: "never-raised", kind: "approval", approved: true }, "approval-9"),
-      event("timer_started", { tool_call_id: "c3", wait_until: "later", reason: "wait" }, "timer-3"),
+      event("compaction_started", { through_sequence: 4 }, "compact-1"),
     ]);
     assert.deepEqual(parts.slice(1), [
       ["start-step", "text-start:text-0", "text-delta:text-0:Let me"],
@@ -120,7 +127,7 @@ describe("event to part table", () => {
       ["event:text_delta"],
       ["tool-input:c2", "tool-output:c2:succeeded"],
       ["event:interrupt_resolved"],
-      ["event:timer_started"],
+      ["event:compaction_started"],
     ]);
   });
 
@@ -177,5 +184,125 @@ describe("event to part table", () => {
     assert.deepEqual(items.map((item) => describePart(item.part)), ["tool-input:c2", "approval-request:c2-approval", "finish-step", "finish:tool-calls"]);
     assert.equal(items.at(-1)?.state.done, false);
     assert.equal(items.at(-1)?.state.stepOpen, false);
+  });
+});
+
+describe("questions, durable waits and plans", () => {
+  const question = { interrupt_id: "c1", kind: "question", tool_call_id: "c1", tool_name: "ask_user", deadline: null, question: "Which size?", choices: ["S", "M"], allows_free_text: false };
+
+  it("an ask_user question shows the call's tool part and a question part; its answer a resolution part", () => {
+    const { parts, state } = plan([
+      event("turn_started", {}, "await"),
+      event("text_delta", { text: "One moment" }),
+      event("tool_call_deferred", { tool_call_id: "c1", tool_name: "ask_user", effect: "read", requires_approval: false }),
+      event("interrupt_raised", question),
+      event("interrupt_resolved", { interrupt_id: "c1", kind: "question", approved: true, answered: true, rejection_message: null, cancellation_reason: null }, "await-question-1"),
+      event("tool_call_finished", { tool_call_id: "c1", tool_name: "ask_user", status: "succeeded" }, "await-question-1"),
+    ]);
+    assert.deepEqual(parts.slice(1), [
+      ["start-step", "text-start:text-0", "text-delta:text-0:One moment"],
+      ["text-end:text-0", "tool-input:c1"],
+      ["question:c1:Which size?"],
+      ["question-resolution:c1:answered"],
+      ["tool-output:c1:succeeded"],
+    ]);
+    assert.deepEqual(state.shownQuestionIds, ["c1"]);
+  });
+
+  it("a question carries the payload's choices, free-text flag and deadline as camelCase data", () => {
+    const start = plan([event("turn_started", {}, "await"), event("tool_call_deferred", { tool_call_id: "c1", tool_name: "ask_user" })]).state;
+    const planned = planAgentEventParts(start, event("interrupt_raised", { ...question, deadline: "2026-12-04T10:00:00.000Z" }));
+    const part = planned.parts[0];
+    assert.ok(part?.kind === "chunk" && part.chunk.type === "data-agent-question");
+    assert.deepEqual(part.chunk, {
+      type: "data-agent-question",
+      id: "c1",
+      data: { interruptId: "c1", toolCallId: "c1", toolName: "ask_user", question: "Which size?", choices: ["S", "M"], allowsFreeText: false, deadline: "2026-12-04T10:00:00.000Z" },
+    });
+  });
+
+  it("a tool's own question, raised by another Step, attaches to the running call without starting a step", () => {
+    const { parts, state } = plan([
+      event("turn_started", {}, "await"),
+      event("tool_call_deferred", { tool_call_id: "c2", tool_name: "book_flight", effect: "non_idempotent_write", requires_approval: false }),
+      event("tool_call_started", { tool_call_id: "c2", tool_name: "book_flight" }, "tool-2"),
+      event("interrupt_raised", { interrupt_id: "c2-input-1", kind: "question", tool_call_id: "c2", tool_name: "book_flight", deadline: null, question: "Window or aisle?", choices: ["window", "aisle"], allows_free_text: true }, "await-question-2"),
+      event("interrupt_resolved", { interrupt_id: "c2-input-1", kind: "question", approved: false, answered: false, rejection_message: "not now", cancellation_reason: null }, "await-question-2"),
+    ]);
+    assert.deepEqual(parts.slice(1), [
+      ["start-step", "tool-input:c2"],
+      ["event:tool_call_started"],
+      ["question:c2-input-1:Window or aisle?"],
+      ["question-resolution:c2-input-1:declined"],
+    ]);
+    assert.equal(state.step?.executionId, "model-1");
+  });
+
+  it("tells a passed deadline and a cancellation from a decline", () => {
+    const shown = plan([event("turn_started", {}, "await"), event("interrupt_raised", question)]).state;
+    const resolve = (payload: Record<string, unknown>) =>
+      planAgentEventParts(shown, event("interrupt_resolved", { interrupt_id: "c1", kind: "question", approved: false, answered: false, ...payload }, "await-question-1")).parts.map(describePart);
+    assert.deepEqual(resolve({ rejection_message: "question deadline passed", cancellation_reason: null }), ["question-resolution:c1:deadline_passed"]);
+    assert.deepEqual(resolve({ rejection_message: null, cancellation_reason: "steered" }), ["question-resolution:c1:cancelled"]);
+    assert.deepEqual(resolve({ rejection_message: null, cancellation_reason: null }), ["question-resolution:c1:declined"]);
+    // A resolution of a question this stream never showed stays an event.
+    assert.deepEqual(planAgentEventParts(initialAgentUIStreamState(), event("interrupt_resolved", { interrupt_id: "c9", kind: "question", answered: true })).parts.map(describePart).slice(1), ["event:interrupt_resolved"]);
+  });
+
+  it("a durable wait shows its tool part and a timer part with its due time", () => {
+    const { parts } = plan([
+      event("turn_started", {}, "await"),
+      event("tool_call_deferred", { tool_call_id: "c3", tool_name: "durable_wait", effect: "read", requires_approval: false }),
+      event("timer_started", { tool_call_id: "c3", wait_until: "2026-12-04T10:00:00.000Z", reason: "the carrier updates overnight" }, "timer-3"),
+      event("timer_started", { tool_call_id: "c4", wait_until: "2026-12-04T11:00:00.000Z", reason: "again" }, "timer-4"),
+      event("timer_started", { reason: "no call" }, "timer-5"),
+    ]);
+    assert.deepEqual(parts.slice(1), [
+      ["start-step", "tool-input:c3"],
+      ["timer:c3:2026-12-04T10:00:00.000Z"],
+      ["tool-input:c4", "timer:c4:2026-12-04T11:00:00.000Z"],
+      ["event:timer_started"],
+    ]);
+  });
+
+  it("a plan update becomes a plan part whose content is read when it is sent", () => {
+    const { parts } = plan([
+      event("turn_started", {}, "await"),
+      event("tool_call_deferred", { tool_call_id: "c5", tool_name: "write_todos" }),
+      event("plan_updated", { revision: 2, status: "draft", task_count: 3 }),
+      event("plan_execution_started", { revision: 2 }, "await-2"),
+      event("plan_updated", { revision: "two" }),
+    ]);
+    assert.deepEqual(parts.slice(1), [["start-step", "tool-input:c5"], ["plan:2:draft:3"], ["event:plan_execution_started"], ["event:plan_updated"]]);
+  });
+
+  it("a question of an older RunModel attempt is dropped with that attempt", () => {
+    const { parts } = plan([
+      event("turn_started", {}, "await"),
+      event("text_delta", { text: "a" }, "model-1", 2),
+      event("interrupt_raised", question, "model-1", 1),
+      event("interrupt_raised", question, "model-1", 3),
+    ]);
+    assert.deepEqual(parts.slice(2), [[], ["reset-step", "tool-input:c1", "question:c1:Which size?"]]);
+  });
+
+  it("finishes with tool-calls after showing pending questions and approvals the stream has not shown", () => {
+    const state = plan([event("turn_started", {}, "await"), event("tool_call_deferred", { tool_call_id: "c1", tool_name: "ask_user" }), event("interrupt_raised", question)]).state;
+    const pendingQuestion = {
+      type: "data-agent-question" as const,
+      id: "c2-input-1",
+      data: { interruptId: "c2-input-1", toolCallId: "c2", toolName: "book_flight", question: "Window?", choices: [], allowsFreeText: true, deadline: null },
+    };
+    const shownQuestion = { ...pendingQuestion, id: "c1", data: { ...pendingQuestion.data, interruptId: "c1", toolCallId: "c1" } };
+    const items = planAwaitingApprovalParts(state, "turn-3", [{ approvalId: "c3-approval", toolCallId: "c3", toolName: "refund" }], [shownQuestion, pendingQuestion]);
+    assert.deepEqual(items.map((item) => describePart(item.part)), [
+      "tool-input:c2",
+      "question:c2-input-1:Window?",
+      "tool-input:c3",
+      "approval-request:c3-approval",
+      "finish-step",
+      "finish:tool-calls",
+    ]);
+    assert.deepEqual(items.at(-1)?.state.shownQuestionIds, ["c1", "c2-input-1"]);
   });
 });

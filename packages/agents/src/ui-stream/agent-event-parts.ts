@@ -8,105 +8,24 @@
  */
 import type { AgentEvent } from "../values/agent-event.ts";
 import { convertAgentEventToJson } from "./agent-event-json.ts";
-import type { AgentUIFinishReason, AgentUIMessageChunk } from "./agent-ui-message-types.ts";
+import { chunk, closeOpenParts, enterModelStep, payloadString, showToolCall } from "./agent-event-part-steps.ts";
+import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";
+import type { AgentUIFinishReason } from "./agent-ui-message-types.ts";
 import { copyAgentUIStreamState, type AgentTurnEndEventType, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
+import { planInterruptRaised, planInterruptResolved, planPlanUpdated, planTimerStarted } from "./interaction-event-parts.ts";
+import type { PendingApprovalCall, PlannedAgentUIPart, PlannedEventParts, PlannedStandalonePart } from "./planned-agent-ui-part.ts";
 
-/** A final status of `tool_call_finished` whose part carries the record's result. */
-export type AgentToolResultStatus = "succeeded" | "failed" | "outcome_unknown";
-
-/** A part to send: ready, or one whose content comes from the committed tool call record. */
-export type PlannedAgentUIPart =
-  | { kind: "chunk"; chunk: AgentUIMessageChunk }
-  | { kind: "tool-input"; toolCallId: string; toolName: string }
-  | { kind: "tool-output"; toolCallId: string; toolName: string; status: AgentToolResultStatus };
-
-/** The parts of one event and the state after them. */
-export interface PlannedEventParts {
-  parts: PlannedAgentUIPart[];
-  state: AgentUIStreamState;
-}
-
-/** A part that stands alone (not derived from one event), with the state after it. */
-export interface PlannedStandalonePart {
-  part: PlannedAgentUIPart;
-  state: AgentUIStreamState;
-}
-
-/** A pending approval the browser must see before the stream finishes with `tool-calls`. */
-export interface PendingApprovalCall {
-  approvalId: string;
-  toolCallId: string;
-  toolName: string;
-}
+export type { AgentToolResultStatus, PendingApprovalCall, PlannedAgentUIPart, PlannedEventParts, PlannedStandalonePart } from "./planned-agent-ui-part.ts";
 
 /** The assistant message ID of a turn, shared by its live stream and its stored messages. */
 export function agentTurnMessageId(turnId: string): string {
   return `${turnId}-assistant`;
 }
 
-function chunk(value: AgentUIMessageChunk): PlannedAgentUIPart {
-  return { kind: "chunk", chunk: value };
-}
-
-function payloadString(event: AgentEvent, key: string): string | null {
-  const value = event.payload[key];
-  return typeof value === "string" ? value : null;
-}
-
 function nextPartId(state: AgentUIStreamState, kind: "text" | "reasoning"): string {
   const id = `${kind}-${state.nextPartNumber}`;
   state.nextPartNumber += 1;
   return id;
-}
-
-function closeOpenParts(state: AgentUIStreamState, parts: PlannedAgentUIPart[]): void {
-  if (state.textPartId !== null) parts.push(chunk({ type: "text-end", id: state.textPartId }));
-  if (state.reasoningPartId !== null) parts.push(chunk({ type: "reasoning-end", id: state.reasoningPartId }));
-  state.textPartId = null;
-  state.reasoningPartId = null;
-}
-
-function forgetModelResponse(state: AgentUIStreamState): void {
-  state.toolStepExecutionIds = [];
-  state.shownToolCallIds = [];
-  state.shownApprovalIds = [];
-  state.turnEnd = null;
-}
-
-/**
- * Moves to the `RunModel` Step execution and attempt that wrote `event`:
- * `start-step` (after `finish-step`) for a new execution, `reset-step` for a
- * new attempt of the current one. Returns false for an event of an older
- * attempt, whose parts the reset already dropped.
- */
-function enterModelStep(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): boolean {
-  const step = state.step;
-  if (step === null || step.executionId !== event.stepExecutionId) {
-    closeOpenParts(state, parts);
-    if (state.stepOpen) parts.push(chunk({ type: "finish-step" }));
-    parts.push(chunk({ type: "start-step" }));
-    state.step = { executionId: event.stepExecutionId, attempt: event.attempt };
-    state.stepOpen = true;
-    forgetModelResponse(state);
-    return true;
-  }
-  if (event.attempt < step.attempt) return false;
-  if (event.attempt > step.attempt) {
-    // The client drops every part after the step's `step-start`, open ones included.
-    parts.push(chunk({ type: "reset-step" }));
-    state.textPartId = null;
-    state.reasoningPartId = null;
-    state.step = { executionId: step.executionId, attempt: event.attempt };
-    state.stepOpen = true;
-    forgetModelResponse(state);
-  }
-  return true;
-}
-
-function showToolCall(state: AgentUIStreamState, toolCallId: string, toolName: string, parts: PlannedAgentUIPart[]): void {
-  if (state.shownToolCallIds.includes(toolCallId)) return;
-  parts.push({ kind: "tool-input", toolCallId, toolName });
-  state.shownToolCallIds.push(toolCallId);
 }
 
 function planDelta(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): void {
@@ -191,29 +110,18 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
       }
       break;
     }
-    case "interrupt_raised": {
-      const interruptId = payloadString(event, "interrupt_id");
-      const toolCallId = payloadString(event, "tool_call_id");
-      if (payloadString(event, "kind") !== "approval" || interruptId === null || toolCallId === null) {
-        eventChunk();
-      } else if (enterModelStep(next, event, parts)) {
-        closeOpenParts(next, parts);
-        showToolCall(next, toolCallId, payloadString(event, "tool_name") ?? "", parts);
-        parts.push(chunk({ type: "tool-approval-request", approvalId: interruptId, toolCallId }));
-        if (!next.shownApprovalIds.includes(interruptId)) next.shownApprovalIds.push(interruptId);
-      }
+    case "interrupt_raised":
+      if (!planInterruptRaised(next, event, parts)) eventChunk();
       break;
-    }
-    case "interrupt_resolved": {
-      const interruptId = payloadString(event, "interrupt_id");
-      if (interruptId === null || !next.shownApprovalIds.includes(interruptId)) {
-        eventChunk();
-        break;
-      }
-      const reason = payloadString(event, "rejection_message");
-      parts.push(chunk({ type: "tool-approval-response", approvalId: interruptId, approved: event.payload.approved === true, ...(reason === null ? {} : { reason }) }));
+    case "interrupt_resolved":
+      if (!planInterruptResolved(next, event, parts)) eventChunk();
       break;
-    }
+    case "timer_started":
+      if (!planTimerStarted(next, event, parts)) eventChunk();
+      break;
+    case "plan_updated":
+      if (!planPlanUpdated(next, event, parts)) eventChunk();
+      break;
     case "tool_call_started":
       if (!next.toolStepExecutionIds.includes(event.stepExecutionId)) next.toolStepExecutionIds.push(event.stepExecutionId);
       eventChunk();
@@ -290,15 +198,29 @@ export function planTurnEndParts(state: AgentUIStreamState, turnId: string): Pla
 }
 
 /**
- * The parts that end a stream while the turn waits only for approvals: any
- * approval request the stream has not shown yet, open parts closed, then
- * `finish` with `tool-calls`. The stream can continue after it.
+ * The parts that end a stream while the turn waits only for people: any
+ * approval request or question the stream has not shown yet, open parts
+ * closed, then `finish` with `tool-calls`. The stream can continue after it.
  */
-export function planAwaitingApprovalParts(state: AgentUIStreamState, turnId: string, pending: readonly PendingApprovalCall[]): PlannedStandalonePart[] {
+export function planAwaitingApprovalParts(
+  state: AgentUIStreamState,
+  turnId: string,
+  pending: readonly PendingApprovalCall[],
+  questions: readonly AgentQuestionChunk[] = [],
+): PlannedStandalonePart[] {
   const next = copyAgentUIStreamState(state);
   const items: PlannedStandalonePart[] = [];
   if (next.done) return items;
   planStart(items, next, turnId);
+  for (const question of questions) {
+    if (next.shownQuestionIds.includes(question.id)) continue;
+    if (!next.shownToolCallIds.includes(question.data.toolCallId)) {
+      next.shownToolCallIds.push(question.data.toolCallId);
+      standalone(items, next, { kind: "tool-input", toolCallId: question.data.toolCallId, toolName: question.data.toolName });
+    }
+    next.shownQuestionIds.push(question.id);
+    standalone(items, next, chunk(question));
+  }
   for (const call of pending) {
     if (next.shownApprovalIds.includes(call.approvalId)) continue;
     if (!next.shownToolCallIds.includes(call.toolCallId)) {

@@ -1,12 +1,15 @@
 /**
  * Committed session state the UI stream needs besides events: whether a
- * turn's end committed, whether it waits only for approvals, and tool call
- * arguments and results, which events do not carry.
+ * turn's end committed, whether it waits only for approvals and questions,
+ * tool call arguments and results, and the plan, which events do not carry.
  */
+import type { AgentInterrupt } from "../values/agent-interrupt.ts";
+import type { AgentPlan } from "../values/agent-plan.ts";
 import { isFinalToolCallStatus, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
 import type { AgentMessagePage } from "../values/agent-message-page.ts";
 import type { AgentMessage } from "../values/agent-message.ts";
 import type { PendingApprovalCall } from "./agent-event-parts.ts";
+import { questionChunkFromInterrupt, type AgentQuestionChunk } from "./agent-ui-data-parts.ts";
 import { delay, turnNumber, type AgentUIStreamSession } from "./agent-ui-stream-session.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
 
@@ -20,13 +23,18 @@ const recordPollMs = 25;
 const storedMessagesPollMs = 250;
 const storedMessagePageLimit = 200;
 const storedMessagePageCount = 10;
+/** The longest key of a ChannelMap or AttributeMap instance, so the longest tool call ID a record can have. */
+const maxToolCallIdLength = 512;
 
 /** What committed state says about a streamed turn. */
 export interface AgentTurnStatus {
   /** The turn's end committed. */
   isEnded: boolean;
-  /** The approvals the turn waits for, when it waits for nothing else; otherwise null. */
-  awaitingApprovals: PendingApprovalCall[] | null;
+  /**
+   * The approvals and questions the turn waits for, when it waits for
+   * nothing else (no call runs, no timer or task is pending); otherwise null.
+   */
+  awaitingPeople: { approvals: PendingApprovalCall[]; questions: AgentQuestionChunk[] } | null;
 }
 
 /** A tool call's result text and error, as the record or the stored result message has them. */
@@ -58,12 +66,12 @@ export class AgentSessionRecordReader {
     this.signal = signal;
   }
 
-  /** Whether `turnId` ended, or waits only for approvals; `knownToolCallIds` are the current response's calls. */
+  /** Whether `turnId` ended, or waits only for people; `knownToolCallIds` are the current response's calls. */
   async readTurnStatus(turnId: string, knownToolCallIds: readonly string[], isEventsLost: boolean): Promise<AgentTurnStatus> {
     const { client, flow, flowId } = this.session;
     const [state, pending] = await client.getAttributes(flowId, flow.agentState, flow.pendingInterrupts);
-    const notWaiting = { isEnded: false, awaitingApprovals: null };
-    const ended = { isEnded: true, awaitingApprovals: null };
+    const notWaiting = { isEnded: false, awaitingPeople: null };
+    const ended = { isEnded: true, awaitingPeople: null };
     const number = turnNumber(turnId);
     if (state !== undefined && state.activeTurnId !== turnId && (number === null || state.turnCount >= number)) return ended;
     if (state?.activeTurnId !== turnId) {
@@ -71,34 +79,43 @@ export class AgentSessionRecordReader {
       return (await client.describe(flowId)).status === "running" ? notWaiting : ended;
     }
     if (state.status !== "running_tools") return notWaiting;
-    const approvals = (pending ?? []).filter((interrupt) => interrupt.turnId === turnId && interrupt.kind === "approval");
-    if (approvals.length === 0) return notWaiting;
+    const interrupts = (pending ?? []).filter((interrupt) => interrupt.turnId === turnId);
+    if (interrupts.length === 0) return notWaiting;
     const records = isEventsLost
       ? (await client.invokeRPC(flow.getAgentSnapshot, flowId)).toolCalls.filter((record) => record.turnId === turnId)
-      : await this.readRecords([...new Set([...knownToolCallIds, ...approvals.map((interrupt) => interrupt.toolCallId)])]);
-    const approvalOf = (record: AgentToolCallRecord) => approvals.find((interrupt) => interrupt.toolCallId === record.toolCallId);
-    const isWaitingOnlyForApprovals = records.length > 0
-      && records.every((record) => isFinalToolCallStatus(record.status) || (record.status === "awaiting_approval" && approvalOf(record) !== undefined))
-      && approvals.every((interrupt) => records.some((record) => record.toolCallId === interrupt.toolCallId));
-    if (!isWaitingOnlyForApprovals) return notWaiting;
-    const awaiting = records
-      .filter((record) => record.status === "awaiting_approval")
-      .sort((left, right) => left.deferralOrder - right.deferralOrder)
-      .flatMap((record) => {
-        const interrupt = approvalOf(record);
-        return interrupt === undefined ? [] : [{ approvalId: interrupt.interruptId, toolCallId: record.toolCallId, toolName: record.toolName }];
-      });
-    return { isEnded: false, awaitingApprovals: awaiting };
+      : await this.readRecords([...new Set([...knownToolCallIds, ...interrupts.map((interrupt) => interrupt.toolCallId)])]);
+    const interruptOf = (record: AgentToolCallRecord, kind: AgentInterrupt["kind"]) =>
+      interrupts.find((interrupt) => interrupt.toolCallId === record.toolCallId && interrupt.kind === kind);
+    const isWaitingForPerson = (record: AgentToolCallRecord): boolean =>
+      (record.status === "awaiting_approval" && interruptOf(record, "approval") !== undefined)
+      || (record.status === "awaiting_answer" && interruptOf(record, "question") !== undefined);
+    const isWaitingOnlyForPeople = records.length > 0
+      && records.every((record) => isFinalToolCallStatus(record.status) || isWaitingForPerson(record))
+      && interrupts.every((interrupt) => records.some((record) => record.toolCallId === interrupt.toolCallId));
+    if (!isWaitingOnlyForPeople) return notWaiting;
+    const waiting = records.filter((record) => !isFinalToolCallStatus(record.status)).sort((left, right) => left.deferralOrder - right.deferralOrder);
+    const approvals = waiting.flatMap((record) => {
+      const interrupt = record.status === "awaiting_approval" ? interruptOf(record, "approval") : undefined;
+      return interrupt === undefined ? [] : [{ approvalId: interrupt.interruptId, toolCallId: record.toolCallId, toolName: record.toolName }];
+    });
+    const questions = waiting.flatMap((record) => {
+      const interrupt = record.status === "awaiting_answer" ? interruptOf(record, "question") : undefined;
+      return interrupt === undefined ? [] : [questionChunkFromInterrupt(interrupt)];
+    });
+    return { isEnded: false, awaitingPeople: { approvals, questions } };
   }
 
   private async readRecords(toolCallIds: readonly string[]): Promise<AgentToolCallRecord[]> {
-    if (toolCallIds.length === 0) return [];
+    // IDs from the browser may be anything; one that cannot be a record's key has no record.
+    const keys = toolCallIds.filter((toolCallId) => toolCallId.length > 0 && toolCallId.length <= maxToolCallIdLength);
+    if (keys.length === 0) return [];
     const { client, flow, flowId } = this.session;
-    const records = await client.getAttributes(flowId, ...toolCallIds.map((toolCallId) => flow.agentToolCalls.instance(toolCallId)));
+    const records = await client.getAttributes(flowId, ...keys.map((toolCallId) => flow.agentToolCalls.instance(toolCallId)));
     return records.filter((record): record is AgentToolCallRecord => record !== undefined);
   }
 
-  private async readRecord(turnId: string, toolCallId: string): Promise<AgentToolCallRecord | undefined> {
+  /** The call's committed record while its turn keeps it, else undefined. */
+  async readRecord(turnId: string, toolCallId: string): Promise<AgentToolCallRecord | undefined> {
     const [record] = await this.readRecords([toolCallId]);
     return record?.turnId === turnId ? record : undefined;
   }
@@ -128,6 +145,13 @@ export class AgentSessionRecordReader {
       if (Date.now() >= deadline || this.signal?.aborted === true) return undefined;
       await delay(recordPollMs, this.signal);
     }
+  }
+
+  /** The session's committed plan, or undefined before `write_todos` first succeeded. */
+  async readPlan(): Promise<AgentPlan | undefined> {
+    const { client, flow, flowId } = this.session;
+    const [plan] = await client.getAttributes(flowId, flow.agentPlan);
+    return plan;
   }
 
   /** The call's parsed arguments, or null when no commit records them within the wait. */

@@ -1,8 +1,9 @@
 /**
- * The approval route's stream: applies the browser's decisions and streams
- * the rest of the turn into the same message.
+ * The approval route's stream: applies the browser's approval decisions and
+ * question responses, and streams the rest of the turn into the same message.
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
+import type { AgentInterrupt } from "../values/agent-interrupt.ts";
 import { closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
 import { findTurnOrigin, isEventPositionAccepted } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
@@ -12,6 +13,9 @@ import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from ".
 import { copyAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { isAgentUIStreamTokenRejection, type AgentUIStreamPosition } from "./agent-ui-stream-token.ts";
 import { applyAgentToolApprovalDecision, selectAgentToolApprovalDecisions, type AgentToolApprovalResponse } from "./agent-tool-approvals.ts";
+import { applyAgentQuestionResponse, selectAgentQuestionResponses, type AgentQuestionResponse } from "./agent-question-responses.ts";
+import { questionChunkFromInterrupt, toolCallIdOfQuestion } from "./agent-ui-data-parts.ts";
+import { questionOutcomeChunk } from "./question-outcome-chunks.ts";
 import { createUIMessageStreamSseResponse } from "./server-sent-event-responses.ts";
 import { toolOutcomeChunk } from "./tool-outcome-chunks.ts";
 
@@ -20,13 +24,19 @@ export interface ResolveAgentToolApprovalsWithUIMessageStreamOptions extends Age
   /** The decisions, as {@link readAgentToolApprovalResponses} read them from the browser's message. */
   approvals: readonly AgentToolApprovalResponse[];
   /**
+   * The answers and declines of questions, as {@link readAgentQuestionResponses}
+   * read them from the same message.
+   * @default []
+   */
+  questionResponses?: readonly AgentQuestionResponse[] | undefined;
+  /**
    * The paused stream's latest resume token, when the browser sends it: the
    * rest of the turn continues exactly after it. Without it the stream
    * continues after the turn's newest event.
    * @default none
    */
   resumeToken?: string | undefined;
-  /** Finish with `tool-calls` when the turn again waits only for approvals. @default true */
+  /** Finish with `tool-calls` when the turn again waits only for approvals and questions. @default true */
   finishWhenAwaitingApproval?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -79,35 +89,70 @@ async function decisionOutcomePart(context: AgentUIStreamContext, decision: Agen
   return toolOutcomeChunk(toolCallId, outcome);
 }
 
-async function planDecisionOutcomes(context: AgentUIStreamContext, state: AgentUIStreamState, decisions: readonly AgentToolApprovalResponse[]): Promise<PlannedStandalonePart[]> {
+/** A question response that was not applied, and the question when the session refused its answer. */
+interface UnappliedQuestionResponse {
+  response: AgentQuestionResponse;
+  refusal: { interrupt: AgentInterrupt; reason: string } | null;
+}
+
+/**
+ * The part that tells the browser a question response was not applied: the
+ * question again with the refusal's reason while it is still pending, else
+ * how it ended by committed state, or nothing while its call moves on.
+ */
+async function responseOutcomePart(context: AgentUIStreamContext, unapplied: UnappliedQuestionResponse): Promise<AgentUIMessageChunk | undefined> {
+  const { response, refusal } = unapplied;
+  if (refusal !== null) {
+    const question = questionChunkFromInterrupt(refusal.interrupt);
+    return { ...question, data: { ...question.data, error: refusal.reason } };
+  }
+  const toolCallId = toolCallIdOfQuestion(response.interruptId, null);
+  const record = response.turnId === null ? undefined : await context.records.readRecord(response.turnId, toolCallId);
+  return questionOutcomeChunk(response.interruptId, toolCallId, record);
+}
+
+async function planDecisionOutcomes(
+  context: AgentUIStreamContext,
+  state: AgentUIStreamState,
+  decisions: readonly AgentToolApprovalResponse[],
+  responses: readonly UnappliedQuestionResponse[] = [],
+): Promise<PlannedStandalonePart[]> {
   const items: PlannedStandalonePart[] = [];
-  for (const decision of decisions) {
-    const chunk = await decisionOutcomePart(context, decision);
+  const chunks = [
+    ...await Promise.all(decisions.map((decision) => decisionOutcomePart(context, decision))),
+    ...await Promise.all(responses.map((response) => responseOutcomePart(context, response))),
+  ];
+  for (const chunk of chunks) {
     if (chunk !== undefined) items.push({ part: { kind: "chunk", chunk }, state: copyAgentUIStreamState(state) });
   }
   return items;
 }
 
 /**
- * The approval route's response. Reads at most 100 decisions and keeps the
- * first per approval ID; calls `resolve_interrupt` only for approvals pending
- * in the active turn, and only for decisions bound to that turn; then streams
+ * The approval route's response. Reads at most 100 decisions and 100
+ * question responses, keeping the first per interrupt ID; calls
+ * `resolve_interrupt` or `answer_question` only for interrupts pending in
+ * the active turn, and only for decisions bound to that turn; then streams
  * the rest of the turn into the same message. A decision that is no longer
- * pending gets the call's outcome, or an error on its part. When the
- * decisions' turn is not the active one (a stale tab), nothing is applied
- * and the stream finishes with reason `other` after the outcomes.
+ * pending gets the call's outcome, or an error on its part; a question
+ * response gets the question's resolution, or the question again with the
+ * reason the session refused the answer. When the decisions' turn is not the
+ * active one (a stale tab), nothing is applied and the stream finishes with
+ * reason `other` after the outcomes.
  *
  * @example
  * // POST /api/chat whose last message is the assistant's
  * return resolveAgentToolApprovalsWithUIMessageStream({
  *   client, flow, flowId: id,
  *   approvals: readAgentToolApprovalResponses(lastMessage),
+ *   questionResponses: readAgentQuestionResponses(lastMessage),
  *   signal: request.signal,
  * });
  */
 export async function resolveAgentToolApprovalsWithUIMessageStream(options: ResolveAgentToolApprovalsWithUIMessageStreamOptions): Promise<Response> {
   const session = resolveAgentUIStreamSession(options);
   const decisions = selectAgentToolApprovalDecisions(options.approvals);
+  const responses = selectAgentQuestionResponses(options.questionResponses ?? []);
   if (options.finishWhenAwaitingApproval !== undefined && typeof options.finishWhenAwaitingApproval !== "boolean") {
     throw new InvalidInputError(`finishWhenAwaitingApproval ${describeValue(options.finishWhenAwaitingApproval)} is invalid: use true or false`);
   }
@@ -115,7 +160,7 @@ export async function resolveAgentToolApprovalsWithUIMessageStream(options: Reso
   const { context } = run;
   const [state] = await session.client.getAttributes(session.flowId, session.flow.agentState);
   const activeTurnId = state?.activeTurnId ?? null;
-  const messageTurnId = decisions.find((decision) => decision.turnId !== null)?.turnId ?? null;
+  const messageTurnId = [...decisions, ...responses].find((decision) => decision.turnId !== null)?.turnId ?? null;
   if (activeTurnId !== null && messageTurnId === activeTurnId) {
     // The position first: every event of an applied decision comes after it.
     const start = await continuationStart(context, activeTurnId, options.resumeToken);
@@ -127,14 +172,22 @@ export async function resolveAgentToolApprovalsWithUIMessageStream(options: Reso
       if (outcome !== "applied") notApplied.push(decision);
       else if (decision.toolCallId !== null) awaitedToolCallIds.push(decision.toolCallId);
     }
-    const prelude = await planDecisionOutcomes(context, start.state, notApplied);
+    const unanswered: UnappliedQuestionResponse[] = [];
+    for (const response of responses) {
+      const outcome = response.turnId === activeTurnId
+        ? await applyAgentQuestionResponse(session, { ...response, turnId: activeTurnId }, context.signal)
+        : { kind: "not_pending" as const };
+      if (outcome.kind === "applied") awaitedToolCallIds.push(toolCallIdOfQuestion(response.interruptId, null));
+      else unanswered.push({ response, refusal: outcome.kind === "refused" ? { interrupt: outcome.interrupt, reason: outcome.reason } : null });
+    }
+    const prelude = await planDecisionOutcomes(context, start.state, notApplied, unanswered);
     const items = followAgentTurn(context, start, prelude, { awaitedToolCallIds });
     return createUIMessageStreamSseResponse(agentUIStreamSource(run, items, `${session.flowId} ${activeTurnId}`));
   }
   const turnId = messageTurnId ?? activeTurnId ?? "";
   const start = turnStartPosition(turnId, null);
   const started = { ...start.state, started: true, eventsLost: true };
-  const prelude = await planDecisionOutcomes(context, started, decisions);
+  const prelude = await planDecisionOutcomes(context, started, decisions, responses.map((response) => ({ response, refusal: null })));
   prelude.push({ part: { kind: "chunk", chunk: { type: "finish", finishReason: "other" } }, state: { ...started, done: true } });
   return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(context, { ...start, state: started }, prelude), `${session.flowId} ${turnId}`));
 }

@@ -3,6 +3,7 @@
  * and follow the turn that answers it.
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
+import { isBlankText } from "../values/result-texts.ts";
 import { findTurnOrigin, isEventPositionAccepted, readNewestEventPosition } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";
@@ -42,6 +43,13 @@ export interface AgentUIMessageStreamOptions extends AgentUIStreamSessionOptions
 export interface SendAgentUserMessageWithUIMessageStreamOptions extends AgentUIStreamSessionOptions {
   /** The user's message. */
   text: string;
+  /**
+   * Send it as a plan-mode message: its turn writes a draft plan with
+   * `write_todos` for the person to approve. The session refuses it unless
+   * its agent has `planModeEnabled`.
+   * @default false
+   */
+  planMode?: boolean | undefined;
   /** See {@link AgentUIMessageStreamOptions.finishWhenAwaitingApproval}. @default true */
   finishWhenAwaitingApproval?: boolean | undefined;
   signal?: AbortSignal | undefined;
@@ -140,7 +148,8 @@ export async function createAgentUIMessageStreamResponse(options: AgentUIMessage
 /**
  * Sends a user message with `send_user_message` and streams the next turn
  * that starts, which answers it unless other messages were queued first.
- * Answers 400 when the session refuses the message (blank text).
+ * Answers 400 when the session refuses the message (blank text, or a
+ * plan-mode message to an agent without plan mode).
  *
  * @example
  * // POST /api/chat with a user message
@@ -149,13 +158,19 @@ export async function createAgentUIMessageStreamResponse(options: AgentUIMessage
 export async function sendAgentUserMessageWithUIMessageStream(options: SendAgentUserMessageWithUIMessageStreamOptions): Promise<Response> {
   const session = resolveAgentUIStreamSession(options);
   if (typeof options.text !== "string") throw new InvalidInputError(`text ${describeValue(options.text)} is invalid: pass the user's message text`);
+  if (options.planMode !== undefined && typeof options.planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(options.planMode)} is invalid: use true or false`);
+  const planMode = options.planMode === true;
   const resolved = resolveAgentUIMessageStreamOptions({ ...session, finishWhenAwaitingApproval: options.finishWhenAwaitingApproval, signal: options.signal });
   const run = await openAgentUIStreamRun(session, resolved);
   // The position before the state: a turn that starts in between is still read from its first event.
   const origin = await readNewestEventPosition(session);
   const [state] = await session.client.getAttributes(session.flowId, session.flow.agentState);
-  const isAccepted = await session.client.invokeRPC(session.flow.sendUserMessage, session.flowId, { text: options.text });
-  if (!isAccepted) return createJsonErrorResponse(400, "the session refused the message: its text is blank");
+  const isAccepted = await session.client.invokeRPC(session.flow.sendUserMessage, session.flowId, { text: options.text, ...(planMode ? { planMode } : {}) });
+  if (!isAccepted) {
+    return createJsonErrorResponse(400, planMode && !isBlankText(options.text)
+      ? "the session refused the plan-mode message: its agent does not enable plan mode (planModeEnabled)"
+      : "the session refused the message: its text is blank");
+  }
   const turnId = `turn-${(state?.turnCount ?? 0) + 1}`;
   return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(run.context, turnStartPosition(turnId, origin)), `${session.flowId} ${turnId}`));
 }

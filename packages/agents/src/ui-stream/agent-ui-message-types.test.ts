@@ -36,6 +36,10 @@ const everyChunk: AgentUIMessageChunk[] = [
   { type: "tool-output-error", toolCallId: "c1", errorText: "failed", dynamic: true },
   { type: "data-agent-event", data: { type: "usage_recorded", turn_id: "turn-1", attempt: 1, step_execution_id: "4", payload: "{}" }, transient: true },
   { type: "data-agent-resume-token", data: "u1.x.y", transient: true },
+  { type: "data-agent-question", id: "c7", data: { interruptId: "c7", toolCallId: "c7", toolName: "ask_user", question: "Which size?", choices: ["S"], allowsFreeText: true, deadline: null } },
+  { type: "data-agent-question-resolution", id: "c7", data: { interruptId: "c7", toolCallId: "c7", resolution: "answered", rejectionMessage: null, cancellationReason: null } },
+  { type: "data-agent-timer", id: "c8", data: { toolCallId: "c8", waitUntil: "2026-12-04T10:00:00.000Z", reason: "overnight" } },
+  { type: "data-agent-plan", id: "agent-plan", data: { revision: 2, status: "draft", taskCount: 1, tasks: [{ content: "Check stock", status: "pending" }] } },
   { type: "reset-step" },
   { type: "finish-step" },
   { type: "error", errorText: "boom" },
@@ -74,6 +78,11 @@ describe("AI SDK compatibility", () => {
         { type: "dynamic-tool", toolCallId: "c4", toolName: "t", state: "output-available", input: {}, output: "x", approval: { id: "c4-approval", approved: true } },
         { type: "dynamic-tool", toolCallId: "c5", toolName: "t", state: "output-error", input: {}, errorText: "x" },
         { type: "dynamic-tool", toolCallId: "c6", toolName: "t", state: "output-denied", input: {}, approval: { id: "c6-approval", approved: false, reason: "no" } },
+        { type: "dynamic-tool", toolCallId: "c7", toolName: "ask_user", state: "input-available", input: { question: "Which size?" } },
+        { type: "data-agent-question", id: "c7", data: { interruptId: "c7", toolCallId: "c7", toolName: "ask_user", question: "Which size?", choices: [], allowsFreeText: true, deadline: null, response: { answer: "M" } } },
+        { type: "data-agent-question-resolution", id: "c7", data: { interruptId: "c7", toolCallId: "c7", resolution: "declined", rejectionMessage: "later", cancellationReason: null } },
+        { type: "data-agent-timer", id: "c8", data: { toolCallId: "c8", waitUntil: "2026-12-04T10:00:00.000Z", reason: "overnight" } },
+        { type: "data-agent-plan", id: "agent-plan", data: { revision: 2, status: "active", taskCount: 0, tasks: null } },
       ],
     };
     const messages: UIMessage[] = [{ id: "message-1", role: "user", parts: [{ type: "text", text: "go" }] }, message];

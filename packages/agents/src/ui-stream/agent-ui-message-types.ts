@@ -4,6 +4,7 @@
  * no runtime dependency on `ai`; a type test keeps them assignable.
  */
 import type { AgentEventType } from "../values/agent-event.ts";
+import type { AgentDataChunk } from "./agent-ui-data-parts.ts";
 
 /**
  * Why a UI message stream finished: `stop` (the turn completed), `error` (the
@@ -71,6 +72,7 @@ export type AgentUIMessageChunk =
   | { type: "tool-output-denied"; toolCallId: string }
   | { type: "error"; errorText: string }
   | { type: "finish"; finishReason: AgentUIFinishReason }
+  | AgentDataChunk
   | AgentEventChunk
   | AgentResumeTokenChunk;
 
@@ -100,7 +102,8 @@ export type AgentUIMessagePart =
   | { type: "step-start" }
   | { type: "text"; text: string; state?: "streaming" | "done" }
   | { type: "reasoning"; text: string; state?: "streaming" | "done" }
-  | AgentDynamicToolUIPart;
+  | AgentDynamicToolUIPart
+  | AgentDataChunk;
 
 /**
  * A stored message as an AI SDK `UIMessage`. A turn's replies form one

@@ -7,6 +7,7 @@ import type { AgentMessage } from "../values/agent-message.ts";
 import type { AgentSnapshot } from "../values/agent-snapshot.ts";
 import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
 import { agentTurnMessageId } from "./agent-event-parts.ts";
+import { questionChunkFromInterrupt } from "./agent-ui-data-parts.ts";
 import { findTurnOrigin } from "./agent-event-stream-positions.ts";
 import type { AgentDynamicToolUIPart, AgentUIMessage } from "./agent-ui-message-types.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
@@ -93,11 +94,19 @@ class UIMessageBuilder {
  * text the model saw, so it shows in `output-available`, except the
  * session's own texts for a failed call or an unknown outcome, which show in
  * `output-error`. The active turn's tool call records add its approvals, its
- * running calls and their outcomes.
+ * running calls and their outcomes, a `data-agent-question` part after each
+ * call with a pending question, and a `data-agent-timer` part after each
+ * durable wait.
  *
  * @example
  * const messages = convertAgentSnapshotToUIMessages(await client.invokeRPC(flow.getAgentSnapshot, sessionId));
  */
+/** The `reason` argument of a `durable_wait` call. */
+function timerReasonOf(input: unknown): string {
+  const reason = typeof input === "object" && input !== null ? (input as { reason?: unknown }).reason : undefined;
+  return typeof reason === "string" ? reason : "";
+}
+
 /** True for a stored result the session wrote for a call that failed or whose outcome is unknown. */
 function storedResultIsError(text: string): boolean {
   return text === outcomeUnknownToolResult || text.startsWith(toolCallNotRunErrorPrefix) || text.startsWith(failedToolResultPrefix);
@@ -139,6 +148,12 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
       const pending = snapshot.pendingInterrupts.find((interrupt) => interrupt.kind === "approval" && interrupt.toolCallId === record.toolCallId);
       const input = builder.toolPartOf(target, record.toolCallId)?.input ?? parseToolCallArguments(record.arguments);
       builder.setToolPart(target, recordPart(record, input, pending?.interruptId));
+      if (record.status === "waiting_for_timer" && record.waitUntil !== undefined) {
+        target.parts.push({ type: "data-agent-timer", id: record.toolCallId, data: { toolCallId: record.toolCallId, waitUntil: record.waitUntil, reason: timerReasonOf(input) } });
+      }
+      for (const interrupt of snapshot.pendingInterrupts) {
+        if (interrupt.kind === "question" && interrupt.toolCallId === record.toolCallId && interrupt.turnId === activeTurnId) target.parts.push(questionChunkFromInterrupt(interrupt));
+      }
     }
   }
   return builder.messages;

@@ -2,7 +2,7 @@
  * The read loop of a UI message stream: follows one turn's events from a
  * position, turns each into its parts, pairs every part with the token that
  * continues after it, and ends once committed state confirms the turn's end,
- * or that it waits only for approvals.
+ * or that it waits only for approvals and questions.
  */
 import type { AgentEvent } from "../values/agent-event.ts";
 import {
@@ -16,6 +16,7 @@ import { commitWaitMs, type AgentSessionRecordReader } from "./agent-session-rec
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import type { AgentUIStreamSession } from "./agent-ui-stream-session.ts";
 import type { AgentUIStreamPosition, AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
+import { planChunk } from "./plan-chunks.ts";
 import { toolOutcomeChunk } from "./tool-outcome-chunks.ts";
 
 /** A part and the resume token that continues the stream right after it. */
@@ -29,7 +30,7 @@ export interface AgentUIStreamContext {
   session: AgentUIStreamSession;
   tokens: AgentUIStreamTokenCodec;
   records: AgentSessionRecordReader;
-  /** End the stream with `tool-calls` while the turn waits only for approvals. */
+  /** End the stream with `tool-calls` while the turn waits only for approvals and questions. */
   isFinishingWhenAwaitingApproval: boolean;
   signal: AbortSignal;
 }
@@ -59,6 +60,8 @@ async function materialize(context: AgentUIStreamContext, turnId: string, part: 
       const errorText = part.status === "failed" ? (result.error ?? result.text) : (result.text ?? result.error);
       return { type: "tool-output-error", toolCallId: part.toolCallId, errorText: errorText ?? `the tool call ${part.status}`, dynamic: true };
     }
+    case "plan":
+      return planChunk(part, await context.records.readPlan());
   }
 }
 
@@ -168,8 +171,9 @@ export async function* followAgentTurn(
     if (status.isEnded) {
       // Events reach the Stream before their commit, so one more read sees every event of the turn.
       isEndConfirmed = true;
-    } else if (context.isFinishingWhenAwaitingApproval && status.awaitingApprovals !== null) {
-      yield* sendStandaloneParts(context, position, planAwaitingApprovalParts(position.state, position.turnId, status.awaitingApprovals));
+    } else if (context.isFinishingWhenAwaitingApproval && status.awaitingPeople !== null) {
+      const { approvals, questions } = status.awaitingPeople;
+      yield* sendStandaloneParts(context, position, planAwaitingApprovalParts(position.state, position.turnId, approvals, questions));
       return;
     }
   }

@@ -39,6 +39,8 @@ export interface AgentUIStreamState {
   shownToolCallIds: string[];
   /** Approvals of the current model response that have a `tool-approval-request`. */
   shownApprovalIds: string[];
+  /** Questions of the current model response that have a `data-agent-question` part. */
+  shownQuestionIds: string[];
 }
 
 /** The state before a turn's first part. */
@@ -56,6 +58,7 @@ export function initialAgentUIStreamState(): AgentUIStreamState {
     toolStepExecutionIds: [],
     shownToolCallIds: [],
     shownApprovalIds: [],
+    shownQuestionIds: [],
   };
 }
 
@@ -68,6 +71,7 @@ export function copyAgentUIStreamState(state: AgentUIStreamState): AgentUIStream
     toolStepExecutionIds: [...state.toolStepExecutionIds],
     shownToolCallIds: [...state.shownToolCallIds],
     shownApprovalIds: [...state.shownApprovalIds],
+    shownQuestionIds: [...state.shownQuestionIds],
   };
 }
 
@@ -92,6 +96,8 @@ export function parseAgentUIStreamState(value: unknown): AgentUIStreamState | un
     && (step === null || (typeof step === "object" && typeof step.executionId === "string" && typeof step.attempt === "number"))
     && typeof state.stepOpen === "boolean" && isNullableString(state.textPartId) && isNullableString(state.reasoningPartId)
     && typeof state.nextPartNumber === "number" && isStringArray(state.toolStepExecutionIds)
-    && isStringArray(state.shownToolCallIds) && isStringArray(state.shownApprovalIds);
-  return valid ? copyAgentUIStreamState(value as AgentUIStreamState) : undefined;
+    && isStringArray(state.shownToolCallIds) && isStringArray(state.shownApprovalIds)
+    && (state.shownQuestionIds === undefined || isStringArray(state.shownQuestionIds));
+  // Tokens written before questions had parts carry no shownQuestionIds: none was shown.
+  return valid ? copyAgentUIStreamState({ ...(value as AgentUIStreamState), shownQuestionIds: (state.shownQuestionIds as string[] | undefined) ?? [] }) : undefined;
 }

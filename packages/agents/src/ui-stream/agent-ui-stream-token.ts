@@ -70,11 +70,11 @@ function parseBody(value: unknown): TokenBody | undefined {
 
 /** Drops the oldest entries of the state's lists; only a response with hundreds of tool calls needs it. */
 function shrinkState(state: AgentUIStreamState): AgentUIStreamState | undefined {
-  const lists = [state.toolStepExecutionIds, state.shownApprovalIds, state.shownToolCallIds];
+  const lists = [state.toolStepExecutionIds, state.shownApprovalIds, state.shownToolCallIds, state.shownQuestionIds];
   const longest = lists.reduce((left, right) => (right.length > left.length ? right : left));
   if (longest.length === 0) return undefined;
   const keep = (list: string[]): string[] => (list === longest ? list.slice(Math.ceil(list.length / 4)) : list);
-  return { ...state, toolStepExecutionIds: keep(state.toolStepExecutionIds), shownApprovalIds: keep(state.shownApprovalIds), shownToolCallIds: keep(state.shownToolCallIds) };
+  return { ...state, toolStepExecutionIds: keep(state.toolStepExecutionIds), shownApprovalIds: keep(state.shownApprovalIds), shownToolCallIds: keep(state.shownToolCallIds), shownQuestionIds: keep(state.shownQuestionIds) };
 }
 
 const codecs = new WeakMap<Store, Promise<AgentUIStreamTokenCodec>>();

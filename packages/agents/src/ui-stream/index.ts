@@ -13,14 +13,18 @@
  * (`guardAgentRequest` refuses foreign `Host` headers, other origins and
  * non-JSON state-changing requests), who the caller is, and that the caller
  * may read or write the session it names. Bound the body before reading it.
- * The helpers only check that a decision answers an approval pending in the
- * session's active turn.
+ * The helpers only check that a decision answers an approval or a question
+ * pending in the session's active turn. Questions, durable waits and plans
+ * arrive as `data-agent-question`, `data-agent-question-resolution`,
+ * `data-agent-timer` and `data-agent-plan` parts; the browser answers a
+ * question by setting `response` on its part and sending the message back.
  *
  * @example
  * import {
  *   agentResumeTokenHeaderName,
  *   createAgentUIMessageStreamResponse,
  *   guardAgentRequest,
+ *   readAgentQuestionResponses,
  *   readAgentSessionUIMessages,
  *   readAgentToolApprovalResponses,
  *   resolveAgentToolApprovalsWithUIMessageStream,
@@ -42,7 +46,9 @@
  *   const lastMessage = messages.at(-1);
  *   if (lastMessage?.role === "assistant") {
  *     return resolveAgentToolApprovalsWithUIMessageStream({
- *       client, flow, flowId: id, approvals: readAgentToolApprovalResponses(lastMessage), signal: request.signal,
+ *       client, flow, flowId: id, signal: request.signal,
+ *       approvals: readAgentToolApprovalResponses(lastMessage),
+ *       questionResponses: readAgentQuestionResponses(lastMessage),
  *     });
  *   }
  *   const text = (lastMessage?.parts ?? []).flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])).join("");
@@ -69,6 +75,22 @@ export { resolveAgentToolApprovalsWithUIMessageStream } from "./agent-tool-appro
 export type { ResolveAgentToolApprovalsWithUIMessageStreamOptions } from "./agent-tool-approval-stream.ts";
 export { maxAgentToolApprovalDecisions, readAgentToolApprovalResponses, resolveAgentToolApproval } from "./agent-tool-approvals.ts";
 export type { AgentToolApprovalResponse, ResolveAgentToolApprovalOptions } from "./agent-tool-approvals.ts";
+export { answerAgentQuestion, maxAgentQuestionResponses, readAgentQuestionResponses } from "./agent-question-responses.ts";
+export type { AgentQuestionResponse, AnswerAgentQuestionOptions } from "./agent-question-responses.ts";
+export { agentPlanPartId } from "./agent-ui-data-parts.ts";
+export type {
+  AgentDataChunk,
+  AgentPlanChunk,
+  AgentPlanData,
+  AgentQuestionChunk,
+  AgentQuestionData,
+  AgentQuestionResolution,
+  AgentQuestionResolutionChunk,
+  AgentQuestionResolutionData,
+  AgentQuestionResponseData,
+  AgentTimerChunk,
+  AgentTimerData,
+} from "./agent-ui-data-parts.ts";
 export { convertAgentSnapshotToUIMessages, readAgentSessionUIMessages } from "./agent-ui-messages.ts";
 export type { AgentSessionUIMessages } from "./agent-ui-messages.ts";
 export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./agent-ui-stream-token.ts";

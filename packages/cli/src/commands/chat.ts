@@ -1,11 +1,12 @@
 import { createInterface } from "node:readline/promises";
-import type { AgentSessionFlow } from "@perdure/agents";
+import type { AgentPlan, AgentSessionFlow } from "@perdure/agents";
 import { FlowNotFoundError, RpcLockConflictError, type Client } from "@perdure/engine";
 
-async function resolveWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, input: { interruptId: string; approved: boolean; rejectionMessage?: string }): Promise<boolean> {
+/** Calls an RPC that locks `PendingInterrupts` or `PendingPlanExecution`, retrying while a Step holds the lock. */
+async function withLockRetry<TOutput>(call: () => Promise<TOutput>): Promise<TOutput> {
   for (;;) {
     try {
-      return await client.invokeRPC(flow.resolveInterrupt, sessionId, input);
+      return await call();
     } catch (error) {
       if (!RpcLockConflictError.isInstance(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -13,10 +14,106 @@ async function resolveWithRetry(client: Client, flow: AgentSessionFlow, sessionI
   }
 }
 
+type Ask = (prompt: string) => Promise<string | undefined>;
+
+/** The lines that ask and answer one question: a choice by number or text, free text when allowed, or `/decline [message]`. */
+async function answerQuestion(client: Client, flow: AgentSessionFlow, sessionId: string, payload: Record<string, unknown>, ask: Ask, output: NodeJS.WritableStream): Promise<void> {
+  const interruptId = String(payload.interrupt_id);
+  const choices = Array.isArray(payload.choices) ? payload.choices.filter((choice): choice is string => typeof choice === "string") : [];
+  const allowsFreeText = typeof payload.allows_free_text === "boolean" ? payload.allows_free_text : choices.length === 0;
+  const asker = payload.tool_name === "ask_user" ? "the agent asks" : `${String(payload.tool_name)} asks`;
+  output.write(`\n  [${asker}] ${String(payload.question)}\n`);
+  choices.forEach((choice, index) => output.write(`    ${index + 1}. ${choice}\n`));
+  const hint = [choices.length > 0 ? "a number" : "", allowsFreeText ? "your answer" : "", "/decline [why]"].filter((part) => part !== "").join(", ");
+  for (;;) {
+    const line = (await ask(`  answer (${hint})> `))?.trim();
+    if (line === undefined || line.startsWith("/decline")) {
+      const reason = line?.slice("/decline".length).trim() ?? "";
+      await withLockRetry(() => client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId, approved: false, rejectionMessage: reason === "" ? null : reason }));
+      output.write("  [declined]\n  ");
+      return;
+    }
+    const picked = /^\d+$/.test(line) ? choices[Number(line) - 1] : undefined;
+    const answer = picked ?? line;
+    if (await withLockRetry(() => client.invokeRPC(flow.answerQuestion, sessionId, { interruptId, answer }))) {
+      output.write(`  [answered: ${answer}]\n  `);
+      return;
+    }
+    const [pending] = await client.getAttributes(sessionId, flow.pendingInterrupts);
+    if (!(pending ?? []).some((interrupt) => interrupt.interruptId === interruptId)) {
+      output.write("  [the question is no longer pending]\n  ");
+      return;
+    }
+    output.write(choices.length > 0 && !allowsFreeText ? `  pick one of 1 to ${choices.length}\n` : "  the answer is blank\n");
+  }
+}
+
+const taskMarks = { pending: "[ ]", in_progress: "[~]", completed: "[x]" } as const;
+
+/** The plan as lines: its revision and status, then each task with its mark. */
+function formatPlan(plan: AgentPlan): string {
+  const tasks = plan.tasks.map((task) => `    ${taskMarks[task.status]} ${task.content}`);
+  return [`\n  [plan revision ${plan.revision}, ${plan.status}]`, ...tasks].join("\n") + "\n  ";
+}
+
+/** Events reach the Stream before their commit: how long to wait for the plan a `plan_updated` event announces. */
+const planCommitWaitMs = 3000;
+
+/** The committed plan once it has the event's revision and status, or undefined when none commits within the wait. */
+async function readCommittedPlan(client: Client, flow: AgentSessionFlow, sessionId: string, payload: Record<string, unknown>): Promise<AgentPlan | undefined> {
+  const deadline = Date.now() + planCommitWaitMs;
+  for (;;) {
+    const [plan] = await client.getAttributes(sessionId, flow.agentPlan);
+    if (plan !== undefined && plan.revision === payload.revision && plan.status === payload.status) return plan;
+    if (plan !== undefined && typeof payload.revision === "number" && plan.revision > payload.revision) return undefined;
+    if (Date.now() >= deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Prints one event of the followed turn; answers its approvals and questions. */
+async function showEvent(client: Client, flow: AgentSessionFlow, sessionId: string, type: string, payload: Record<string, unknown>, ask: Ask, output: NodeJS.WritableStream): Promise<void> {
+  switch (type) {
+    case "text_delta":
+      output.write(String(payload.text));
+      return;
+    case "tool_call_started":
+      output.write(`\n  [${String(payload.tool_name)} running]\n  `);
+      return;
+    case "tool_call_finished":
+      output.write(`\n  [${String(payload.tool_name)} ${String(payload.status)}]\n  `);
+      return;
+    case "timer_started":
+      output.write(`\n  [waiting durably until ${String(payload.wait_until)}: ${String(payload.reason)}]\n  `);
+      return;
+    case "plan_updated": {
+      const plan = await readCommittedPlan(client, flow, sessionId, payload);
+      output.write(plan === undefined ? `\n  [plan revision ${String(payload.revision)}, ${String(payload.status)}, ${String(payload.task_count)} tasks]\n  ` : formatPlan(plan));
+      return;
+    }
+    case "interrupt_raised":
+      if (payload.kind === "question") {
+        await answerQuestion(client, flow, sessionId, payload, ask, output);
+        return;
+      }
+      {
+        const answer = (await ask(`\n  approve ${String(payload.tool_name)}? [y/N] `))?.trim().toLowerCase();
+        const approved = answer === "y" || answer === "yes";
+        await withLockRetry(() => client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId: String(payload.interrupt_id), approved, ...(approved ? {} : { rejectionMessage: "rejected in perdure chat" }) }));
+      }
+      return;
+    case "turn_failed":
+      output.write(`\n  [turn failed: ${String(payload.error)}]`);
+      return;
+  }
+}
+
 /**
  * A terminal chat with one session: streams the agent's text, shows tool
- * calls, and asks you to approve or reject each approval. A Worker for the
- * session must run (`perdure dev`, or the one `perdure chat` starts).
+ * calls, durable waits and the plan, asks you to approve or reject each
+ * approval and to answer each question, and offers to execute a drafted
+ * plan. `/plan <text>` sends a plan-mode message; `/quit` ends. A Worker for
+ * the session must run (`perdure dev`, or the one `perdure chat` starts).
  */
 export async function runChatCommand(client: Client, flow: AgentSessionFlow, sessionId: string, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
   try {
@@ -28,41 +125,50 @@ export async function runChatCommand(client: Client, flow: AgentSessionFlow, ses
   }
   const terminal = createInterface({ input, output, terminal: false });
   const lines = terminal[Symbol.asyncIterator]();
-  const ask = async (prompt: string): Promise<string | undefined> => {
+  const ask: Ask = async (prompt) => {
     output.write(prompt);
     const next = await lines.next();
     return next.done === true ? undefined : next.value;
   };
   let after = (await client.listStreamMessages(sessionId, flow.agentEvents, { limit: 1 })).at(-1)?.token;
-  for (;;) {
-    const text = await ask("you> ");
-    if (text === undefined || text.trim() === "/quit") break;
-    if (text.trim() === "") continue;
-    const [before] = await client.getAttributes(sessionId, flow.agentState);
-    if (!(await client.invokeRPC(flow.sendUserMessage, sessionId, { text }))) {
-      output.write("(the session refused that message)\n");
-      continue;
-    }
-    const targetTurns = (before?.turnCount ?? 0) + 1 + (before?.activeTurnId === null ? 0 : 1);
+  /** Follows the turns the session starts until `targetTurns` of them ended. */
+  const follow = async (targetTurns: number): Promise<void> => {
     output.write("agent> ");
     for (;;) {
       const read = await client.readStream(sessionId, flow.agentEvents, { waitMs: 300, ...(after === undefined ? {} : { after }) });
       after = read.nextToken;
-      for (const { value: event } of read.messages) {
-        if (event.type === "text_delta") output.write(String(event.payload.text));
-        if (event.type === "tool_call_started") output.write(`\n  [${String(event.payload.tool_name)} running]\n  `);
-        if (event.type === "tool_call_finished") output.write(`\n  [${String(event.payload.tool_name)} ${String(event.payload.status)}]\n  `);
-        if (event.type === "interrupt_raised") {
-          const answer = (await ask(`\n  approve ${String(event.payload.tool_name)}? [y/N] `))?.trim().toLowerCase();
-          const approved = answer === "y" || answer === "yes";
-          await resolveWithRetry(client, flow, sessionId, { interruptId: String(event.payload.interrupt_id), approved, ...(approved ? {} : { rejectionMessage: "rejected in perdure chat" }) });
-        }
-        if (event.type === "turn_failed") output.write(`\n  [turn failed: ${String(event.payload.error)}]`);
-      }
+      for (const { value: event } of read.messages) await showEvent(client, flow, sessionId, event.type, event.payload, ask, output);
       const [state] = await client.getAttributes(sessionId, flow.agentState);
       if (state !== undefined && state.turnCount >= targetTurns && state.activeTurnId === null && read.messages.length === 0) break;
     }
     output.write("\n");
+  };
+  for (;;) {
+    const line = await ask("you> ");
+    if (line === undefined || line.trim() === "/quit") break;
+    const planMode = line.trim().startsWith("/plan ");
+    const text = planMode ? line.trim().slice("/plan ".length) : line;
+    if (text.trim() === "") continue;
+    const [before] = await client.getAttributes(sessionId, flow.agentState);
+    if (!(await client.invokeRPC(flow.sendUserMessage, sessionId, { text, ...(planMode ? { planMode } : {}) }))) {
+      output.write(planMode ? "(the session refused that message: its agent does not enable plan mode)\n" : "(the session refused that message)\n");
+      continue;
+    }
+    let targetTurns = (before?.turnCount ?? 0) + 1 + (before?.activeTurnId === null ? 0 : 1);
+    await follow(targetTurns);
+    // A drafted plan waits for approval; executing it starts the next turn.
+    for (;;) {
+      const [plan] = await client.getAttributes(sessionId, flow.agentPlan);
+      if (plan?.status !== "draft") break;
+      const answer = (await ask(`execute plan revision ${plan.revision}? [y/N] `))?.trim().toLowerCase();
+      if (answer !== "y" && answer !== "yes") break;
+      if (!(await withLockRetry(() => client.invokeRPC(flow.executePlan, sessionId, { revision: plan.revision })))) {
+        output.write("(the session did not take the approval: the plan changed or the session is busy)\n");
+        break;
+      }
+      targetTurns += 1;
+      await follow(targetTurns);
+    }
   }
   terminal.close();
 }

@@ -8,9 +8,11 @@
 import type { AgentSessionFlow } from "@perdure/agents";
 import {
   agentResumeTokenHeaderName,
+  answerAgentQuestion,
   createAgentEventSseResponse,
   createAgentUIMessageStreamResponse,
   guardAgentRequest,
+  readAgentQuestionResponses,
   readAgentSessionUIMessages,
   readAgentToolApprovalResponses,
   resolveAgentToolApprovalsWithUIMessageStream,
@@ -22,7 +24,8 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { devAccessMiddleware, type DevAccess } from "./dev-access.ts";
 import { answerDevAppError, ForbiddenError } from "./dev-app-errors.ts";
-import { checkSessionId, readChatRequest, readJsonObject, rejectMalformedPath } from "./dev-request-body.ts";
+import { checkInterruptId, checkSessionId, readChatRequest, readJsonObject, readPlanRevision, readQuestionResponse, rejectMalformedPath } from "./dev-request-body.ts";
+import { executePlanWithRetry } from "./execute-plan.ts";
 import { inspectSession } from "./session-inspection.ts";
 import { serveWebUI } from "./serve-web-ui.ts";
 
@@ -167,9 +170,13 @@ export function createDevApp(options: DevAppOptions): Hono {
     const flow = await flowOf(sessionId);
     const signal = context.req.raw.signal;
     if (message.role === "assistant") {
-      return resolveAgentToolApprovalsWithUIMessageStream({ client, flow, flowId: sessionId, approvals: readAgentToolApprovalResponses(message.message), signal });
+      return resolveAgentToolApprovalsWithUIMessageStream({
+        client, flow, flowId: sessionId, signal,
+        approvals: readAgentToolApprovalResponses(message.message),
+        questionResponses: readAgentQuestionResponses(message.message),
+      });
     }
-    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, signal });
+    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, planMode: message.planMode, signal });
   });
 
   app.get("/api/chat/:id/stream", async (context) => {
@@ -187,6 +194,19 @@ export function createDevApp(options: DevAppOptions): Hono {
     const { sessionId, flow } = await sessionOfPath(context, "read");
     const resumeToken = context.req.header("last-event-id") ?? context.req.query("resumeToken") ?? "";
     return createAgentEventSseResponse({ client, flow, flowId: sessionId, resumeToken, signal: context.req.raw.signal });
+  });
+
+  app.post("/api/sessions/:id/plan/execute", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const revision = readPlanRevision(await readJsonObject(context));
+    return context.json({ executed: await executePlanWithRetry(client, flow, sessionId, revision) });
+  });
+
+  app.post("/api/sessions/:id/questions/:interruptId", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const interruptId = checkInterruptId(context.req.param("interruptId"));
+    const response = readQuestionResponse(await readJsonObject(context));
+    return context.json({ answered: await answerAgentQuestion({ client, flow, flowId: sessionId, interruptId, ...response }) });
   });
 
   app.post("/api/sessions/:id/stop", limitBody(maxSmallBodyBytes), async (context) => {

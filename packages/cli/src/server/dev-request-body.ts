@@ -31,9 +31,9 @@ export async function readJsonObject(context: Context): Promise<Record<string, u
   return body as Record<string, unknown>;
 }
 
-/** The last message of a `useChat` request: a user message to send, or an assistant message with approval decisions. */
+/** The last message of a `useChat` request: a user message to send (in plan mode or not), or an assistant message with approval decisions and question answers. */
 export type ChatRequestMessage =
-  | { role: "user"; text: string }
+  | { role: "user"; text: string; planMode: boolean }
   | { role: "assistant"; message: Record<string, unknown> };
 
 /** The session and the last message of a `POST /api/chat` body. */
@@ -57,7 +57,36 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
     throw new InvalidInputError(`the last message's role ${describeValue(message.role)} is invalid: send a "user" message, or an "assistant" message with approval decisions`);
   }
   const text = (parts as Record<string, unknown>[]).flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("");
-  return { sessionId, message: { role: "user", text } };
+  const planMode = body.planMode ?? false;
+  if (typeof planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(planMode)} is invalid: use true or false`);
+  return { sessionId, message: { role: "user", text, planMode } };
+}
+
+/** The `revision` of a `POST /api/sessions/:id/plan/execute` body: the plan revision the person approved. */
+export function readPlanRevision(body: Record<string, unknown>): number {
+  const { revision } = body;
+  if (typeof revision !== "number" || !Number.isSafeInteger(revision) || revision < 1) {
+    throw new InvalidInputError(`revision ${describeValue(revision)} is invalid: send the plan's revision, a positive integer`);
+  }
+  return revision;
+}
+
+/** An interrupt ID from a path: 1 to 512 characters. */
+export function checkInterruptId(value: unknown): string {
+  if (typeof value !== "string" || value === "" || value.length > 512) {
+    throw new InvalidInputError(`interrupt ID ${describeValue(value)} is invalid: use the question's interrupt ID`);
+  }
+  return value;
+}
+
+/** The body of `POST /api/sessions/:id/questions/:interruptId`: `{ answer }`, or `{ declined: true, reason? }`. */
+export function readQuestionResponse(body: Record<string, unknown>): { answer: string | null; reason?: string } {
+  if (typeof body.answer === "string") return { answer: body.answer };
+  if (body.declined !== true) {
+    throw new InvalidInputError(`question response ${describeValue(body)} is invalid: send { "answer": "<text>" } or { "declined": true, "reason"?: "<text>" }`);
+  }
+  if (body.reason !== undefined && typeof body.reason !== "string") throw new InvalidInputError(`reason ${describeValue(body.reason)} is invalid: send text, or leave it out`);
+  return { answer: null, ...(typeof body.reason === "string" ? { reason: body.reason } : {}) };
 }
 
 /** Refuses a path whose percent-encoding does not decode (400), before any route or file lookup. */

@@ -15,11 +15,17 @@
  *
  * Every tool run writes `<tool>:start` and `<tool>:done` lines to the
  * InvocationLog `invocations.jsonl` in the same folder, across restarts.
+ *
+ * It also has `ask_user`, `durable_wait`, `write_todos` and plan mode, with
+ * the script of scripted-plans-and-questions.ts: "exchange order 1001" asks
+ * which size, "check order 1002 again in 60 minutes" waits durably, and a
+ * plan-mode message drafts a plan that an executing turn works through.
  */
 import { join } from "node:path";
 import { ToolExecutionError, type AgentEventWriter } from "@perdure/agents";
 import { createStepwiseAgentSessionFlow, functionTool, ScriptedModelClient, type ModelClient, type ModelRequest, type ModelResponse, type ScriptedModelReply } from "@perdure/agents/stepwise";
 import { FileGate, InvocationLog } from "@perdure/agents/testing";
+import { replyWithBuiltInTools } from "./scripted-plans-and-questions.ts";
 
 /** The environment variable naming the gate folder. */
 export const gateDirectoryVariable = "PERDURE_TEST_GATE_DIRECTORY";
@@ -118,6 +124,9 @@ function describeResult(toolName: string, output: string): string {
 function reply(request: ModelRequest): ScriptedModelReply {
   const userText = ScriptedModelClient.userTexts(request).at(-1) ?? "";
   const results = ScriptedModelClient.toolResults(request);
+  const summary = (): string => results.filter((result) => result.toolName === "lookup_order" || result.toolName === "refund_order").map((result) => describeResult(result.toolName, result.output)).join(" ");
+  const withBuiltInTools = replyWithBuiltInTools(request, userText, results, summary);
+  if (withBuiltInTools !== undefined) return withBuiltInTools;
   const orderId = /\b(\d{3,})\b/.exec(userText)?.[1];
   if (results.length > 0) return { text: results.map((result) => describeResult(result.toolName, result.output)).join(" ") };
   if (orderId !== undefined && /refund/i.test(userText)) {
@@ -156,6 +165,13 @@ class GatedScriptedModel implements ModelClient {
 }
 
 export const gatedSupportAgentFlow = createStepwiseAgentSessionFlow(
-  { name: "support", instructions: "You help customers of a small outdoor shop with their orders.", model: new GatedScriptedModel(), tools: [lookupOrderTool, refundOrderTool] },
+  {
+    name: "support",
+    instructions: "You help customers of a small outdoor shop with their orders.",
+    model: new GatedScriptedModel(),
+    tools: [lookupOrderTool, refundOrderTool],
+    builtInTools: ["ask_user", "durable_wait", "write_todos"],
+    planModeEnabled: true,
+  },
   "SupportAgent",
 );

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useState } from "react";
 import { SessionList } from "./components/SessionList.tsx";
 import { SessionWorkspace, type LayoutMode } from "./components/SessionWorkspace.tsx";
 import type { InspectorTab } from "./components/inspector/Inspector.tsx";
+import type { SessionAttention } from "./components/StatusBadge.tsx";
 import { api } from "./lib/api.ts";
 import { usePolledResource } from "./lib/hooks.ts";
 
@@ -37,9 +38,13 @@ export function App() {
   const sessions = usePolledResource("sessions", () => api.sessions(), 2000);
   const agents = usePolledResource("agents", () => api.agents(), 60_000);
   const { refresh: refreshSessions } = sessions;
-  const [pendingApprovals, setPendingApprovals] = useState<Readonly<Record<string, number>>>({});
-  const onPendingApprovals = useCallback((sessionId: string, count: number) => {
-    setPendingApprovals((previous) => (previous[sessionId] === count ? previous : { ...previous, [sessionId]: count }));
+  const [attention, setAttention] = useState<Readonly<Record<string, SessionAttention>>>({});
+  const onAttention = useCallback((sessionId: string, value: SessionAttention) => {
+    setAttention((previous) => {
+      const current = previous[sessionId];
+      const same = current?.approvals === value.approvals && current?.questions === value.questions && current?.waitUntil === value.waitUntil;
+      return same ? previous : { ...previous, [sessionId]: value };
+    });
   }, []);
 
   useEffect(() => {
@@ -96,7 +101,7 @@ export function App() {
         </span>
       </header>
       <div className="main">
-        <SessionList sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} pendingApprovals={pendingApprovals} onSelect={select} onCreate={create} />
+        <SessionList sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} attention={attention} onSelect={select} onCreate={create} />
         {selected === null ? (
           <div className="welcome">
             <h1>Durable agent sessions</h1>
@@ -113,7 +118,7 @@ export function App() {
             inspectorTab={tab}
             onInspectorTab={changeTab}
             onSessionsChanged={refreshSessions}
-            onPendingApprovals={onPendingApprovals}
+            onAttention={onAttention}
           />
         )}
       </div>

@@ -10,7 +10,8 @@ import type {
   AgentTurnContext,
   AgentTurnOutcome,
   DeferredToolExecution,
-  ToolExecutionResult,
+  DeferredToolOutcome,
+  ToolInputRequested,
 } from "../../runner/agent-framework-runner.ts";
 import { selectUnstoredToolCalls } from "../../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../../values/agent-message.ts";
@@ -53,7 +54,8 @@ export interface StreamingScriptedTool {
   requiresApproval?: boolean;
   /** Text the tool writes to the event Stream while it runs (tool output, not the model's). */
   liveText?: string[];
-  execute(argumentsValue: Record<string, unknown>, call: DeferredToolExecution): Promise<string>;
+  /** The tool's output, or a question to ask before it takes any effect (answers arrive in `call.inputAnswers`). */
+  execute(argumentsValue: Record<string, unknown>, call: DeferredToolExecution): Promise<string | ToolInputRequested>;
 }
 
 /** Called before each delta a model call streams; may pause. */
@@ -64,7 +66,7 @@ interface RunState {
 }
 
 /** The runner; `onDelta` may be replaced by a test at any time. */
-export class StreamingScriptedRunner implements AgentFrameworkRunner {
+export class StreamingScriptedRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly script: (input: StreamingScriptInput) => StreamingScriptReply;
   readonly tools: Readonly<Record<string, StreamingScriptedTool>>;
   onDelta: DeltaHook | undefined;
@@ -133,11 +135,12 @@ export class StreamingScriptedRunner implements AgentFrameworkRunner {
     return { kind: "turn_completed", newMessages: [...results, output], usage };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const tool = this.tools[call.toolCall.toolName];
     if (tool === undefined) throw new Error(`unknown tool ${call.toolCall.toolName}`);
     for (const delta of tool.liveText ?? []) await call.events.textDelta(delta);
-    return { output: await tool.execute(JSON.parse(call.toolCall.arguments) as Record<string, unknown>, call) };
+    const outcome = await tool.execute(JSON.parse(call.toolCall.arguments) as Record<string, unknown>, call);
+    return typeof outcome === "string" ? { output: outcome } : outcome;
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {

@@ -12,6 +12,7 @@ import { findFreeLoopbackPorts } from "../../testing/find-free-loopback-ports.ts
 import { createAgentEventSseResponse } from "../agent-event-sse.ts";
 import { convertAgentEventStreamSnapshotToJson, readAgentEventStreamSnapshot } from "../agent-event-stream-snapshot.ts";
 import { resolveAgentToolApprovalsWithUIMessageStream } from "../agent-tool-approval-stream.ts";
+import { readAgentQuestionResponses } from "../agent-question-responses.ts";
 import { readAgentToolApprovalResponses } from "../agent-tool-approvals.ts";
 import { createAgentUIMessageStreamResponse, sendAgentUserMessageWithUIMessageStream } from "../agent-ui-message-stream-responses.ts";
 import { readAgentSessionUIMessages } from "../agent-ui-messages.ts";
@@ -64,6 +65,7 @@ async function route(request: Request, options: { client: Client; flow: AgentSes
       return resolveAgentToolApprovalsWithUIMessageStream({
         client, flow, flowId: id,
         approvals: readAgentToolApprovalResponses(lastMessage),
+        questionResponses: readAgentQuestionResponses(lastMessage),
         resumeToken: url.searchParams.get("withToken") === "1" ? resumeToken : undefined,
         signal: request.signal,
       });

@@ -20,3 +20,15 @@ export const ClockIcon = () => (
 export const AlertIcon = () => (
   <svg {...common} width={12} height={12}><path d="M12 3l10 18H2z" /><path d="M12 10v4M12 18h.01" /></svg>
 );
+
+export const CheckIcon = () => (
+  <svg {...common} width={11} height={11} strokeWidth={3}><path d="M5 12l5 5 9-10" /></svg>
+);
+
+export const ListIcon = () => (
+  <svg {...common} width={12} height={12}><path d="M9 6h11M9 12h11M9 18h11M4 6h.01M4 12h.01M4 18h.01" /></svg>
+);
+
+export const QuestionIcon = () => (
+  <svg {...common}><circle cx="12" cy="12" r="9" /><path d="M9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6v.6M12 17h.01" /></svg>
+);

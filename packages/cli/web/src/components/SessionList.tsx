@@ -4,15 +4,15 @@ import type { SessionSummary } from "../lib/api.ts";
 import { formatRelative } from "../lib/format.ts";
 import { useNow } from "../lib/hooks.ts";
 import { AlertIcon, PlusIcon } from "./Icons.tsx";
-import { SessionStatusBadge } from "./StatusBadge.tsx";
+import { SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
 
 export interface SessionListProps {
   sessions: SessionSummary[] | undefined;
   error: Error | undefined;
   agents: string[];
   selectedId: string | null;
-  /** Pending approvals of sessions whose snapshot this tab has read (the open one). */
-  pendingApprovals: Readonly<Record<string, number>>;
+  /** What waits on a person or a timer in sessions whose snapshot this tab has read (the open one). */
+  attention: Readonly<Record<string, SessionAttention>>;
   onSelect: (sessionId: string) => void;
   onCreate: (agent: string | undefined) => Promise<void>;
 }
@@ -78,7 +78,7 @@ export function SessionList(props: SessionListProps) {
             <div className="session-item-top">
               {/* Cut from the start: generated IDs differ at their end. */}
               <span className="session-id" dir="rtl" title={session.sessionId}><bdi>{session.sessionId}</bdi></span>
-              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} pendingApprovals={props.pendingApprovals[session.sessionId] ?? 0} />
+              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} attention={props.attention[session.sessionId]} />
             </div>
             <div className="session-item-meta">
               <span>{session.agent}</span>

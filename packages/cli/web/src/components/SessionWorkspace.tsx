@@ -7,7 +7,7 @@ import { usePolledResource, useAgentEvents, type ReceivedEvent } from "../lib/ho
 import { ChatPanel } from "./chat/ChatPanel.tsx";
 import { liveSessionOf } from "./chat/live-session.ts";
 import { Inspector, type InspectorTab } from "./inspector/Inspector.tsx";
-import { SessionStatusBadge } from "./StatusBadge.tsx";
+import { SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
 
 export type LayoutMode = "chat" | "split" | "inspector";
 
@@ -19,8 +19,8 @@ export interface SessionWorkspaceProps {
   inspectorTab: InspectorTab;
   onInspectorTab: (tab: InspectorTab) => void;
   onSessionsChanged: () => void;
-  /** The open session's pending approvals, which the session list cannot see. */
-  onPendingApprovals: (sessionId: string, count: number) => void;
+  /** What in the open session waits on a person or a timer, which the session list cannot see. */
+  onAttention: (sessionId: string, attention: SessionAttention) => void;
 }
 
 export function SessionWorkspace(props: SessionWorkspaceProps) {
@@ -41,12 +41,15 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
   const flowStatus = inspection.data?.status ?? props.summary?.status ?? "running";
   const agentStatus = inspection.data?.snapshot.state?.status ?? props.summary?.agentStatus ?? null;
   const approvals = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "approval").length;
-  const { onPendingApprovals } = props;
+  const questions = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "question").length;
+  const waitUntil = [...live.toolCalls.values()].flatMap((call) => (call.status === "waiting_for_timer" && call.wait_until !== undefined ? [call.wait_until] : [])).sort()[0] ?? null;
+  const attention = useMemo<SessionAttention>(() => ({ approvals, questions, waitUntil }), [approvals, questions, waitUntil]);
+  const { onAttention } = props;
   useEffect(() => {
-    onPendingApprovals(sessionId, approvals);
-    // Another session's snapshot is not read: forget its count when it closes.
-    return () => onPendingApprovals(sessionId, 0);
-  }, [onPendingApprovals, sessionId, approvals]);
+    onAttention(sessionId, attention);
+    // Another session's snapshot is not read: forget what it waited for when it closes.
+    return () => onAttention(sessionId, {});
+  }, [onAttention, sessionId, attention]);
 
   const stop = async (): Promise<void> => {
     if (!window.confirm(`Stop session ${sessionId}? Its Flow ends and it takes no more messages.`)) return;
@@ -72,7 +75,7 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
       <header className="workspace-head">
         <div className="workspace-title">
           <h1 className="mono" title={sessionId}>{sessionId}</h1>
-          <SessionStatusBadge flowStatus={flowStatus} agentStatus={agentStatus} pendingApprovals={approvals} />
+          <SessionStatusBadge flowStatus={flowStatus} agentStatus={agentStatus} attention={attention} />
           <span className="muted small">{inspection.data?.flowType ?? props.summary?.agent ?? ""}</span>
         </div>
         <div className="workspace-actions">

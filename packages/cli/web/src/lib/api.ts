@@ -70,6 +70,7 @@ export interface WireInterrupt {
   created_at: string;
   question?: string;
   choices?: string[];
+  allows_free_text?: boolean;
 }
 
 export interface WireToolCall {
@@ -85,6 +86,10 @@ export interface WireToolCall {
   deferral_order: number;
   started_at?: string;
   finished_at?: string;
+  /** A `durable_wait` call's due time (ISO 8601). */
+  wait_until?: string;
+  /** The answers to a tool's own questions, oldest first. */
+  input_answers?: { interrupt_id: string; resolution: string; answer: string | null }[];
 }
 
 export interface WireUsage {
@@ -184,6 +189,10 @@ export const api = {
     request(`/api/chat/${sessionPath(sessionId)}`, signal === undefined ? {} : { signal }),
   inspect: (sessionId: string, signal?: AbortSignal): Promise<SessionInspection> =>
     request(`/api/sessions/${sessionPath(sessionId)}/inspect`, signal === undefined ? {} : { signal }),
+  executePlan: (sessionId: string, revision: number): Promise<{ executed: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/plan/execute`, { method: "POST", body: JSON.stringify({ revision }) }),
+  answerQuestion: (sessionId: string, interruptId: string, response: { answer: string } | { declined: true; reason?: string }): Promise<{ answered: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/questions/${encodeURIComponent(interruptId)}`, { method: "POST", body: JSON.stringify(response) }),
   stopSession: (sessionId: string): Promise<{ stopped: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/stop`, { method: "POST", body: "{}" }),
   eventsUrl: (sessionId: string): string => `/api/sessions/${sessionPath(sessionId)}/events`,

@@ -7,15 +7,16 @@
 import { useChat } from "@ai-sdk/react";
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { withQuestionResponse, wirePlanOf, type QuestionResponse } from "../../lib/agent-parts.ts";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
 import type { LiveSession } from "./live-session.ts";
 import { Composer } from "./Composer.tsx";
-import { asDynamicToolPart, MessageList, turnIdOfMessage, TypingDots } from "./MessageList.tsx";
+import { MessageList, turnIdOfMessage, TypingDots } from "./MessageList.tsx";
 import { PlanView } from "./PlanView.tsx";
-import { QuestionCard } from "./QuestionCard.tsx";
 import { QueuedMessages, type LocalQueuedMessage } from "./QueuedMessages.tsx";
 import { SessionChatTransport } from "./session-chat-transport.ts";
 import { TurnControls } from "./TurnControls.tsx";
+import { asksPerson, isWaitingForPerson, offersStaleRequest } from "./waiting-on-person.ts";
 
 /** The usual least time between two reads of the stored conversation. */
 const resyncIntervalMs = 1500;
@@ -94,6 +95,12 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const syncing = useRef(false);
   const queuePosts = useRef(new Set<AbortController>());
   const [localQueue, setLocalQueue] = useState<LocalQueuedMessage[]>([]);
+  /** Send the next message in plan mode: its turn drafts a plan to approve before anything runs. */
+  const [planMode, setPlanMode] = useState(false);
+  /** False once the session refused a plan-mode message: its agent does not enable plan mode. */
+  const [planModeAvailable, setPlanModeAvailable] = useState(true);
+  /** Answers sent through the session's question route while a stream ran, or why they failed. */
+  const [localAnswers, setLocalAnswers] = useState<ReadonlyMap<string, { response: QuestionResponse } | { error: string }>>(new Map());
   const [retryIn, setRetryIn] = useState<number | null>(null);
 
   const resyncRef = useRef<(reason: string, options?: ResyncOptions) => void>(() => undefined);
@@ -212,11 +219,10 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   const pendingIds = useMemo(() => new Set(live.pendingInterrupts.map((interrupt) => interrupt.interrupt_id)), [live.pendingInterrupts]);
   const messagesSeen = useRef({ messages, at: Date.now() });
   if (messagesSeen.current.messages !== messages) messagesSeen.current = { messages, at: Date.now() };
-  const approvalParts = (message: UIMessage | undefined) => (message?.parts ?? []).map(asDynamicToolPart).filter((tool) => tool?.state === "approval-requested" || tool?.state === "approval-responded");
   const inspectedSinceMessages = live.loadedAt > messagesSeen.current.at + 300;
-  const waitingForPerson = approvalParts(activeAssistant).some((tool) => tool?.state === "approval-responded" || (tool?.state === "approval-requested" && (pendingIds.has(tool.approval.id) || !inspectedSinceMessages)));
-  // An approval this tab still offers that the session no longer waits for (read after the part arrived).
-  const staleApproval = inspectedSinceMessages && messages.some((message) => approvalParts(message).some((tool) => tool?.state === "approval-requested" && !pendingIds.has(tool.approval.id)));
+  const waitingForPerson = isWaitingForPerson(activeAssistant, pendingIds, inspectedSinceMessages);
+  // An approval or question this tab still offers that the session no longer waits for (read after the part arrived).
+  const staleApproval = inspectedSinceMessages && offersStaleRequest(messages, pendingIds);
   const shouldFollow = (activeTurn !== null && !waitingForPerson) || staleApproval;
   useEffect(() => {
     if (requestActive || disconnected || !shouldFollow) return;
@@ -245,8 +251,7 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
     return () => posts.forEach((controller) => controller.abort());
   }, []);
 
-  const awaitingApproval = messages.at(-1)?.role === "assistant" && messages.at(-1)?.parts.some((part) => asDynamicToolPart(part)?.state === "approval-requested") === true;
-  const busy = requestActive || activeTurn !== null || awaitingApproval;
+  const busy = requestActive || activeTurn !== null || asksPerson(messages.at(-1));
 
   /** Sends a message into the session's queue while a turn runs; the chat follows its turn when it starts. */
   const queueMessage = async (text: string): Promise<void> => {
@@ -258,7 +263,7 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
       const response = await fetch("/api/chat", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ id: sessionId, messages: [{ id: localId, role: "user", parts: [{ type: "text", text }] }] }),
+        body: JSON.stringify({ id: sessionId, messages: [{ id: localId, role: "user", parts: [{ type: "text", text }] }], ...(planMode ? { planMode: true } : {}) }),
         signal: controller.signal,
       });
       if (!response.ok) {
@@ -279,17 +284,55 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   };
 
   const send = (text: string): void => {
+    // "Plan first" applies to the message it is sent with.
+    setPlanMode(false);
     if (busy) {
       void queueMessage(text);
       return;
     }
     if (status === "error") clearError();
     lastSyncAt.current = Date.now();
-    void sendMessage({ text }).then(onActivity);
+    void sendMessage({ text }, planMode ? { body: { planMode: true } } : undefined).then(onActivity);
   };
 
   const respondToApproval = (approvalId: string, approved: boolean, reason?: string): void => {
     void addToolApprovalResponse(reason === undefined ? { id: approvalId, approved } : { id: approvalId, approved, reason });
+  };
+
+  /**
+   * Sets the response on the question's part and sends the assistant message
+   * back, as an approval is sent. While a stream runs (another call of the
+   * turn is still working), the answer goes to the session's own route and
+   * the running stream brings the question's resolution.
+   */
+  const respondToQuestion = (interruptId: string, response: QuestionResponse): void => {
+    if (requestActive) {
+      setLocalAnswers((answers) => new Map(answers).set(interruptId, { response }));
+      api.answerQuestion(sessionId, interruptId, response).then(
+        ({ answered }) => {
+          if (!answered) setLocalAnswers((answers) => new Map(answers).set(interruptId, { error: "the session did not accept it: the answer is blank or not one of the choices, or the question closed" }));
+          onActivity();
+        },
+        (failure: unknown) => setLocalAnswers((answers) => new Map(answers).set(interruptId, { error: failure instanceof Error ? failure.message : String(failure) })),
+      );
+      return;
+    }
+    setLocalAnswers((answers) => {
+      if (!answers.has(interruptId)) return answers;
+      const next = new Map(answers);
+      next.delete(interruptId);
+      return next;
+    });
+    if (status === "error") clearError();
+    lastSyncAt.current = Date.now();
+    setMessages(withQuestionResponse(messages, interruptId, response));
+    void sendMessage().then(onActivity);
+  };
+
+  const executePlan = async (revision: number): Promise<boolean> => {
+    const { executed } = await api.executePlan(sessionId, revision);
+    onActivity();
+    return executed;
   };
 
   // Keep the newest message in view while the reader is at the bottom.
@@ -301,9 +344,18 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
   }, [messages, status, localQueue, live.queuedMessages.length]);
 
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
-  const questions = live.pendingInterrupts.filter((interrupt) => interrupt.kind === "question");
   const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
   const turnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
+  const planModeRefused = turnError?.includes("does not enable plan mode") === true;
+  useEffect(() => {
+    if (planModeRefused) {
+      setPlanModeAvailable(false);
+      setPlanMode(false);
+    }
+  }, [planModeRefused]);
+  const plan = wirePlanOf(live.plan);
+  const idle = live.flowStatus === "running" && live.agentStatus === "waiting_for_user_message" && live.activeTurnId === null
+    && live.pendingInterrupts.length === 0 && live.queuedMessages.length === 0 && !requestActive;
 
   return (
     <div className="chat">
@@ -329,7 +381,10 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
             streamingMessageId={streamingMessageId}
             toolRecords={live.toolCalls}
             onApprovalResponse={respondToApproval}
+            onQuestionResponse={respondToQuestion}
             approvalsDisabled={requestActive || closedReason !== null}
+            questionsDisabled={closedReason !== null}
+            localAnswers={localAnswers}
           />
           {status === "submitted" && messages.at(-1)?.role === "user" && (
             <div className="message message-assistant">
@@ -337,13 +392,12 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
               <div className="assistant-body"><TypingDots /></div>
             </div>
           )}
-          {questions.map((interrupt) => <QuestionCard key={interrupt.interrupt_id} interrupt={interrupt} />)}
           {flowEnded && live.activeTurnId !== null && (
             <div className="turn-notice">The session was {live.flowStatus} while {live.activeTurnId.replace("-", " ")} ran; that turn will not finish.</div>
           )}
           {turnError !== undefined && (
             <div className="turn-error" role="alert">
-              <strong>The turn failed.</strong> {turnError}
+              {planModeRefused ? <><strong>Plan mode is off for this agent.</strong> Send the message again without it.</> : <><strong>The turn failed.</strong> {turnError}</>}
             </div>
           )}
         </div>
@@ -356,9 +410,15 @@ function ChatView(props: ChatPanelProps & { initial: ChatSnapshot }) {
       )}
       <div className="chat-footer">
         <div className="chat-column">
-          <PlanView plan={live.plan} />
+          <PlanView plan={plan} idle={idle} onExecute={executePlan} />
           <QueuedMessages queued={live.queuedMessages} local={localQueue} onDismiss={(localId) => setLocalQueue((queue) => queue.filter((entry) => entry.localId !== localId))} />
-          <Composer busy={busy} closedReason={closedReason} onSend={send} controls={<TurnControls sessionId={sessionId} activeTurnId={activeTurn} />} />
+          <Composer
+            busy={busy}
+            closedReason={closedReason}
+            onSend={send}
+            planMode={planModeAvailable ? { enabled: planMode, onChange: setPlanMode } : undefined}
+            controls={<TurnControls sessionId={sessionId} activeTurnId={activeTurn} />}
+          />
         </div>
       </div>
     </div>

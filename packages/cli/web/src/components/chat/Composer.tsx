@@ -1,5 +1,6 @@
 // The message box. While a turn runs, a message goes to the session's queue
-// instead, and the button says so.
+// instead, and the button says so. "Plan first" sends the message in plan
+// mode: the agent drafts a plan, and nothing runs until it is approved.
 import { useRef, useState, type ReactNode } from "react";
 
 export interface ComposerProps {
@@ -10,6 +11,8 @@ export interface ComposerProps {
   onSend: (text: string) => void;
   /** Turn controls (stop, steer) slot in here. */
   controls?: ReactNode;
+  /** The plan-mode toggle, for agents that may plan first; absent hides it. */
+  planMode?: { enabled: boolean; onChange: (enabled: boolean) => void } | undefined;
 }
 
 export function Composer(props: ComposerProps) {
@@ -40,7 +43,7 @@ export function Composer(props: ComposerProps) {
         rows={1}
         value={text}
         disabled={closed}
-        placeholder={closed ? props.closedReason ?? "" : props.busy ? "Message the agent — it will be queued for the next turn" : "Message the agent"}
+        placeholder={closed ? props.closedReason ?? "" : props.busy ? "Message the agent — it will be queued for the next turn" : props.planMode?.enabled === true ? "Describe the task — the agent drafts a plan for you to approve" : "Message the agent"}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={(event) => {
           if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
@@ -51,6 +54,18 @@ export function Composer(props: ComposerProps) {
       />
       <div className="composer-actions">
         {props.controls}
+        {props.planMode !== undefined && (
+          <button
+            type="button"
+            className={`button button-ghost small plan-toggle-button${props.planMode.enabled ? " active" : ""}`}
+            aria-pressed={props.planMode.enabled}
+            disabled={closed}
+            title="Plan first: the agent writes a plan with its tasks, and nothing runs until you approve it"
+            onClick={() => props.planMode?.onChange(!(props.planMode.enabled))}
+          >
+            Plan first
+          </button>
+        )}
         <button type="submit" className="button button-primary" data-testid="send-button" disabled={closed || text.trim() === ""}>
           {props.busy ? "Queue" : "Send"}
         </button>

@@ -1,8 +1,13 @@
 // The conversation: user bubbles on the right, the agent's turns on the left
-// with their text, reasoning and tool calls in the order they happened.
+// with their text, reasoning, tool calls, questions, durable waits and plan
+// updates in the order they happened.
 import { isToolUIPart, type DynamicToolUIPart, type UIMessage } from "ai";
 import { useState } from "react";
+import { askUserAnswerOf, planPartOf, questionOf, questionResolutionOf, timerOf, type QuestionData, type QuestionResolutionData, type QuestionResponse } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
+import { DurableWaitCard } from "./DurableWaitCard.tsx";
+import { PlanUpdateNote } from "./PlanView.tsx";
+import { QuestionCard } from "./QuestionCard.tsx";
 import { RichText } from "./RichText.tsx";
 import { ToolCallCard } from "./ToolCallCard.tsx";
 
@@ -38,7 +43,55 @@ export interface MessageListProps {
   streamingMessageId: string | null;
   toolRecords: ReadonlyMap<string, WireToolCall>;
   onApprovalResponse: (approvalId: string, approved: boolean, reason?: string) => void;
+  onQuestionResponse: (interruptId: string, response: QuestionResponse) => void;
+  /** Approvals cannot be answered now (a request is in flight, or the session ended). */
   approvalsDisabled: boolean;
+  /** Questions cannot be answered now (the session ended). */
+  questionsDisabled: boolean;
+  /** Answers this tab sent outside the chat's own request (while a stream ran), or why they failed, by interrupt ID. */
+  localAnswers: ReadonlyMap<string, { response: QuestionResponse } | { error: string }>;
+}
+
+/** The session's own prefix on messages it writes as the user's, such as a plan approval. */
+const sessionNotePrefix = "[Perdure] ";
+
+/** A user message the session wrote, as a short note; undefined for the person's own messages. */
+function sessionNoteOf(text: string): string | undefined {
+  if (!text.startsWith(sessionNotePrefix)) return undefined;
+  const approval = /^\[Perdure\] The user approved plan revision (\d+)\./.exec(text);
+  if (approval?.[1] !== undefined) return `You approved plan revision ${approval[1]}; the agent carries it out.`;
+  return text.slice(sessionNotePrefix.length);
+}
+
+/** Whether a part shows in the conversation. */
+function isVisiblePart(part: Part): boolean {
+  return part.type === "text" || part.type === "reasoning" || isToolUIPart(part) || questionOf(part) !== undefined || timerOf(part) !== undefined || planPartOf(part) !== undefined;
+}
+
+/** An `ask_user` call whose question part is gone (a stored turn) as a closed question card. */
+function storedAskUser(tool: DynamicToolUIPart): { question: QuestionData; resolution: QuestionResolutionData; answer: string | undefined } | undefined {
+  if (tool.toolName !== "ask_user" || !(tool.state === "output-available" || tool.state === "output-error" || tool.state === "output-denied")) return undefined;
+  const input = typeof tool.input === "object" && tool.input !== null ? (tool.input as { question?: unknown; choices?: unknown; allows_free_text?: unknown }) : {};
+  if (typeof input.question !== "string") return undefined;
+  const output = tool.state === "output-available" ? tool.output : tool.state === "output-error" ? tool.errorText : undefined;
+  const answer = askUserAnswerOf(output);
+  const text = typeof output === "string" ? output : null;
+  const resolution: QuestionResolutionData["resolution"] = answer !== undefined ? "answered" : text === "question deadline passed" ? "deadline_passed" : "declined";
+  return {
+    question: {
+      interruptId: tool.toolCallId, toolCallId: tool.toolCallId, toolName: "ask_user", question: input.question,
+      choices: Array.isArray(input.choices) ? input.choices.filter((choice): choice is string => typeof choice === "string") : [],
+      allowsFreeText: input.allows_free_text !== false, deadline: null,
+    },
+    // The session's own text for a decline without a message says no more than "Declined".
+    resolution: { interruptId: tool.toolCallId, toolCallId: tool.toolCallId, resolution, rejectionMessage: resolution === "declined" && text !== "The user declined to answer." ? text : null, cancellationReason: null },
+    answer,
+  };
+}
+
+/** The answer a tool's own question got, as its record keeps it. */
+function recordedToolAnswer(record: WireToolCall | undefined, interruptId: string): string | undefined {
+  return record?.input_answers?.find((entry) => entry.interrupt_id === interruptId)?.answer ?? undefined;
 }
 
 export function MessageList(props: MessageListProps) {
@@ -47,6 +100,10 @@ export function MessageList(props: MessageListProps) {
       {props.messages.map((message) => {
         if (message.role === "user") {
           const text = message.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+          const note = sessionNoteOf(text);
+          if (note !== undefined) {
+            return <div key={message.id} className="turn-notice session-note" data-testid="session-note">{note}</div>;
+          }
           return (
             <div key={message.id} className="message message-user" data-testid="user-message">
               <div className="bubble">{text}</div>
@@ -56,7 +113,17 @@ export function MessageList(props: MessageListProps) {
         if (message.role !== "assistant") return null;
         const streaming = message.id === props.streamingMessageId;
         const turnId = turnIdOfMessage(message.id);
-        const visible = message.parts.filter((part) => part.type === "text" || part.type === "reasoning" || isToolUIPart(part));
+        const visible = message.parts.filter(isVisiblePart);
+        const resolutions = new Map(message.parts.flatMap((part) => {
+          const resolution = questionResolutionOf(part);
+          return resolution === undefined ? [] : [[resolution.interruptId, resolution] as const];
+        }));
+        const tools = new Map(message.parts.flatMap((part) => {
+          const tool = asDynamicToolPart(part);
+          return tool === null ? [] : [[tool.toolCallId, tool] as const];
+        }));
+        const asked = new Set(message.parts.flatMap((part) => questionOf(part)?.toolCallId ?? []));
+        const waited = new Set(message.parts.flatMap((part) => timerOf(part)?.toolCallId ?? []));
         const lastTextIndex = visible.findLastIndex((part) => part.type === "text");
         return (
           <div key={message.id} className="message message-assistant" data-testid="assistant-message" data-message-id={message.id}>
@@ -70,8 +137,42 @@ export function MessageList(props: MessageListProps) {
                   return <RichText key={index} text={part.text} streaming={streaming && index === lastTextIndex && index === visible.length - 1} />;
                 }
                 if (part.type === "reasoning") return <Reasoning key={index} text={part.text} streaming={streaming && index === visible.length - 1} />;
+                const streamed = questionOf(part);
+                const local = streamed === undefined ? undefined : props.localAnswers.get(streamed.interruptId);
+                const question = streamed === undefined || local === undefined ? streamed : { ...streamed, ...local };
+                if (question !== undefined) {
+                  const asker = tools.get(question.toolCallId);
+                  const recordedAnswer = asker?.toolName === "ask_user" && asker.state === "output-available"
+                    ? askUserAnswerOf(asker.output)
+                    : recordedToolAnswer(props.toolRecords.get(question.toolCallId), question.interruptId);
+                  return (
+                    <QuestionCard
+                      key={`question-${question.interruptId}`}
+                      question={question}
+                      resolution={resolutions.get(question.interruptId)}
+                      recordedAnswer={recordedAnswer}
+                      onRespond={props.onQuestionResponse}
+                      disabled={props.questionsDisabled}
+                    />
+                  );
+                }
+                const timer = timerOf(part);
+                if (timer !== undefined) {
+                  const state = tools.get(timer.toolCallId)?.state;
+                  const finished = state === "output-available" || state === "output-error" || state === "output-denied";
+                  return <DurableWaitCard key={`timer-${timer.toolCallId}`} timer={timer} finished={finished} />;
+                }
+                const plan = planPartOf(part);
+                if (plan !== undefined) return <PlanUpdateNote key={`plan-${index}`} plan={plan} />;
                 const tool = asDynamicToolPart(part);
                 if (tool === null) return null;
+                // An ask_user call shows as its question; a durable wait as its timer.
+                if (tool.toolName === "ask_user" && asked.has(tool.toolCallId)) return null;
+                if (tool.toolName === "durable_wait" && waited.has(tool.toolCallId)) return null;
+                const stored = storedAskUser(tool);
+                if (stored !== undefined) {
+                  return <QuestionCard key={tool.toolCallId} question={stored.question} resolution={stored.resolution} recordedAnswer={stored.answer} onRespond={props.onQuestionResponse} disabled />;
+                }
                 return (
                   <ToolCallCard
                     key={tool.toolCallId}

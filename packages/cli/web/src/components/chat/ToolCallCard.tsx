@@ -94,7 +94,8 @@ export function ToolCallCard(props: ToolCallCardProps) {
           {(part.state === "output-denied" || (part.state === "approval-responded" && !part.approval.approved)) && (
             <div className="tool-section">
               <div className="tool-section-label">Rejected</div>
-              <div className="muted">{part.approval.reason ?? "Rejected without a reason."}</div>
+              {/* A call the session rejected without an approval (a declined question, a steered turn) has no approval on its part. */}
+              <div className="muted">{(part.approval as { reason?: string } | undefined)?.reason ?? "Rejected without a reason."}</div>
             </div>
           )}
           {needsApproval && !rejecting && (

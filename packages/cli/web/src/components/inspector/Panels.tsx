@@ -34,10 +34,12 @@ export function SessionSummaryPanel(props: { inspection: SessionInspection; now:
   const state = inspection.snapshot.state;
   const failedAttempts = inspection.timeline.reduce((sum, execution) => sum + execution.attempts.filter((attempt) => attempt.status === "failed").length, 0);
   const approvals = inspection.snapshot.pending_interrupts.filter((interrupt) => interrupt.kind === "approval").length;
+  const questions = inspection.snapshot.pending_interrupts.filter((interrupt) => interrupt.kind === "question").length;
+  const waitUntil = inspection.snapshot.tool_calls.flatMap((call) => (call.status === "waiting_for_timer" && call.wait_until !== undefined ? [call.wait_until] : [])).sort()[0] ?? null;
   return (
     <div className="summary">
       <div className="summary-line">
-        <SessionStatusBadge flowStatus={inspection.status} agentStatus={state?.status ?? null} pendingApprovals={approvals} />
+        <SessionStatusBadge flowStatus={inspection.status} agentStatus={state?.status ?? null} attention={{ approvals, questions, waitUntil }} />
         <span className="muted small">Flow <strong>{inspection.status}</strong></span>
         {state?.active_turn_id != null && <span className="muted small">· {inspection.status === "running" ? "active" : "interrupted"} <strong>{state.active_turn_id}</strong></span>}
         <span className="spacer" />

@@ -1,0 +1,121 @@
+// The data parts of @perdure/agents/ui-stream that the chat renders
+// (docs/decisions/2026-12-03-questions-and-plans-in-ui-streams.md), read
+// from a UIMessage's parts, and the wire shape of the session's plan.
+import type { UIMessage } from "ai";
+
+type Part = UIMessage["parts"][number];
+
+/** An answer or a decline, set on a question part and sent back with the message. */
+export type QuestionResponse = { answer: string } | { declined: true; reason?: string };
+
+/** `data-agent-question`: a question the session waits for a person to answer. */
+export interface QuestionData {
+  interruptId: string;
+  toolCallId: string;
+  toolName: string;
+  question: string;
+  choices: string[];
+  allowsFreeText: boolean;
+  deadline: string | null;
+  response?: QuestionResponse;
+  /** Why the session refused the last answer; the question is still pending. */
+  error?: string;
+}
+
+/** `data-agent-question-resolution`: how a question ended. */
+export interface QuestionResolutionData {
+  interruptId: string;
+  toolCallId: string;
+  resolution: "answered" | "declined" | "deadline_passed" | "cancelled" | "no_longer_pending";
+  rejectionMessage: string | null;
+  cancellationReason: string | null;
+}
+
+/** `data-agent-timer`: a durable wait's due time. */
+export interface TimerData {
+  toolCallId: string;
+  waitUntil: string;
+  reason: string;
+}
+
+/** A plan task's progress. */
+export type PlanTaskStatus = "pending" | "in_progress" | "completed";
+
+/** `data-agent-plan`: the plan after an update. */
+export interface PlanPartData {
+  revision: number;
+  status: string;
+  taskCount: number;
+  tasks: { content: string; status: PlanTaskStatus }[] | null;
+}
+
+/** The snapshot's `plan` as wire JSON. */
+export interface WirePlan {
+  revision: number;
+  /** draft, active, completed or cleared. */
+  status: string;
+  tasks: { content: string; status: PlanTaskStatus }[];
+  updated_at: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The data of a part of `type`, or undefined for another part. */
+function dataOf<TData>(part: Part, type: string, check: (data: Record<string, unknown>) => boolean): TData | undefined {
+  if (part.type !== type || !("data" in part) || !isObject(part.data) || !check(part.data)) return undefined;
+  return part.data as TData;
+}
+
+export function questionOf(part: Part): QuestionData | undefined {
+  return dataOf<QuestionData>(part, "data-agent-question", (data) => typeof data.interruptId === "string" && typeof data.question === "string" && Array.isArray(data.choices));
+}
+
+export function questionResolutionOf(part: Part): QuestionResolutionData | undefined {
+  return dataOf<QuestionResolutionData>(part, "data-agent-question-resolution", (data) => typeof data.interruptId === "string" && typeof data.resolution === "string");
+}
+
+export function timerOf(part: Part): TimerData | undefined {
+  return dataOf<TimerData>(part, "data-agent-timer", (data) => typeof data.toolCallId === "string" && typeof data.waitUntil === "string");
+}
+
+export function planPartOf(part: Part): PlanPartData | undefined {
+  return dataOf<PlanPartData>(part, "data-agent-plan", (data) => typeof data.revision === "number" && typeof data.status === "string");
+}
+
+/** The snapshot's plan, when it is one. */
+export function wirePlanOf(value: unknown): WirePlan | null {
+  if (!isObject(value) || typeof value.revision !== "number" || typeof value.status !== "string" || !Array.isArray(value.tasks)) return null;
+  return value as unknown as WirePlan;
+}
+
+/** The messages with `response` set on the question part `interruptId` (and its refusal cleared). */
+export function withQuestionResponse(messages: UIMessage[], interruptId: string, response: QuestionResponse): UIMessage[] {
+  return messages.map((message) => {
+    if (!message.parts.some((part) => questionOf(part)?.interruptId === interruptId)) return message;
+    return {
+      ...message,
+      parts: message.parts.map((part) => {
+        const question = questionOf(part);
+        if (question?.interruptId !== interruptId) return part;
+        const data: QuestionData = { ...question, response };
+        delete data.error;
+        return { ...part, data } as Part;
+      }),
+    };
+  });
+}
+
+/** The answer text of a finished `ask_user` call's output `{"status":"answered","answer":…}`, if it is one. */
+export function askUserAnswerOf(output: unknown): string | undefined {
+  let value: unknown = output;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return isObject(value) && value.status === "answered" && typeof value.answer === "string" ? value.answer : undefined;
+}
