@@ -52,6 +52,7 @@ export { Client } from "./client/client.ts";
 export type { ClientOptions, FlowDescription, StartFlowOptions, StepHistoryEntry } from "./client/client.ts";
 export type { Codec } from "./internal/codec.ts";
 export type { Store, StoreTransaction, WakeEvent } from "./store/store.ts";
+export type { StoreClock } from "./store/store-clock.ts";
 export { PerdureError } from "./errors/perdure-error.ts";
 export { describeValue } from "./errors/describe-value.ts";
 export { ChannelMessageNotFoundError } from "./errors/channel-message-not-found-error.ts";

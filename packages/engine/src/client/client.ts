@@ -107,7 +107,7 @@ export class Client {
       }
     }
     const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
-    const now = Date.now();
+    const now = this.store.clock.now();
     const result = await this.store.transaction(async (transaction) => {
       const existing = await transaction.lockFlow(flowId);
       if (existing !== undefined) {
@@ -148,7 +148,7 @@ export class Client {
   /** Stops a running Flow instance: cancels every execution and marks it `stopped`. */
   async stop(flowId: string, reason = "stopped by client"): Promise<void> {
     checkFlowId(flowId);
-    const now = Date.now();
+    const now = this.store.clock.now();
     const flowTransaction = await this.store.transaction(async (transaction) => {
       const row = await transaction.lockFlow(flowId);
       if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
@@ -252,7 +252,7 @@ export class Client {
   /** Makes every pending Timer with this ID in the Flow due now; returns how many. */
   async skipTimer(flowId: string, timerId: string): Promise<number> {
     checkFlowId(flowId);
-    const now = Date.now();
+    const now = this.store.clock.now();
     const count = await this.store.transaction(async (transaction) => {
       if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       const timers = (await transaction.findTimersById(flowId, timerId)).filter((timer) => !timer.fired);

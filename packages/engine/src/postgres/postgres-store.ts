@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
 import { applyMigrations } from "./migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
@@ -40,6 +41,9 @@ const skippedRowsRetryMs = 25;
  *   fallback.
  * - The schema is created and migrated on open, safely when several
  *   processes start at once.
+ * - Leases, liveness and Timers run on the database server's clock (read on
+ *   open and every few seconds along with a transaction), so processes
+ *   whose wall clocks disagree still agree on who holds what.
  *
  * @example
  * const store = await PostgresStore.open({ connectionString: process.env.PERDURE_DATABASE_URL! });
@@ -48,6 +52,8 @@ export class PostgresStore implements Store {
   readonly kind = "postgres";
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
+  /** The database server's clock, carried forward on this process's monotonic clock. */
+  readonly clock = new DatabaseClock();
   /** The schema holding this store's tables. */
   readonly schema: string;
   private readonly options: ResolvedPostgresStoreOptions;
@@ -106,6 +112,7 @@ export class PostgresStore implements Store {
     const store = new PostgresStore(resolvePostgresStoreOptions(options));
     try {
       if (store.options.migrate) await store.applyMigrations();
+      await store.readDatabaseClock();
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();
       await store.wakeChannel.start();
@@ -133,6 +140,20 @@ export class PostgresStore implements Store {
       return await applyMigrations(client, resolved.schema, pg.escapeIdentifier(resolved.schema));
     } finally {
       await client.end();
+    }
+  }
+
+  /** Reads the server's clock on a connection of its own (on open, before any transaction). */
+  private async readDatabaseClock(): Promise<void> {
+    const connection = await this.checkOut();
+    try {
+      const sentAt = this.clock.startReading();
+      const result = await connection.client.query<{ now_ms: number }>(readDatabaseTimeSql);
+      this.clock.observe(Number(result.rows[0]?.now_ms), sentAt);
+      connection.release();
+    } catch (error) {
+      connection.release(error);
+      throw error;
     }
   }
 
@@ -191,10 +212,13 @@ export class PostgresStore implements Store {
         throw error;
       });
       begin.catch(() => undefined);
+      // Pipelined too: a fresh reading of the server's clock rides along now and then.
+      const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
       try {
         const transaction = new PostgresTransaction(client, this.quotedSchema);
         const result = await work(transaction);
         await begin;
+        await clockReading;
         await transaction.settle();
         await client.query("COMMIT");
         connection.release();
@@ -210,6 +234,14 @@ export class PostgresStore implements Store {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       }
     }
+  }
+
+  /** Sends a reading of the server's clock on a transaction's connection; a failure fails the transaction. */
+  private readClockAlong(client: pg.PoolClient): Promise<void> {
+    const sentAt = this.clock.startReading();
+    const reading = client.query<{ now_ms: number }>(readDatabaseTimeSql).then((result) => this.clock.observe(Number(result.rows[0]?.now_ms), sentAt));
+    reading.catch(() => undefined);
+    return reading;
   }
 
   /** Wakes local Workers shortly, once, because a claim skipped Flows that were busy. */

@@ -116,7 +116,7 @@ export async function invokeRpc<TInput, TOutput>(
   if (reference?.kind !== "rpc") throw new InvalidInputError(`invokeRPC needs an RPC reference from a Flow definition; got ${describeValue(reference)}`);
   const flow: FlowCore = reference.flow;
   const input = parseRpcInput(reference, rawInput);
-  const now = Date.now();
+  const now = store.clock.now();
   const result = await store.transaction(async (transaction) => {
     const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
     if (flowTransaction === undefined || flowTransaction.row.flowType !== flow.flowType) {

@@ -1,6 +1,7 @@
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import { systemClock, type StoreClock } from "../store/store-clock.ts";
 import { SqliteConnection, type SqliteDurability } from "./sqlite-connection.ts";
 import { SqliteTransaction } from "./sqlite-transaction.ts";
 
@@ -80,6 +81,8 @@ export class SqliteStore implements Store {
   readonly kind = "sqlite";
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
+  /** Every process on the file shares the machine's clock. */
+  readonly clock: StoreClock = systemClock;
   readonly path: string;
   private readonly connection: SqliteConnection;
   private closed = false;

@@ -8,6 +8,7 @@
  * `@perdure/engine/testing` proves it.
  */
 import type { FlowStatus } from "../flow/flow-status.ts";
+import type { StoreClock } from "./store-clock.ts";
 
 /** A Flow instance row. JSON columns hold encoded text. */
 export interface FlowRow {
@@ -200,6 +201,12 @@ export interface Store {
   readonly maxValueBytes: number;
   /** How often Workers poll for work from other processes, in milliseconds. */
   readonly pollIntervalMs: number;
+  /**
+   * The clock every durable timestamp of this store is read from, so that
+   * processes sharing the store compare leases, liveness and Timers on one
+   * clock. Local waits (poll intervals, backoff sleeps) use local timers.
+   */
+  readonly clock: StoreClock;
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
   /** Tells this process and, where the store can, other processes about a change. */

@@ -40,10 +40,11 @@ export async function readStream<TValue>(store: Store, flowId: string, ref: Stre
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidInputError(`Stream read limit ${String(options.limit)} is invalid: use an integer from 1 to 10000`);
   const secret = await store.tokenSecret();
   const afterIndex = options.after === undefined ? 0 : decodeResumeToken(secret, options.after, { flowId, stream: ref.name });
-  const deadline = Date.now() + (options.waitMs ?? 0);
+  // A local wait: the monotonic clock, which no wall-clock jump moves.
+  const deadline = performance.now() + (options.waitMs ?? 0);
   for (;;) {
     const read = await store.transaction((transaction) => transaction.readStream(flowId, ref.name, afterIndex, limit));
-    if (read.rows.length > 0 || Date.now() >= deadline || options.signal?.aborted === true) {
+    if (read.rows.length > 0 || performance.now() >= deadline || options.signal?.aborted === true) {
       const lost = read.firstIndex === undefined ? read.lastIndex > afterIndex : read.firstIndex > afterIndex + 1;
       const messages = read.rows.map((row) => ({
         value: decodeValue(ref.codec, row.value),
@@ -53,7 +54,7 @@ export async function readStream<TValue>(store: Store, flowId: string, ref: Stre
       }));
       return { messages, nextToken: messages.at(-1)?.token ?? options.after, lost };
     }
-    await waitForStream(store, flowId, ref.name, Math.min(deadline - Date.now(), store.pollIntervalMs), options.signal);
+    await waitForStream(store, flowId, ref.name, Math.min(deadline - performance.now(), store.pollIntervalMs), options.signal);
   }
 }
 

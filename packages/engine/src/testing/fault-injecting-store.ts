@@ -1,6 +1,7 @@
 /** A Store wrapper that fails chosen or seeded-random transactions with realistic storage faults. */
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import type { StoreClock } from "../store/store-clock.ts";
 import { seededRandom } from "./seeded-random.ts";
 import { storeFaultError, storeFaultKinds, type StoreCall, type StoreFaultKind, type StoreFaultPoint } from "./store-fault.ts";
 
@@ -105,6 +106,7 @@ export class FaultInjectingStore implements Store {
   readonly kind: string;
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
+  readonly clock: StoreClock;
   /** Faults injected so far, by kind. */
   readonly injected: Record<StoreFaultKind, number> = { "busy": 0, "io-error": 0, "disk-full": 0, "connection-reset": 0, "commit-outcome-unknown": 0 };
   /** The switch: while false, every call goes through untouched (counted, never failed). */
@@ -118,6 +120,7 @@ export class FaultInjectingStore implements Store {
     this.options = resolveFaultInjectingStoreOptions(options, inner.kind);
     this.inner = inner;
     this.kind = inner.kind;
+    this.clock = inner.clock;
     this.maxValueBytes = inner.maxValueBytes;
     this.pollIntervalMs = inner.pollIntervalMs;
     this.injecting = this.options.injecting;

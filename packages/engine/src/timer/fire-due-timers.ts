@@ -21,7 +21,7 @@ export async function fireTimer(transaction: StoreTransaction, flow: FlowCore, t
  * when the next unfired one falls due, so the caller can sleep until then.
  */
 export async function fireDueTimers(store: Store, flows: ReadonlyMap<string, FlowCore>, limit: number): Promise<{ fired: number; nextDueAt: number | undefined }> {
-  const now = Date.now();
+  const now = store.clock.now();
   const flowTypes = [...flows.keys()];
   const changed: FlowTransaction[] = [];
   const result = await store.transaction(async (transaction) => {

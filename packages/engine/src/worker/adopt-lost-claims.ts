@@ -39,7 +39,7 @@ export async function adoptLostClaims(
 async function adoptOne(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, lost: ExecutionRow): Promise<ClaimedAttempt | undefined> {
   const flow = flows.get(lost.flowType);
   if (flow === undefined) return undefined;
-  const now = Date.now();
+  const now = store.clock.now();
   const { claim, changed } = await store.transaction(async (transaction) => {
     const changed: FlowTransaction[] = [];
     const current = await transaction.getExecution(lost.flowId, lost.executionId);

@@ -140,7 +140,7 @@ function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.af
 
 /** Claims up to `limit` queued tasks in one short transaction of its own. */
 export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
-  const now = Date.now();
+  const now = store.clock.now();
   const batch = await store.transaction(async (transaction) => {
     const claimed = await claimInTransaction(transaction, flows, workerId, limit, now);
     markClaimBoundary("worker.claim.before-commit", claimed);

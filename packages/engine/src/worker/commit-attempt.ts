@@ -47,7 +47,7 @@ export interface ClaimNext {
  */
 export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next?: ClaimNext): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
-  const now = Date.now();
+  const now = store.clock.now();
   let nextBatch: ClaimBatch = { claims: [], changed: [] };
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);

@@ -20,7 +20,7 @@ function lapseError(row: ExecutionRow, now: number): AttemptError {
  * before any attempt started. Any Worker hosting the Flow type may do this.
  */
 export async function recoverLapsed(store: Store, flows: ReadonlyMap<string, FlowCore>): Promise<number> {
-  const now = Date.now();
+  const now = store.clock.now();
   const flowTypes = [...flows.keys()];
   const changed: FlowTransaction[] = [];
   await store.transaction(async (transaction) => {

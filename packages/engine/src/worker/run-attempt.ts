@@ -15,6 +15,7 @@ import { anyOf, type Conditions } from "../timer/condition.ts";
 import { appendToStream } from "../stream/append-to-stream.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
+import type { LocalTimers } from "./local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
 import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./worker.ts";
@@ -48,12 +49,18 @@ function prepareDecision(claim: ClaimedAttempt, decision: StepDecision, maxValue
 }
 
 /** A method-timeout race; `cancel` clears its timer once the handler settled. */
-function timeoutAfter(ms: number): { promise: Promise<AttemptError>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
+function timeoutAfter(timers: LocalTimers, ms: number): { promise: Promise<AttemptError>; cancel: () => void } {
+  let cancel = (): void => undefined;
   const promise = new Promise<AttemptError>((resolve) => {
-    timer = setTimeout(() => resolve({ type: "StepTimeout", message: `the attempt ran longer than its method timeout of ${ms} ms`, terminal: false }), ms);
+    cancel = timers.after(ms, () => resolve({ type: "StepTimeout", message: `the attempt ran longer than its method timeout of ${ms} ms`, terminal: false }));
   });
-  return { promise, cancel: () => clearTimeout(timer) };
+  return { promise, cancel };
+}
+
+/** What an attempt needs from its Worker besides the store. */
+export interface AttemptEnvironment {
+  onError: (error: unknown) => void;
+  timers: LocalTimers;
 }
 
 /**
@@ -65,7 +72,7 @@ export async function runAttempt(
   store: Store,
   workerId: string,
   running: RunningAttempt,
-  onError: (error: unknown) => void,
+  environment: AttemptEnvironment,
   next: () => ClaimNext | undefined,
   ledger: ClaimLedger,
 ): Promise<readonly ClaimedAttempt[]> {
@@ -78,7 +85,7 @@ export async function runAttempt(
     stepType: execution.stepType,
     executionId: execution.executionId,
     attempt: execution.attempt,
-    deadline: new Date(execution.deadlineAt ?? Date.now()),
+    deadline: new Date(execution.deadlineAt ?? store.clock.now()),
     signal: abort.signal,
     checkpoint,
     recoveryError: execution.recoveryError === null ? undefined : (JSON.parse(execution.recoveryError) as RecoveryError),
@@ -94,8 +101,10 @@ export async function runAttempt(
     },
   };
   const context = new AttemptContext(claim.snapshot, services);
-  const remainingMs = Math.max(0, (execution.deadlineAt ?? Date.now()) - Date.now());
-  const timeout = timeoutAfter(remainingMs);
+  // Measured from the store's clock now, so the race runs on local time from here on.
+  const startedAt = store.clock.now();
+  const remainingMs = Math.max(0, (execution.deadlineAt ?? startedAt) - startedAt);
+  const timeout = timeoutAfter(environment.timers, remainingMs);
   let outcome: AttemptOutcome;
   try {
     const handlerResult = (async (): Promise<AttemptOutcome> => {
@@ -124,7 +133,7 @@ export async function runAttempt(
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
   }
-  return commitUntilSettled(store, claim, workerId, outcome, onError, next, ledger);
+  return commitUntilSettled(store, claim, workerId, outcome, environment, next, ledger);
 }
 
 /** Backoff between commits of an attempt while its store fails: 50 ms, doubling, up to 2 s. */
@@ -153,10 +162,11 @@ async function commitUntilSettled(
   claim: ClaimedAttempt,
   workerId: string,
   outcome: AttemptOutcome,
-  onError: (error: unknown) => void,
+  environment: AttemptEnvironment,
   next: () => ClaimNext | undefined,
   ledger: ClaimLedger,
 ): Promise<readonly ClaimedAttempt[]> {
+  const { onError, timers } = environment;
   let current = outcome;
   let failures = 0;
   let closingSince: number | undefined;
@@ -178,11 +188,11 @@ async function commitUntilSettled(
       failures += 1;
       // Once, then now and then: an outage would otherwise flood the log.
       if (failures === 1 || failures % 30 === 0) onError(error);
-      const now = Date.now();
+      const now = store.clock.now();
       if (next() === undefined) closingSince ??= now;
       const isPastDeadline = claim.execution.deadlineAt !== null && now > claim.execution.deadlineAt;
       if (isPastDeadline || (closingSince !== undefined && now - closingSince > closingCommitPatienceMs)) return [];
-      await new Promise((resolve) => setTimeout(resolve, commitRetryDelayMs(failures)));
+      await new Promise<void>((resolve) => timers.after(commitRetryDelayMs(failures), resolve));
     }
   }
 }
@@ -190,7 +200,7 @@ async function commitUntilSettled(
 /** Extends the lease (and stores the checkpoint); false when the attempt no longer holds it. */
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
-  const now = Date.now();
+  const now = store.clock.now();
   return store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;

@@ -6,6 +6,7 @@ import { fireDueTimers } from "../timer/fire-due-timers.ts";
 import { adoptLostClaims } from "./adopt-lost-claims.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
+import { timersOf, type LocalTimers } from "./local-timers.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { runAttempt } from "./run-attempt.ts";
 
@@ -44,6 +45,7 @@ interface ResolvedWorkerOptions {
   livenessTimeoutMs: number;
   pollIntervalMs: number;
   onError: (error: unknown) => void;
+  timers: LocalTimers;
 }
 
 function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
@@ -66,6 +68,7 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     livenessTimeoutMs: positiveInteger("livenessTimeoutMs", options.livenessTimeoutMs, 5000),
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
+    timers: timersOf(options),
   };
 }
 
@@ -101,7 +104,7 @@ export class Worker {
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
-  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private stopMaintenance: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private lastRecoveryAt = 0;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
@@ -136,8 +139,11 @@ export class Worker {
     await this.touchLiveness();
     this.unsubscribe = this.options.store.subscribe((event) => this.onWake(event));
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
-    this.maintenanceTimer = setInterval(() => void this.maintain(), tickMs);
-    this.maintenanceTimer.unref();
+    const tick = (): void => {
+      this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
+      void this.maintain();
+    };
+    this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
     this.loopDone = this.loop();
   }
 
@@ -150,7 +156,7 @@ export class Worker {
     this.state = "closing";
     this.requestWake();
     await this.loopDone;
-    clearInterval(this.maintenanceTimer);
+    this.stopMaintenance?.();
     this.unsubscribe?.();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
     this.state = "closed";
@@ -158,7 +164,7 @@ export class Worker {
 
   private onWake(event: WakeEvent): void {
     if (event.kind === "tasks") {
-      if (event.at <= Date.now()) this.requestWake();
+      if (event.at <= this.now()) this.requestWake();
       else if (event.at < this.taskCheckAt) {
         this.taskCheckAt = event.at;
         this.requestWake();
@@ -182,21 +188,24 @@ export class Worker {
     while (this.state === "running") {
       this.wakeRequested = false;
       let worked = false;
+      let failed = false;
       try {
         worked = await this.claimAndRun();
-        if (Date.now() >= this.timerCheckAt && await this.fireTimers()) worked = true;
+        if (this.now() >= this.timerCheckAt && await this.fireTimers()) worked = true;
       } catch (error) {
         this.options.onError(error);
+        failed = true;
       }
-      if (worked || this.wakeRequested) continue;
-      await this.sleep(this.nextWakeDelay());
+      if (!failed && (worked || this.wakeRequested)) continue;
+      // A failing store is asked again after a poll interval, not in a hot loop.
+      await this.sleep(failed ? this.options.pollIntervalMs : this.nextWakeDelay());
     }
     while (this.running.size > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
 
   /** Fires due Timers and learns when the next one falls due; true when any fired. */
   private async fireTimers(): Promise<boolean> {
-    const checkedAt = Date.now();
+    const checkedAt = this.now();
     const { fired, nextDueAt } = await fireDueTimers(this.options.store, this.options.flows, 64);
     // Other processes may set earlier Timers, so look again after one poll interval at most.
     this.timerCheckAt = Math.min(nextDueAt ?? Infinity, checkedAt + this.options.pollIntervalMs);
@@ -207,7 +216,7 @@ export class Worker {
   private async claimAndRun(): Promise<boolean> {
     const free = this.claims.claimable(this.options.concurrency - this.running.size);
     if (free <= 0) return false;
-    if (this.taskCheckAt <= Date.now()) this.taskCheckAt = Infinity;
+    if (this.taskCheckAt <= this.now()) this.taskCheckAt = Infinity;
     let batch: ClaimBatch = { claims: [], changed: [] };
     await this.claims.run(free, async () => {
       batch = await claimTasks(this.options.store, this.options.flows, this.workerId, free);
@@ -223,7 +232,7 @@ export class Worker {
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.running.size + 1) } : undefined);
-    void runAttempt(this.options.store, this.workerId, attempt, this.options.onError, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
@@ -255,29 +264,35 @@ export class Worker {
 
   /** Sleep until the next known Timer or retry, or one poll interval for work from other processes. */
   private nextWakeDelay(): number {
-    const now = Date.now();
+    const now = this.now();
     const timerDelay = Math.max(0, this.timerCheckAt - now);
     const taskDelay = Math.max(0, this.taskCheckAt - now);
-    if (this.running.size >= this.options.concurrency) return timerDelay;
+    // No slot to fill, or claims in doubt until the ledger adopts them (it wakes the loop then).
+    if (this.claims.claimable(this.options.concurrency - this.running.size) <= 0) return timerDelay;
     return Math.min(timerDelay, taskDelay, this.options.pollIntervalMs);
   }
 
   private sleep(delayMs: number): Promise<void> {
     if (this.wakeRequested || this.state !== "running") return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
+      const cancel = this.options.timers.after(delayMs, () => {
         this.wakeLoop = undefined;
         resolve();
-      }, delayMs);
+      });
       this.wakeLoop = () => {
-        clearTimeout(timer);
+        cancel();
         resolve();
       };
     });
   }
 
+  /** The store's clock: every time this Worker compares with a stored one. */
+  private now(): number {
+    return this.options.store.clock.now();
+  }
+
   private async touchLiveness(): Promise<void> {
-    const expiresAt = Date.now() + this.options.livenessTimeoutMs;
+    const expiresAt = this.now() + this.options.livenessTimeoutMs;
     await this.options.store.transaction((transaction) => transaction.touchWorker(this.workerId, expiresAt));
   }
 
@@ -288,7 +303,7 @@ export class Worker {
       await this.touchLiveness();
       await this.checkCancellations();
       this.claims.adoptWhenSettled();
-      const now = Date.now();
+      const now = this.now();
       if (this.state === "running" && now - this.lastRecoveryAt >= Math.min(1000, this.options.livenessTimeoutMs / 5)) {
         this.lastRecoveryAt = now;
         if (await recoverLapsed(this.options.store, this.options.flows) > 0) this.requestWake();

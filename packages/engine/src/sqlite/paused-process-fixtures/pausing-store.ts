@@ -6,6 +6,7 @@
  */
 import { writeSync } from "node:fs";
 import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
+import type { StoreClock } from "../../store/store-clock.ts";
 import { hasPaused, pausePoint, pauseHere } from "./pause-point.ts";
 
 interface Call {
@@ -34,11 +35,13 @@ export class PausingStore implements Store {
   readonly kind: string;
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
+  readonly clock: StoreClock;
   private readonly inner: Store;
 
   constructor(inner: Store) {
     this.inner = inner;
     this.kind = inner.kind;
+    this.clock = inner.clock;
     this.maxValueBytes = inner.maxValueBytes;
     this.pollIntervalMs = inner.pollIntervalMs;
   }

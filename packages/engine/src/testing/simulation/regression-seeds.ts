@@ -1,0 +1,24 @@
+/**
+ * Seeds that once broke an invariant, kept so the default suite replays
+ * them on every run. Add a line for every violation a seed finds, with what
+ * it found, once the bug is fixed.
+ */
+import type { SimulationMode } from "./simulation-plan.ts";
+
+export interface RegressionSeed {
+  seed: number;
+  mode: SimulationMode;
+  /** What the seed found. */
+  found: string;
+}
+
+const hotLoop = "a Worker whose claims were in doubt (a claim's reply lost) or whose store failed slept 0 ms between loop turns: a hot loop (1 ms on Node) until adoption or the store came back";
+
+export const regressionSeeds: readonly RegressionSeed[] = [
+  { seed: 4, mode: "liveness", found: hotLoop },
+  { seed: 12, mode: "liveness", found: hotLoop },
+  { seed: 34, mode: "liveness", found: hotLoop },
+  { seed: 14, mode: "safety", found: hotLoop },
+  { seed: 19, mode: "safety", found: hotLoop },
+  { seed: 34, mode: "safety", found: hotLoop },
+];

@@ -1,0 +1,123 @@
+/**
+ * One simulated process's handle on the shared store: reads the virtual
+ * clock, delays each transaction by a seeded latency on the process's own
+ * timers, and dies with the process. It records the writes of every
+ * transaction whose success reached the process, so the checker can prove
+ * no acknowledged commit was lost.
+ */
+import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
+import type { StoreClock } from "../../store/store-clock.ts";
+import type { TimerGroup } from "./virtual-scheduler.ts";
+
+/** An Attribute write a process saw committed. */
+export interface AcknowledgedWrite {
+  process: string;
+  flowId: string;
+  name: string;
+  key: string;
+  value: string | null;
+}
+
+/** Options of {@link SimulatedProcessStore}. */
+export interface SimulatedProcessStoreOptions {
+  /** The store below (a FaultInjectingStore around the shared SQLite store). */
+  inner: Store;
+  timers: TimerGroup;
+  clock: StoreClock;
+  /** Draws one latency in virtual milliseconds: before a transaction starts, and before its reply arrives. */
+  latencyMs: () => number;
+  pollIntervalMs: number;
+  /** Attribute(Map) names whose acknowledged writes must survive. */
+  trackedNames: ReadonlySet<string>;
+  acknowledged: AcknowledgedWrite[];
+  trace: (line: string) => void;
+}
+
+/** Thrown by every call a crashed process makes. */
+export class SimulatedCrashError extends Error {
+  constructor(processName: string) {
+    super(`simulated process ${processName} has crashed`);
+    this.name = "SimulatedCrashError";
+  }
+}
+
+export class SimulatedProcessStore implements Store {
+  readonly kind: string;
+  readonly maxValueBytes: number;
+  readonly pollIntervalMs: number;
+  readonly clock: StoreClock;
+  private readonly options: SimulatedProcessStoreOptions;
+  private transactions = 0;
+
+  constructor(options: SimulatedProcessStoreOptions) {
+    this.options = options;
+    this.kind = options.inner.kind;
+    this.maxValueBytes = options.inner.maxValueBytes;
+    this.pollIntervalMs = options.pollIntervalMs;
+    this.clock = options.clock;
+  }
+
+  private get name(): string {
+    return this.options.timers.name;
+  }
+
+  async transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    const { timers, trace } = this.options;
+    if (timers.crashed) throw new SimulatedCrashError(this.name);
+    const number = this.transactions++;
+    // Pending forever once the process crashes: a dead process hears no reply.
+    await timers.sleep(this.options.latencyMs());
+    let writes: AcknowledgedWrite[] = [];
+    let outcome: { ok: true; value: TResult } | { ok: false; error: unknown };
+    try {
+      const value = await this.options.inner.transaction((transaction) => {
+        writes = [];
+        return work(this.recordWrites(transaction, writes));
+      });
+      outcome = { ok: true, value };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    trace(`${this.name} tx${number} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
+    await timers.sleep(this.options.latencyMs());
+    if (!outcome.ok) throw outcome.error;
+    this.options.acknowledged.push(...writes);
+    return outcome.value;
+  }
+
+  private recordWrites(transaction: StoreTransaction, writes: AcknowledgedWrite[]): StoreTransaction {
+    const { trackedNames } = this.options;
+    const process = this.name;
+    return new Proxy(transaction, {
+      get: (target, property, receiver) => {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property !== "writeAttribute" || typeof value !== "function") return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        return (flowId: string, name: string, key: string, written: string | null) => {
+          if (trackedNames.has(name)) writes.push({ process, flowId, name, key, value: written });
+          return (value as StoreTransaction["writeAttribute"]).call(target, flowId, name, key, written);
+        };
+      },
+    });
+  }
+
+  wake(event: WakeEvent): void {
+    if (this.options.timers.crashed) return;
+    this.options.inner.wake(event);
+  }
+
+  subscribe(listener: (event: WakeEvent) => void): () => void {
+    const { timers } = this.options;
+    // A stopped or dead process reacts to nothing; wake-ups are hints, and its polls find the work later.
+    return this.options.inner.subscribe((event) => {
+      if (!timers.crashed && !timers.isPaused) listener(event);
+    });
+  }
+
+  tokenSecret(): Promise<Buffer> {
+    return this.options.inner.tokenSecret();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
