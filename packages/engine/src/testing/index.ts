@@ -12,6 +12,8 @@ export { FaultInjectingStore } from "./fault-injecting-store.ts";
 export type { FaultInjectingStoreOptions } from "./fault-injecting-store.ts";
 export { injectedFaultOf, storeFaultKinds } from "./store-fault.ts";
 export type { StoreCall, StoreFaultKind, StoreFaultPoint } from "./store-fault.ts";
+export { assertSqliteStoreUnchanged, snapshotSqliteStore } from "./sqlite-store-snapshot.ts";
+export type { SqliteStoreSnapshot } from "./sqlite-store-snapshot.ts";
 export { pollUntil } from "./poll-until.ts";
 export type { PollUntilOptions } from "./poll-until.ts";
 export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
