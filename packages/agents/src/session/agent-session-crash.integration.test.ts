@@ -18,7 +18,6 @@ import type { InvocationLog, InvocationLogEntry } from "../testing/invocation-lo
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import { agentWorkerReadyLine } from "../testing/worker-process-protocol.ts";
 import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
 import type { AgentState } from "../values/agent-state.ts";
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
@@ -35,6 +34,7 @@ import {
   type ModelCallDetails,
   type ToolRunDetails,
 } from "./test-fixtures/crash-session-flows.ts";
+import { killAndReportWorkerProcesses } from "../testing/test-fixtures/worker-process-cleanup.ts";
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/crash-session-worker-main.ts", import.meta.url));
 
@@ -54,11 +54,7 @@ async function setUp(t: TestContext): Promise<Harness> {
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: crashSessionFlows, isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];
   t.after(async () => {
-    for (const workerProcess of workerProcesses) await workerProcess.kill();
-    for (const workerProcess of workerProcesses) {
-      const extraOutput = workerProcess.output().split("\n").filter((line) => line !== "" && !line.startsWith(agentWorkerReadyLine));
-      if (extraOutput.length > 0) t.diagnostic(`Worker process ${workerProcess.pid} printed:\n${extraOutput.join("\n")}`);
-    }
+    await killAndReportWorkerProcesses(t, workerProcesses);
     await environment.close();
     await engine.stop();
   });

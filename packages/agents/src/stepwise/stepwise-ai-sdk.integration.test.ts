@@ -19,7 +19,6 @@ import { FileGate } from "../testing/file-gate.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import { agentWorkerReadyLine } from "../testing/worker-process-protocol.ts";
 import type { AgentEvent } from "../values/agent-event.ts";
 import type { AgentSnapshot } from "../values/agent-snapshot.ts";
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
@@ -47,6 +46,7 @@ import {
   toolCallPart,
   type LanguageModelPrompt,
 } from "./test-fixtures/stepwise-scripted-language-model.ts";
+import { killAndReportWorkerProcesses } from "../testing/test-fixtures/worker-process-cleanup.ts";
 
 const anthropicIdentity = { provider: "anthropic.messages", modelId: "claude-test" };
 const openaiIdentity = { provider: "openai.responses", modelId: "gpt-test" };
@@ -561,11 +561,7 @@ async function startCrashHarness(t: TestContext) {
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: stepwiseCrashFlows, isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];
   t.after(async () => {
-    for (const workerProcess of workerProcesses) await workerProcess.kill();
-    for (const workerProcess of workerProcesses) {
-      const extraOutput = workerProcess.output().split("\n").filter((line) => line !== "" && !line.startsWith(agentWorkerReadyLine));
-      if (extraOutput.length > 0) t.diagnostic(`Worker process ${workerProcess.pid} printed:\n${extraOutput.join("\n")}`);
-    }
+    await killAndReportWorkerProcesses(t, workerProcesses);
     await environment.close();
     await engine.stop();
   });

@@ -18,7 +18,6 @@ import { FileGate } from "../testing/file-gate.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import { agentWorkerReadyLine } from "../testing/worker-process-protocol.ts";
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
 import {
   builtInsCrashDirectoryEnvironmentVariable,
@@ -32,6 +31,7 @@ import {
   type BuiltInsModelCall,
 } from "./test-fixtures/stepwise-built-ins-crash-flows.ts";
 import { payloadsOf } from "./test-fixtures/stepwise-test-agent.ts";
+import { killAndReportWorkerProcesses } from "../testing/test-fixtures/worker-process-cleanup.ts";
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/stepwise-built-ins-worker-main.ts", import.meta.url));
 
@@ -40,11 +40,7 @@ async function startHarness(t: TestContext) {
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: builtInsCrashFlows, isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];
   t.after(async () => {
-    for (const workerProcess of workerProcesses) await workerProcess.kill();
-    for (const workerProcess of workerProcesses) {
-      const extraOutput = workerProcess.output().split("\n").filter((line) => line !== "" && !line.startsWith(agentWorkerReadyLine));
-      if (extraOutput.length > 0) t.diagnostic(`Worker process ${workerProcess.pid} printed:\n${extraOutput.join("\n")}`);
-    }
+    await killAndReportWorkerProcesses(t, workerProcesses);
     await environment.close();
     await engine.stop();
   });

@@ -17,7 +17,7 @@ import { KillableWorkerProcess } from "./killable-worker-process.ts";
 import { PrivateEngine } from "./private-engine.ts";
 import { readStepHistory } from "./read-step-history.ts";
 import { gatedFlow, gatedStepGateName, type GatedFlowInput } from "./test-fixtures/gated-flow.ts";
-import { agentWorkerReadyLine } from "./worker-process-protocol.ts";
+import { killAndReportWorkerProcesses } from "./test-fixtures/worker-process-cleanup.ts";
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/agent-worker-main.ts", import.meta.url));
 
@@ -35,11 +35,7 @@ async function setUp(t: TestContext): Promise<Harness> {
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [gatedFlow], isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];
   t.after(async () => {
-    for (const workerProcess of workerProcesses) await workerProcess.kill();
-    for (const workerProcess of workerProcesses) {
-      const extraOutput = workerProcess.output().split("\n").filter((line) => line !== "" && !line.startsWith(agentWorkerReadyLine));
-      if (extraOutput.length > 0) t.diagnostic(`Worker process ${workerProcess.pid} printed:\n${extraOutput.join("\n")}`);
-    }
+    await killAndReportWorkerProcesses(t, workerProcesses);
     await environment.close();
     await engine.stop();
   });
