@@ -13,14 +13,25 @@
  * await client.start(flow, "session-1", {});
  * await client.invokeRPC(flow.sendUserMessage, "session-1", { text: "Where is my order?" });
  */
-export { createAgentSessionFlow, describeAgentSessionModel } from "./session/create-agent-session-flow.ts";
-export type { AgentSessionFlow } from "./session/create-agent-session-flow.ts";
+export { createAgentSessionFlow, describeAgentSessionFeatures, describeAgentSessionModel } from "./session/create-agent-session-flow.ts";
+export type { AgentSessionFeatures, AgentSessionFlow } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionOptions } from "./session/session-options.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
 export type { AnswerQuestionInput } from "./session/rpcs/answer-question.ts";
 export type { ExecutePlanInput } from "./session/rpcs/execute-plan.ts";
+export type { CancelTurnInput, DeleteQueuedMessageInput, SteerUserMessageInput } from "./session/rpcs/turn-control-rpcs.ts";
+export { toolTaskPollTimerId } from "./session/steps/poll-tool-task.ts";
+export {
+  toolCallCancellationFromWire,
+  toolCallCancellationToWire,
+  turnCancellationRequestFromWire,
+  turnCancellationRequestToWire,
+  turnControlRequestFromWire,
+  turnControlRequestToWire,
+} from "./values/turn-control.ts";
+export type { ToolCallCancellation, ToolCallCancellationReason, TurnCancellationRequest, TurnControlRequest } from "./values/turn-control.ts";
 export { builtInToolDefinitions, builtInToolNames } from "./session/built-in-tools/built-in-tool-definitions.ts";
 export type { BuiltInToolDefinition, BuiltInToolName } from "./session/built-in-tools/built-in-tool-definitions.ts";
 export { durableWaitTimerId } from "./session/built-in-tools/durable-wait-timer.ts";
@@ -40,6 +51,11 @@ export type {
   ToolCallsRequested,
   ToolExecutionResult,
   ToolInputRequested,
+  ToolTaskCancellation,
+  ToolTaskPending,
+  ToolTaskPoll,
+  ToolTaskPollOutcome,
+  ToolTaskStarted,
   TurnCompleted,
 } from "./runner/agent-framework-runner.ts";
 export { ToolExecutionError } from "./runner/tool-execution-error.ts";
@@ -64,10 +80,15 @@ export type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } 
 export {
   approvalDeadlinePassed,
   isBlankText,
+  missingToolTaskPoller,
   outcomeUnknownToolResult,
   planExecutionUserMessage,
   planningTurnToolRejectedResult,
   questionDeadlinePassed,
   questionDeclinedResult,
+  toolCallCancelledBySteeringResult,
+  toolCallCancelledByTurnCancellationResult,
   toolCallNotRunErrorPrefix,
+  turnCancelledNoteHeader,
+  turnSteeredNoteHeader,
 } from "./values/result-texts.ts";

@@ -67,7 +67,12 @@ const anyBody = fc.oneof(
 /** Each defect alone makes a state-changing request one the server must refuse. */
 type Defect = "foreign-host" | "foreign-origin" | "cross-site" | "content-type" | "body";
 
-const stateChangingRoutes = (id: string): string[] => ["/api/sessions", "/api/chat", `/api/sessions/${id}/stop`, `/api/${id}`, `/${id}`];
+const stateChangingRoutes = (id: string): string[] => [
+  "/api/sessions", "/api/chat", `/api/sessions/${id}/stop`, `/api/${id}`, `/${id}`,
+  `/api/sessions/${id}/steer`, `/api/sessions/${id}/queue/delete`, `/api/sessions/${id}/cancel`,
+];
+/** Routes that take any object (stop, and cancel, whose `turnId` may be left out), where only a non-object body is a defect. */
+const anyObjectRoutes = new Set([2, 7]);
 
 /** A body every state-changing route refuses: JSON that is not an object, or not JSON at all. */
 const nonObjectBody = fc.oneof(
@@ -112,7 +117,7 @@ const refusedBody = fc.oneof(
 const stateChangingRequest: fc.Arbitrary<RawHttpRequest> = fc.record({
   method: fc.oneof({ arbitrary: fc.constant("POST"), weight: 8 }, { arbitrary: fc.constantFrom("PUT", "DELETE", "PATCH"), weight: 1 }),
   id: pathSessionId,
-  route: fc.nat(4),
+  route: fc.nat(7),
   defect: fc.oneof({ arbitrary: fc.constantFrom<Defect>("foreign-host", "foreign-origin", "cross-site", "content-type"), weight: 2 }, { arbitrary: fc.constant<Defect>("body"), weight: 3 }),
   contentType: fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain;charset=UTF-8", "application/jsonx", "", "json"),
   origin: fc.constantFrom("http://evil.example", "null", "http://127.0.0.1:1", "https://127.0.0.1", "http://localhost.evil.example"),
@@ -131,8 +136,8 @@ const stateChangingRequest: fc.Arbitrary<RawHttpRequest> = fc.record({
     else all["content-type"] = contentType;
   }
   const path = stateChangingRoutes(id)[route] ?? "/api/sessions";
-  // Stop takes any object, so only a non-object body is a defect there.
-  const refused = route === 2 ? badStopBody : badBody;
+  // Stop and cancel take any object, so only a non-object body is a defect there.
+  const refused = anyObjectRoutes.has(route) ? badStopBody : badBody;
   return { method, path, headers: all, body: defect === "body" ? refused : body };
 });
 
@@ -154,6 +159,24 @@ const staleApprovalRequest: fc.Arbitrary<RawHttpRequest> = fc.record({
     }, { requiredKeys: [] }),
   ), { maxLength: 120 }),
 }).map(({ id, messageId, parts }) => ({ method: "POST", path: "/api/chat", headers: json, body: JSON.stringify({ id, messages: [{ id: messageId, role: "assistant", parts }] }) }));
+
+/**
+ * Well-formed turn control for sessions with nothing queued and no active
+ * turn (a stale tab, a guessed message ID): steering or deleting a message
+ * that is not queued, and stopping a turn that is not running, pass every
+ * guard and must change nothing. New text only goes to the stopped session,
+ * since steering text into an idle running session queues it.
+ */
+const staleTurnControlRequest: fc.Arbitrary<RawHttpRequest> = fc.oneof(
+  fc.record({ id: fc.constantFrom("existing", "stopped"), messageId: fc.oneof(fc.string({ minLength: 1, maxLength: 200 }), fc.constantFrom("0", "1", "00000000000000000001", "-1")) })
+    .map(({ id, messageId }) => ({ method: "POST", path: `/api/sessions/${id}/steer`, headers: json, body: JSON.stringify({ messageId }) })),
+  fc.record({ text: fc.string({ maxLength: 200 }), planMode: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ["text"] })
+    .map((body) => ({ method: "POST", path: "/api/sessions/stopped/steer", headers: json, body: JSON.stringify(body) })),
+  fc.record({ id: fc.constantFrom("existing", "stopped"), messageId: fc.jsonValue({ maxDepth: 1 }) })
+    .map(({ id, messageId }) => ({ method: "POST", path: `/api/sessions/${id}/queue/delete`, headers: json, body: JSON.stringify({ messageId }) })),
+  fc.record({ id: fc.constantFrom("existing", "stopped"), turnId: fc.oneof(fc.constantFrom("turn-1", "turn-2", null, "turn-0", "turn-"), fc.jsonValue({ maxDepth: 1 })) })
+    .map(({ id, turnId }) => ({ method: "POST", path: `/api/sessions/${id}/cancel`, headers: json, body: JSON.stringify({ turnId }) })),
+);
 
 /**
  * Requests the property once found to fail, run first in every run. Seed
@@ -192,6 +215,7 @@ it("1,200 generated malformed requests across every route: no 5xx, the server st
       readRequest.map((request) => ({ request, mustRefuse: false })),
       stateChangingRequest.map((request) => ({ request, mustRefuse: true })),
       staleApprovalRequest.map((request) => ({ request, mustRefuse: false })),
+      staleTurnControlRequest.map((request) => ({ request, mustRefuse: false })),
     ), async ({ request, mustRefuse }) => {
       const response = await sendRaw(origin, request);
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);

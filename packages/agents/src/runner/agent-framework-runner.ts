@@ -7,7 +7,7 @@ import type { BuiltInToolDefinition } from "../session/built-in-tools/built-in-t
 import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
-import type { AgentToolCall, QuestionAnswer } from "../values/agent-tool-call.ts";
+import type { AgentToolCall, AgentToolCallRecord, QuestionAnswer } from "../values/agent-tool-call.ts";
 import type { AgentUsage } from "../values/agent-usage.ts";
 import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
 
@@ -115,6 +115,62 @@ export interface DeferredToolExecution {
    * the latest one. The session always sets it.
    */
   inputAnswers?: QuestionAnswer[];
+  /** Whether the runner polls tool tasks (has `pollToolTask`), so a tool may return `ToolTaskStarted`. The session always sets it. */
+  supportsToolTasks?: boolean;
+}
+
+/**
+ * The tool started remote work the session polls through `pollToolTask`.
+ * Save `taskId` with `saveHeartbeatCheckpoint` before returning it, and
+ * return the saved one when `heartbeatCheckpoint` holds it.
+ */
+export interface ToolTaskStarted {
+  kind: "tool_task_started";
+  /** The remote work's handle, non-empty; stored as the record's `taskId`. */
+  taskId: string;
+  /** Seconds until the first poll; rounded up to a whole number from 1 to 86,400. */
+  pollIntervalSeconds: number;
+}
+
+/** The task still runs: poll again after the interval. */
+export interface ToolTaskPending {
+  kind: "tool_task_pending";
+  /** Seconds until the next poll; rounded up to a whole number from 1 to 86,400. */
+  pollIntervalSeconds: number;
+  /** Stored as `inputContinuation` for the next poll; omitted or null clears it. @default null */
+  continuation?: string | null;
+}
+
+/** What `pollToolTask` gets. */
+export interface ToolTaskPoll {
+  flowId: string;
+  /** The call's stored record, status `waiting_for_task`, with `taskId`. */
+  toolCall: AgentToolCallRecord;
+  /** `<flowId>/<turnId>/<toolCallId>`, as the tool Step had it. */
+  idempotencyKey: string;
+  attempt: number;
+  /**
+   * The resolution of the task's question, on the first poll after it (and
+   * its retries); null on every other poll.
+   */
+  pendingAnswer: QuestionAnswer | null;
+  events: AgentEventWriter;
+  cancellationSignal: AbortSignal;
+  deadline: Date;
+  heartbeat: () => Promise<void>;
+}
+
+/** What `pollToolTask` returns: the result, the task's question, or pending. */
+export type ToolTaskPollOutcome = ToolExecutionResult | ToolInputRequested | ToolTaskPending;
+
+/** What `cancelToolTask` gets: the abandoned call's record, with `taskId`. */
+export interface ToolTaskCancellation {
+  flowId: string;
+  toolCall: AgentToolCallRecord;
+  idempotencyKey: string;
+  attempt: number;
+  cancellationSignal: AbortSignal;
+  deadline: Date;
 }
 
 /**
@@ -134,7 +190,7 @@ export interface ToolInputRequested {
 }
 
 /** What `executeDeferredToolCall` returns in a runner whose tools may ask for input. */
-export type DeferredToolOutcome = ToolExecutionResult | ToolInputRequested;
+export type DeferredToolOutcome = ToolExecutionResult | ToolInputRequested | ToolTaskStarted;
 
 /** A tool's result: the text recorded and shown to the model. */
 export interface ToolExecutionResult {
@@ -154,6 +210,14 @@ export interface AgentFrameworkRunner<TToolOutcome = ToolExecutionResult> {
   executeDeferredToolCall(call: DeferredToolExecution): Promise<TToolOutcome>;
   /** The messages a failed or ended turn stores before its note, such as stored calls' results. */
   buildUnfinishedTurnMessages?(turn: AgentTurnContext): FrameworkMessage[];
+  /**
+   * Polls a task a tool started (`ToolTaskStarted`), once per `PollToolTask`
+   * execution. Only read the task, or deliver `pendingAnswer` idempotently:
+   * a crash repeats the poll.
+   */
+  pollToolTask?(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome>;
+  /** Stops an abandoned task best-effort; idempotent by `taskId`, because a failed attempt calls it again. */
+  cancelToolTask?(cancellation: ToolTaskCancellation): Promise<void>;
   /**
    * Which model the runner calls, for people (`perdure dev`'s start banner).
    * A Perdure extension; `describeAgentSessionModel(flow)` reads it.

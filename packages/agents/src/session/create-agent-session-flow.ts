@@ -17,7 +17,12 @@ import {
   createRecordToolOutcomeUnknownStep,
 } from "./steps/tool-steps.ts";
 import { createRecordTurnFailureStep, createResumeTurnStep } from "./steps/turn-steps.ts";
+import { createApplyTurnControlStep } from "./steps/apply-turn-control.ts";
+import { createCancelToolTaskStep } from "./steps/cancel-tool-task.ts";
+import { createFinishTurnCancellationStep } from "./steps/finish-turn-cancellation.ts";
+import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
+import type { BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
 import { checkAgentSessionStartInput } from "../values/agent-state.ts";
 
 function checkRunner(runner: AgentFrameworkRunner<unknown>): void {
@@ -62,6 +67,10 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
       createRecordToolOutcomeUnknownStep(environment),
       createResumeTurnStep(environment),
       createRecordTurnFailureStep(environment),
+      createPollToolTaskStep(environment),
+      createApplyTurnControlStep(environment),
+      createFinishTurnCancellationStep(environment),
+      createCancelToolTaskStep(environment),
     ],
     persistence,
     rpcs: createSessionRpcs(environment),
@@ -75,11 +84,23 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
     },
   });
   runnersByFlow.set(flow, runner);
+  featuresByFlow.set(flow, { planModeEnabled: resolved.planModeEnabled, builtInTools: resolved.builtInTools });
   return flow;
 }
 
 /** The runner of each session Flow, for what the Flow definition itself does not carry. */
 const runnersByFlow = new WeakMap<object, AgentFrameworkRunner<DeferredToolOutcome>>();
+
+/** The resolved features of each session Flow, for `describeAgentSessionFeatures`. */
+const featuresByFlow = new WeakMap<object, AgentSessionFeatures>();
+
+/** What a session Flow accepts, from its resolved options. */
+export interface AgentSessionFeatures {
+  /** Whether `send_user_message` and `steer_user_message` accept `planMode` messages. */
+  planModeEnabled: boolean;
+  /** The enabled built-in tools, in their fixed order. */
+  builtInTools: readonly BuiltInToolName[];
+}
 
 /** The Flow definition `createAgentSessionFlow` returns. */
 export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;
@@ -95,4 +116,18 @@ export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;
 export function describeAgentSessionModel(flow: AgentSessionFlow): string | undefined {
   const description = runnersByFlow.get(flow)?.modelDescription;
   return typeof description === "string" && description !== "" ? description : undefined;
+}
+
+/**
+ * What a session Flow accepts, from the options it was built with: whether
+ * plan mode is on and which built-in tools are enabled. A UI uses it to show
+ * a "plan first" toggle only where `planMode` messages are accepted.
+ *
+ * @example
+ * const { planModeEnabled } = describeAgentSessionFeatures(flow);
+ */
+export function describeAgentSessionFeatures(flow: AgentSessionFlow): AgentSessionFeatures {
+  const features = featuresByFlow.get(flow);
+  if (features === undefined) throw new InvalidInputError(`${String((flow as { flowType?: unknown })?.flowType)} is not a Flow that createAgentSessionFlow built`);
+  return { planModeEnabled: features.planModeEnabled, builtInTools: [...features.builtInTools] };
 }

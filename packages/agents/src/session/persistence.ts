@@ -15,6 +15,17 @@ import {
   type ToolCallCompleted,
   type TurnReplySequence,
 } from "../values/agent-user-message.ts";
+import {
+  toolCallCancellationFromWire,
+  toolCallCancellationToWire,
+  turnCancellationRequestFromWire,
+  turnCancellationRequestToWire,
+  turnControlRequestFromWire,
+  turnControlRequestToWire,
+  type ToolCallCancellation,
+  type TurnCancellationRequest,
+  type TurnControlRequest,
+} from "../values/turn-control.ts";
 import { asWireObject, readNumber, readString } from "../values/wire.ts";
 
 function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
@@ -50,6 +61,12 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
       codec: codec(agentInterruptResolutionToWire, agentInterruptResolutionFromWire),
     }),
     toolCallResults: channel<ToolCallCompleted>("ToolCallResults", { codec: codec(toolCallCompletedToWire, toolCallCompletedFromWire) }),
+    steeredUserMessages: channel<AgentUserMessage>("SteeredUserMessages", { codec: codec(agentUserMessageToWire, agentUserMessageFromWire) }),
+    turnControlRequests: channel<TurnControlRequest>("TurnControlRequests", { codec: codec(turnControlRequestToWire, turnControlRequestFromWire) }),
+    turnCancellationRequest: attribute<TurnCancellationRequest>("TurnCancellationRequest", {
+      codec: codec(turnCancellationRequestToWire, turnCancellationRequestFromWire),
+    }),
+    toolCallCancellations: channelMap<ToolCallCancellation>("ToolCallCancellations", { codec: codec(toolCallCancellationToWire, toolCallCancellationFromWire) }),
     agentPlan: attribute<AgentPlan>("AgentPlan", { codec: codec(agentPlanToWire, agentPlanFromWire) }),
     planExecutions: channelMap<PlanExecutionRequest>("PlanExecutions", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),
     pendingPlanExecution: attribute<PlanExecutionRequest>("PendingPlanExecution", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),

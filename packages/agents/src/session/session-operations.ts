@@ -38,21 +38,28 @@ export function appendMessages(
   return { ...state, messageCount: count, updatedAt: createdAt };
 }
 
-/** Stores the user message and starts `turn-<n>`; returns the new state (not yet written). */
+/**
+ * Stores the user message (or a steered turn's messages, in order) and
+ * starts `turn-<n>`; returns the new state (not yet written).
+ */
 export async function startTurn(
   context: StepContext,
   persistence: AgentSessionPersistence,
   state: AgentState,
-  userMessage: FrameworkMessage,
+  userMessage: FrameworkMessage | readonly FrameworkMessage[],
   writeEvent: (turnId: string) => AgentEventWriter,
   interactionMode: InteractionMode = "chat",
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
-  const appended = appendMessages(context, persistence, state, [userMessage], turnId);
+  const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
+  const appended = appendMessages(context, persistence, state, userMessages, turnId);
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
   context.write(persistence.frameworkRunState, null);
-  await writeEvent(turnId).write("turn_started", { sequence: appended.messageCount });
-  return withInteractionMode({ ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1 }, interactionMode);
+  await writeEvent(turnId).write("turn_started", { sequence: state.messageCount + 1 });
+  return withInteractionMode(
+    { ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1, acceptsTurnControl: true },
+    interactionMode,
+  );
 }
 
 /** How many messages the turn stored after its user message. */
@@ -87,4 +94,9 @@ export function readToolCall(context: StepContext, persistence: AgentSessionPers
   const record = context.read(persistence.agentToolCalls.instance(toolCallId));
   if (record === undefined) throw new Error(`session ${context.flowId} has no tool call record ${toolCallId}`);
   return record;
+}
+
+/** The tool call record, or undefined once its turn ended (a late duplicate Step of a settled call). */
+export function readToolCallIfStored(context: StepContext, persistence: AgentSessionPersistence, toolCallId: string): AgentToolCallRecord | undefined {
+  return context.read(persistence.agentToolCalls.instance(toolCallId));
 }

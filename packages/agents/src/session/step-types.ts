@@ -12,5 +12,9 @@ export const AgentStepType = {
   RecordToolOutcomeUnknown: "RecordToolOutcomeUnknown",
   ResumeTurn: "ResumeTurn",
   RecordTurnFailure: "RecordTurnFailure",
+  PollToolTask: "PollToolTask",
+  ApplyTurnControl: "ApplyTurnControl",
+  FinishTurnCancellation: "FinishTurnCancellation",
+  CancelToolTask: "CancelToolTask",
 } as const;
 export type AgentStepType = (typeof AgentStepType)[keyof typeof AgentStepType];

@@ -96,11 +96,14 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
     tools.set(tool.name, tool as FunctionTool);
   }
   const toolSources = new Map<string, ToolSource>();
+  const declaredNames = new Set<string>();
   for (const source of definition.toolSources ?? []) {
     if (typeof source?.sourceName !== "string" || source.sourceName === "") throw new InvalidInputError(`agent ${definition.name} has a tool source without a sourceName`);
     if (toolSources.has(source.sourceName)) throw new InvalidInputError(`agent ${definition.name} has two tool sources named ${source.sourceName}; give each a unique sourceName`);
     for (const name of source.declaredToolNames?.() ?? []) {
       if (tools.has(name)) throw new TypeError(`tool ${name} of a tool source uses the name of a function tool`);
+      if (declaredNames.has(name)) throw new TypeError(`two tool sources list a tool named ${name}`);
+      declaredNames.add(name);
     }
     toolSources.set(source.sourceName, source);
   }

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "@perdure/engine";
+import type { ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
 import type { AgentEventWriter } from "../values/agent-event.ts";
 import type { QuestionAnswer } from "../values/agent-tool-call.ts";
 import { isToolEffect, type ToolEffect } from "../values/tool-effect.ts";
@@ -41,6 +42,14 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
    * result is sent as JSON with Python's `json.dumps` separators.
    */
   readonly execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
+  /**
+   * Polls a task `execute` started by returning `ToolTaskStarted`; a tool
+   * without it cannot start tasks.
+   * @default none
+   */
+  readonly pollTask: ((poll: ToolTaskPoll) => Promise<ToolTaskPollOutcome>) | undefined;
+  /** Stops an abandoned task best-effort, idempotent by `taskId`. @default none */
+  readonly cancelTask: ((cancellation: ToolTaskCancellation) => Promise<void>) | undefined;
 }
 
 /** What {@link functionTool} takes. */
@@ -52,6 +61,10 @@ export interface FunctionToolSpec<TArguments> {
   effect?: ToolEffect;
   requiresApproval?: boolean;
   execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
+  /** Polls a task `execute` started (`ToolTaskStarted`). @default none */
+  pollTask?: (poll: ToolTaskPoll) => Promise<ToolTaskPollOutcome>;
+  /** Stops an abandoned task best-effort. @default none */
+  cancelTask?: (cancellation: ToolTaskCancellation) => Promise<void>;
 }
 
 const toolNamePattern = /^[A-Za-z0-9_-]{1,128}$/;
@@ -87,5 +100,7 @@ export function functionTool<TArguments = Record<string, unknown>>(spec: Functio
     effect: spec.effect,
     requiresApproval: spec.requiresApproval,
     execute: spec.execute,
+    pollTask: spec.pollTask,
+    cancelTask: spec.cancelTask,
   });
 }

@@ -6,19 +6,24 @@ import type {
   DeferredToolExecution,
   DeferredToolOutcome,
   ToolInputRequested,
+  ToolTaskCancellation,
+  ToolTaskPoll,
+  ToolTaskPollOutcome,
+  ToolTaskStarted,
 } from "../runner/agent-framework-runner.ts";
 import { buildPlanNote } from "../session/plans/plan-note.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentToolCall } from "../values/agent-tool-call.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { missingToolTaskPoller, outcomeUnknownToolResult } from "../values/result-texts.ts";
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
 import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
 import { parseToolArguments } from "./json-schema-validation.ts";
 import type { ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, StepwiseInputItem, ToolResultItem } from "./model-client.ts";
 import { pythonJsonDumps } from "./python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
+import type { ToolSource } from "./tool-source.ts";
 
 function isToolInputRequested(value: unknown): value is ToolInputRequested {
   return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tool_input_requested";
@@ -251,16 +256,51 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     };
     const result = await tool.execute(parsed.value, context);
     if (isToolInputRequested(result)) return result;
+    if ((result as { kind?: unknown } | null)?.kind === "tool_task_started") {
+      if (tool.pollTask === undefined) throw new ToolExecutionError(missingToolTaskPoller);
+      return result as ToolTaskStarted;
+    }
     return { output: typeof result === "string" ? result : pythonJsonDumps(result ?? null) };
   }
 
-  private async executeSourceCall(call: DeferredToolExecution, referenceText: string): Promise<DeferredToolOutcome> {
+  /** Polls a function tool's task through the tool's own `pollTask`, or a tool source's through the source. */
+  async pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
+    const sourced = this.storedSource(poll.toolCall.toolCallId, poll.toolCall.toolSourceReference);
+    if (sourced !== undefined) {
+      if (sourced.source.pollToolTask === undefined) throw new ToolExecutionError(missingToolTaskPoller);
+      return sourced.source.pollToolTask({ ...poll, reference: sourced.reference });
+    }
+    const pollTask = this.definition.tools.get(poll.toolCall.toolName)?.pollTask;
+    if (pollTask === undefined) throw new ToolExecutionError(missingToolTaskPoller);
+    return pollTask(poll);
+  }
+
+  /** Stops a function tool's abandoned task through the tool's own `cancelTask`, when it has one. */
+  async cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
+    const sourced = this.storedSource(cancellation.toolCall.toolCallId, cancellation.toolCall.toolSourceReference);
+    if (sourced !== undefined) {
+      await sourced.source.cancelToolTask?.({ ...cancellation, reference: sourced.reference });
+      return;
+    }
+    await this.definition.tools.get(cancellation.toolCall.toolName)?.cancelTask?.(cancellation);
+  }
+
+  /** The source a stored call belongs to, with its reference; a source this Worker lacks throws a `RangeError`. */
+  private storedSource(toolCallId: string, referenceText: string | undefined): { source: ToolSource; reference: unknown } | undefined {
+    if (referenceText === undefined) return undefined;
     const stored = JSON.parse(referenceText) as { stepwise_tool_source?: unknown; reference?: unknown };
     const sourceName = typeof stored.stepwise_tool_source === "string" ? stored.stepwise_tool_source : "";
     const source = this.definition.toolSources.get(sourceName);
     if (source === undefined) {
-      throw new RangeError(`tool call ${call.toolCall.toolCallId} belongs to tool source ${JSON.stringify(sourceName)}, which this Worker's agent does not have`);
+      throw new RangeError(`tool call ${toolCallId} belongs to tool source ${JSON.stringify(sourceName)}, which this Worker's agent does not have`);
     }
-    return source.executeDeferredToolCall({ ...call, reference: stored.reference ?? null });
+    return { source, reference: stored.reference ?? null };
+  }
+
+  private async executeSourceCall(call: DeferredToolExecution, referenceText: string): Promise<DeferredToolOutcome> {
+    const { source, reference } = this.storedSource(call.toolCall.toolCallId, referenceText) as { source: ToolSource; reference: unknown };
+    const result = await source.executeDeferredToolCall({ ...call, reference });
+    if ((result as { kind?: unknown }).kind === "tool_task_started" && source.pollToolTask === undefined) throw new ToolExecutionError(missingToolTaskPoller);
+    return result;
   }
 }

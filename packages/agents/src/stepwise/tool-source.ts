@@ -2,7 +2,15 @@
  * The `ToolSource` contract: tools listed at run time (such as an MCP
  * server's), offered after the function tools.
  */
-import type { DeferredToolCall, DeferredToolExecution, ToolExecutionResult } from "../runner/agent-framework-runner.ts";
+import type {
+  DeferredToolCall,
+  DeferredToolExecution,
+  ToolExecutionResult,
+  ToolTaskCancellation,
+  ToolTaskPoll,
+  ToolTaskPollOutcome,
+  ToolTaskStarted,
+} from "../runner/agent-framework-runner.ts";
 import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect } from "../values/tool-effect.ts";
 import type { ModelToolDefinition } from "./model-client.ts";
 
@@ -35,7 +43,14 @@ export interface ToolSource {
   listTools(options: { signal: AbortSignal }): Promise<ListedTool[]>;
   /** Builds the deferred call; `toolSourceReference` is the source's own reference (any JSON). */
   deferredToolCall(request: ToolSourceCallRequest): Omit<DeferredToolCall, "toolSourceReference"> & { reference?: unknown };
-  executeDeferredToolCall(execution: ToolSourceExecution): Promise<ToolExecutionResult>;
+  /** A `ToolTaskStarted` needs `pollToolTask`; without it the call fails with `missingToolTaskPoller`. */
+  executeDeferredToolCall(execution: ToolSourceExecution): Promise<ToolExecutionResult | ToolTaskStarted>;
+  /** Polls a task this source's call started, with the source's reference. */
+  pollToolTask?(poll: ToolTaskPoll & { reference: unknown }): Promise<ToolTaskPollOutcome>;
+  /** Stops an abandoned task of this source best-effort, idempotent by `taskId`. */
+  cancelToolTask?(cancellation: ToolTaskCancellation & { reference: unknown }): Promise<void>;
   /** Names the source always lists, checked when the runner is built. */
   declaredToolNames?(): readonly string[];
+  /** The source's last listing, without I/O (for input token estimates). */
+  cachedTools?(): readonly ListedTool[];
 }

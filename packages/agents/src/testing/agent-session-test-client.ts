@@ -4,6 +4,8 @@ import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import { durableWaitTimerId } from "../session/built-in-tools/durable-wait-timer.ts";
 import type { AnswerQuestionInput } from "../session/rpcs/answer-question.ts";
 import type { ExecutePlanInput } from "../session/rpcs/execute-plan.ts";
+import type { SteerUserMessageInput } from "../session/rpcs/turn-control-rpcs.ts";
+import { toolTaskPollTimerId } from "../session/steps/poll-tool-task.ts";
 import type { ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
 import type { AgentMessagePage } from "../values/agent-message-page.ts";
 import type { AgentEvent } from "../values/agent-event.ts";
@@ -74,6 +76,26 @@ export class AgentSessionTestClient {
   /** `execute_plan`, retried while a running Step holds `PendingPlanExecution`. */
   executePlan(sessionId: string, input: ExecutePlanInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
     return retryLockConflicts(() => this.client.invokeRPC(this.flow.executePlan, sessionId, input), options);
+  }
+
+  /** `steer_user_message`: new text, or a queued message by its Channel message ID (exactly one). */
+  steerUserMessage(sessionId: string, input: SteerUserMessageInput): Promise<boolean> {
+    return this.client.invokeRPC(this.flow.steerUserMessage, sessionId, input);
+  }
+
+  /** `delete_queued_message`. */
+  deleteQueuedMessage(sessionId: string, messageId: string): Promise<boolean> {
+    return this.client.invokeRPC(this.flow.deleteQueuedMessage, sessionId, { messageId });
+  }
+
+  /** `cancel_turn` (null for the active turn), retried while a short Step holds `TurnCancellationRequest` or `PendingInterrupts`. */
+  cancelTurn(sessionId: string, turnId: string | null = null, options: AgentSessionWaitOptions = {}): Promise<boolean> {
+    return retryLockConflicts(() => this.client.invokeRPC(this.flow.cancelTurn, sessionId, { turnId }), options);
+  }
+
+  /** Polls a tool task now: fires the Timer of its next poll. Returns how many Timers fired. */
+  skipToolTaskPoll(sessionId: string, toolCallId: string): Promise<number> {
+    return this.client.skipTimer(sessionId, toolTaskPollTimerId(toolCallId));
   }
 
   /**

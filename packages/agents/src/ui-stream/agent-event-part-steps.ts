@@ -33,6 +33,7 @@ export function forgetModelResponse(state: AgentUIStreamState): void {
   state.shownToolCallIds = [];
   state.shownApprovalIds = [];
   state.shownQuestionIds = [];
+  state.shownTasks = [];
   state.turnEnd = null;
 }
 

@@ -13,6 +13,8 @@ import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";
 import type { AgentUIFinishReason } from "./agent-ui-message-types.ts";
 import { copyAgentUIStreamState, type AgentTurnEndEventType, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { planInterruptRaised, planInterruptResolved, planPlanUpdated, planTimerStarted } from "./interaction-event-parts.ts";
+import { isToolTaskPollOutput, planToolTaskStarted, planToolTaskStatus } from "./tool-task-event-parts.ts";
+import { turnControlChunk } from "./turn-control-data-parts.ts";
 import type { PendingApprovalCall, PlannedAgentUIPart, PlannedEventParts, PlannedStandalonePart } from "./planned-agent-ui-part.ts";
 
 export type { AgentToolResultStatus, PendingApprovalCall, PlannedAgentUIPart, PlannedEventParts, PlannedStandalonePart } from "./planned-agent-ui-part.ts";
@@ -29,7 +31,7 @@ function nextPartId(state: AgentUIStreamState, kind: "text" | "reasoning"): stri
 }
 
 function planDelta(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): void {
-  if (state.toolStepExecutionIds.includes(event.stepExecutionId)) {
+  if (state.toolStepExecutionIds.includes(event.stepExecutionId) || isToolTaskPollOutput(state, event)) {
     parts.push(chunk({ type: "data-agent-event", data: convertAgentEventToJson(event), transient: true }));
     return;
   }
@@ -64,6 +66,7 @@ function planToolCallFinished(state: AgentUIStreamState, event: AgentEvent, part
     return;
   }
   showToolCall(state, toolCallId, toolName, parts);
+  planToolTaskStatus(state, toolCallId, status, parts);
   parts.push(status === "rejected" ? chunk({ type: "tool-output-denied", toolCallId }) : { kind: "tool-output", toolCallId, toolName, status });
 }
 
@@ -122,6 +125,9 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
     case "plan_updated":
       if (!planPlanUpdated(next, event, parts)) eventChunk();
       break;
+    case "tool_task_started":
+      if (!planToolTaskStarted(next, event, parts)) eventChunk();
+      break;
     case "tool_call_started":
       if (!next.toolStepExecutionIds.includes(event.stepExecutionId)) next.toolStepExecutionIds.push(event.stepExecutionId);
       eventChunk();
@@ -132,10 +138,14 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
     case "turn_completed":
       if (enterModelStep(next, event, parts)) next.turnEnd = { type: "turn_completed", error: null };
       break;
-    case "turn_failed":
     case "turn_steered":
     case "turn_cancelled":
-      next.turnEnd = { type: event.type, error: event.type === "turn_failed" ? (payloadString(event, "error") ?? "the turn failed").slice(0, 4096) : null };
+      // Why the answer stops here; the stream then finishes with `other` once the end commits.
+      parts.push(chunk(turnControlChunk(event.turnId ?? "", event.type, event.payload)));
+      next.turnEnd = { type: event.type, error: null };
+      break;
+    case "turn_failed":
+      next.turnEnd = { type: event.type, error: (payloadString(event, "error") ?? "the turn failed").slice(0, 4096) };
       break;
     default:
       eventChunk();

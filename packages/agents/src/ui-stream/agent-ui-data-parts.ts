@@ -8,6 +8,8 @@
 import type { AgentInterrupt } from "../values/agent-interrupt.ts";
 import type { AgentPlanStatus, AgentPlanTask } from "../values/agent-plan.ts";
 import { questionDeadlinePassed } from "../values/result-texts.ts";
+import type { AgentToolTaskChunk } from "./tool-task-data-parts.ts";
+import type { AgentTurnControlChunk } from "./turn-control-data-parts.ts";
 
 /** What the browser sends back on a question part: an answer, or a decline. */
 export type AgentQuestionResponseData =
@@ -105,7 +107,7 @@ export interface AgentPlanChunk {
 }
 
 /** The data parts of an agent UI message stream; the same shapes are message parts. */
-export type AgentDataChunk = AgentQuestionChunk | AgentQuestionResolutionChunk | AgentTimerChunk | AgentPlanChunk;
+export type AgentDataChunk = AgentQuestionChunk | AgentQuestionResolutionChunk | AgentTimerChunk | AgentPlanChunk | AgentToolTaskChunk | AgentTurnControlChunk;
 
 /** The `id` of every plan part, so a later revision replaces the earlier one in the message. */
 export const agentPlanPartId = "agent-plan";

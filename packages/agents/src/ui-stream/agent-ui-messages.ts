@@ -14,6 +14,7 @@ import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from ".
 import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
 import { turnStartPosition } from "./agent-ui-stream-run.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
+import { toolTaskChunkFromRecord } from "./tool-task-data-parts.ts";
 import { failedToolResultPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../values/result-texts.ts";
 
 /** What the `useChat` load route answers. */
@@ -95,8 +96,9 @@ class UIMessageBuilder {
  * session's own texts for a failed call or an unknown outcome, which show in
  * `output-error`. The active turn's tool call records add its approvals, its
  * running calls and their outcomes, a `data-agent-question` part after each
- * call with a pending question, and a `data-agent-timer` part after each
- * durable wait.
+ * call with a pending question, a `data-agent-timer` part after each
+ * durable wait, and a `data-agent-tool-task` part after each call that
+ * started a tool task.
  *
  * @example
  * const messages = convertAgentSnapshotToUIMessages(await client.invokeRPC(flow.getAgentSnapshot, sessionId));
@@ -148,6 +150,8 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
       const pending = snapshot.pendingInterrupts.find((interrupt) => interrupt.kind === "approval" && interrupt.toolCallId === record.toolCallId);
       const input = builder.toolPartOf(target, record.toolCallId)?.input ?? parseToolCallArguments(record.arguments);
       builder.setToolPart(target, recordPart(record, input, pending?.interruptId));
+      const task = toolTaskChunkFromRecord(record);
+      if (task !== undefined) target.parts.push(task);
       if (record.status === "waiting_for_timer" && record.waitUntil !== undefined) {
         target.parts.push({ type: "data-agent-timer", id: record.toolCallId, data: { toolCallId: record.toolCallId, waitUntil: record.waitUntil, reason: timerReasonOf(input) } });
       }

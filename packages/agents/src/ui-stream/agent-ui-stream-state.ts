@@ -3,6 +3,7 @@
  * resume token carries it, so a stream that continues after a token sends
  * exactly the parts that follow, as the first stream would have.
  */
+import type { ShownToolTask } from "./tool-task-data-parts.ts";
 
 /** An event that ends a turn once its commit is confirmed. */
 export type AgentTurnEndEventType = "turn_completed" | "turn_failed" | "turn_steered" | "turn_cancelled";
@@ -41,6 +42,8 @@ export interface AgentUIStreamState {
   shownApprovalIds: string[];
   /** Questions of the current model response that have a `data-agent-question` part. */
   shownQuestionIds: string[];
+  /** Tool tasks of the current model response that have a `data-agent-tool-task` part, with the status sent last. */
+  shownTasks: ShownToolTask[];
 }
 
 /** The state before a turn's first part. */
@@ -59,6 +62,7 @@ export function initialAgentUIStreamState(): AgentUIStreamState {
     shownToolCallIds: [],
     shownApprovalIds: [],
     shownQuestionIds: [],
+    shownTasks: [],
   };
 }
 
@@ -72,11 +76,20 @@ export function copyAgentUIStreamState(state: AgentUIStreamState): AgentUIStream
     shownToolCallIds: [...state.shownToolCallIds],
     shownApprovalIds: [...state.shownApprovalIds],
     shownQuestionIds: [...state.shownQuestionIds],
+    shownTasks: state.shownTasks.map((task) => ({ ...task })),
   };
 }
 
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((entry) => typeof entry === "string");
+}
+
+const taskStatuses: readonly string[] = ["running", "awaiting_answer", "succeeded", "failed", "rejected", "outcome_unknown"];
+
+function isShownTaskArray(value: unknown): value is ShownToolTask[] {
+  return Array.isArray(value) && value.every((entry) => typeof entry === "object" && entry !== null
+    && typeof (entry as ShownToolTask).toolCallId === "string" && typeof (entry as ShownToolTask).toolName === "string"
+    && typeof (entry as ShownToolTask).taskId === "string" && taskStatuses.includes(String((entry as ShownToolTask).status)));
 }
 
 function isNullableString(value: unknown): value is string | null {
@@ -97,7 +110,14 @@ export function parseAgentUIStreamState(value: unknown): AgentUIStreamState | un
     && typeof state.stepOpen === "boolean" && isNullableString(state.textPartId) && isNullableString(state.reasoningPartId)
     && typeof state.nextPartNumber === "number" && isStringArray(state.toolStepExecutionIds)
     && isStringArray(state.shownToolCallIds) && isStringArray(state.shownApprovalIds)
-    && (state.shownQuestionIds === undefined || isStringArray(state.shownQuestionIds));
-  // Tokens written before questions had parts carry no shownQuestionIds: none was shown.
-  return valid ? copyAgentUIStreamState({ ...(value as AgentUIStreamState), shownQuestionIds: (state.shownQuestionIds as string[] | undefined) ?? [] }) : undefined;
+    && (state.shownQuestionIds === undefined || isStringArray(state.shownQuestionIds))
+    && (state.shownTasks === undefined || isShownTaskArray(state.shownTasks));
+  // Tokens written before questions or tasks had parts carry no shownQuestionIds or shownTasks: none was shown.
+  return valid
+    ? copyAgentUIStreamState({
+      ...(value as AgentUIStreamState),
+      shownQuestionIds: (state.shownQuestionIds as string[] | undefined) ?? [],
+      shownTasks: (state.shownTasks as ShownToolTask[] | undefined) ?? [],
+    })
+    : undefined;
 }

@@ -91,6 +91,8 @@ export type {
   AgentTimerChunk,
   AgentTimerData,
 } from "./agent-ui-data-parts.ts";
+export type { AgentToolTaskChunk, AgentToolTaskData, AgentToolTaskStatus } from "./tool-task-data-parts.ts";
+export type { AgentTurnControlChunk, AgentTurnControlData } from "./turn-control-data-parts.ts";
 export { convertAgentSnapshotToUIMessages, readAgentSessionUIMessages } from "./agent-ui-messages.ts";
 export type { AgentSessionUIMessages } from "./agent-ui-messages.ts";
 export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./agent-ui-stream-token.ts";

@@ -10,6 +10,7 @@ import { chunk, closeOpenParts, enterModelStep, enterStepOfResponse, payloadStri
 import { questionChunkFromPayload, questionResolutionChunkFromPayload, timerChunkFromPayload, toolCallIdOfQuestion } from "./agent-ui-data-parts.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import type { PlannedAgentUIPart } from "./planned-agent-ui-part.ts";
+import { planToolTaskStatus } from "./tool-task-event-parts.ts";
 
 /** `interrupt_raised`: an approval request on the call's tool part, or a question part after it. */
 export function planInterruptRaised(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): boolean {
@@ -30,6 +31,7 @@ export function planInterruptRaised(state: AgentUIStreamState, event: AgentEvent
   if (question === undefined) return false;
   if (enterStepOfResponse(state, event, parts)) {
     showToolCall(state, toolCallId, payloadString(event, "tool_name") ?? "", parts);
+    planToolTaskStatus(state, toolCallId, "awaiting_answer", parts);
     parts.push(chunk(question));
     if (!state.shownQuestionIds.includes(interruptId)) state.shownQuestionIds.push(interruptId);
   }
@@ -49,6 +51,8 @@ export function planInterruptResolved(state: AgentUIStreamState, event: AgentEve
   const resolution = questionResolutionChunkFromPayload(event.payload, toolCallIdOfQuestion(interruptId, null));
   if (resolution === undefined) return false;
   parts.push(chunk(resolution));
+  // A task's question never ends its call: the task runs on with the answer, the decline or the passed deadline.
+  if (resolution.data.resolution !== "cancelled") planToolTaskStatus(state, resolution.data.toolCallId, "running", parts);
   return true;
 }
 

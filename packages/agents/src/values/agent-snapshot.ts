@@ -23,8 +23,9 @@ export interface AgentSnapshot {
    * @default null
    */
   plan?: AgentPlan | null;
+  /** The messages `send_user_message` queued, oldest first, with the Channel message IDs that steer or delete them. */
   queuedMessages: QueuedAgentUserMessage[];
-  /** Steering arrives with its issue; empty until then. */
+  /** Steered messages the active turn has not taken yet, oldest first. */
   steeredMessages: QueuedAgentUserMessage[];
   /** Compaction arrives with its issue; null until then. */
   contextSummary: null;

@@ -25,6 +25,15 @@ export interface AgentState {
   interactionMode?: InteractionMode;
   /** The error of the latest failed turn, until a turn completes. */
   lastTurnError: string | null;
+  /**
+   * Whether the active turn can be steered or cancelled: true for a turn
+   * this release started. A turn an earlier Worker started or advanced has
+   * it absent (false), and `steer_user_message` and `cancel_turn` return
+   * false for it. Omitted while false; the wire always carries
+   * `accepts_turn_control`.
+   * @default false
+   */
+  acceptsTurnControl?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -40,6 +49,7 @@ export function agentStateToWire(state: AgentState): WireObject {
     message_count: state.messageCount,
     interaction_mode: state.interactionMode ?? "chat",
     last_turn_error: state.lastTurnError,
+    accepts_turn_control: state.acceptsTurnControl ?? false,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
   };
@@ -58,6 +68,7 @@ export function agentStateFromWire(data: unknown): AgentState {
     createdAt: readString(object, "created_at", ""),
     updatedAt: readString(object, "updated_at", ""),
   };
+  if (object.accepts_turn_control === true) state.acceptsTurnControl = true;
   return withInteractionMode(state, (modes as readonly string[]).includes(mode) ? (mode as InteractionMode) : "chat");
 }
 

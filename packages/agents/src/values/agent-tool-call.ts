@@ -1,11 +1,12 @@
 import type { ToolEffect } from "./tool-effect.ts";
 import { isToolEffect } from "./tool-effect.ts";
+import { isToolCallCancellationReason, type ToolCallCancellationReason } from "./turn-control.ts";
 import { asWireObject, compact, readBoolean, readNullableString, readNumber, readString, type WireObject } from "./wire.ts";
 
 /** The six statuses a runner sees. */
 export type AgentToolCallStatus = "awaiting_approval" | "approved" | "succeeded" | "failed" | "rejected" | "outcome_unknown";
 
-/** Stored records may also wait on an answer, a Timer or a task (later features). */
+/** Stored records may also wait on an answer, a Timer or a tool task. */
 export type AgentToolCallRecordStatus = AgentToolCallStatus | "awaiting_answer" | "waiting_for_timer" | "waiting_for_task";
 
 export const finalToolCallStatuses: readonly AgentToolCallStatus[] = ["succeeded", "failed", "rejected", "outcome_unknown"];
@@ -42,6 +43,14 @@ export interface AgentToolCall {
   inputChoices?: string[];
   /** Whether that question takes any text besides the choices. */
   inputAllowsFreeText?: boolean;
+  /** Set when steering or `cancel_turn` stopped the call: `"steered"` or `"turn_cancelled"`. */
+  cancellationReason?: ToolCallCancellationReason;
+  /** The handle of the remote work the tool started (`ToolTaskStarted.taskId`). */
+  taskId?: string;
+  /** Seconds until the task's next poll, a whole number from 1 to 86,400. */
+  taskPollIntervalSeconds?: number;
+  /** True while a task's question was resolved and the next poll hands the resolution over. */
+  taskAnswerPending?: boolean;
 }
 
 /** An answer to one of a tool's own questions. */
@@ -88,6 +97,10 @@ export function agentToolCallToWire(call: AgentToolCallRecord): WireObject {
     input_question: call.inputQuestion,
     input_choices: call.inputChoices,
     input_allows_free_text: call.inputAllowsFreeText,
+    cancellation_reason: call.cancellationReason,
+    task_id: call.taskId,
+    task_poll_interval_seconds: call.taskPollIntervalSeconds,
+    task_answer_pending: call.taskAnswerPending,
   });
 }
 
@@ -142,4 +155,9 @@ function readWaitingFields(object: WireObject, call: AgentToolCallRecord): void 
   if (question !== null) call.inputQuestion = question;
   if (Array.isArray(object.input_choices)) call.inputChoices = object.input_choices.filter((choice): choice is string => typeof choice === "string");
   if (typeof object.input_allows_free_text === "boolean") call.inputAllowsFreeText = object.input_allows_free_text;
+  if (isToolCallCancellationReason(object.cancellation_reason)) call.cancellationReason = object.cancellation_reason;
+  const taskId = readNullableString(object, "task_id");
+  if (taskId !== null) call.taskId = taskId;
+  if (typeof object.task_poll_interval_seconds === "number" && Number.isFinite(object.task_poll_interval_seconds)) call.taskPollIntervalSeconds = object.task_poll_interval_seconds;
+  if (object.task_answer_pending === true) call.taskAnswerPending = true;
 }

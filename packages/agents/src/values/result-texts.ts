@@ -66,6 +66,32 @@ export const turnFailureNoteHeader = "This turn failed before the assistant coul
 /** Closes the turn failure note. */
 export const turnFailureNoteFooter = "Do not repeat these tool calls unless the user asks again.";
 
+/** The result the model sees for a call that had not started when the user steered the turn. */
+export const toolCallCancelledBySteeringResult = "The tool call was not run: the user sent a new message before it started.";
+
+/** The result the model sees for a call that had not started when the user cancelled the turn. */
+export const toolCallCancelledByTurnCancellationResult = "The tool call was not run: the user stopped the turn before it started.";
+
+/** The result of a tool call stopped by steering or cancellation. */
+export function toolCallCancelledResult(reason: "steered" | "turn_cancelled"): string {
+  return reason === "steered" ? toolCallCancelledBySteeringResult : toolCallCancelledByTurnCancellationResult;
+}
+
+/** Opens the note a steered turn stores when its runner cannot store the turn's own messages. */
+export const turnSteeredNoteHeader = "The user sent a new message before the assistant answered, so this turn ended early.";
+
+/** Opens the note a cancelled turn stores when its runner cannot store the turn's own messages. */
+export const turnCancelledNoteHeader = "The user stopped this turn before the assistant answered.";
+
+/** Introduces the calls an ended turn's note lists. */
+export const endedTurnNoteCallsIntro = "These tool calls ran during it:";
+
+/** The error of a call whose tool started a task that the runner cannot poll. */
+export const missingToolTaskPoller = "the tool started a task (ToolTaskStarted), but the runner has no pollToolTask method to follow it";
+
+/** The result the model sees for a started task that `cancel_turn` abandoned. */
+export const toolTaskAbandonedError = "the user stopped the turn while the tool's task ran; the task was asked to stop, and what it did is unknown";
+
 /** Python's `str.isspace()` characters, which `str.strip()` removes; unlike JavaScript's `trim`, it keeps U+FEFF. */
 const pythonWhitespace = new Set([
   0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { AgentPlan, AgentSessionFlow } from "@perdure/agents";
-import { FlowNotFoundError, RpcLockConflictError, type Client } from "@perdure/engine";
+import { ChannelMessageNotFoundError, FlowNotFoundError, RpcLockConflictError, type Client } from "@perdure/engine";
 
 /** Calls an RPC that locks `PendingInterrupts` or `PendingPlanExecution`, retrying while a Step holds the lock. */
 async function withLockRetry<TOutput>(call: () => Promise<TOutput>): Promise<TOutput> {
@@ -102,18 +102,86 @@ async function showEvent(client: Client, flow: AgentSessionFlow, sessionId: stri
         await withLockRetry(() => client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId: String(payload.interrupt_id), approved, ...(approved ? {} : { rejectionMessage: "rejected in perdure chat" }) }));
       }
       return;
+    case "tool_task_started":
+      output.write(`\n  [${String(payload.tool_name)} started task ${String(payload.task_id)}; the session polls it]\n  `);
+      return;
     case "turn_failed":
       output.write(`\n  [turn failed: ${String(payload.error)}]`);
+      return;
+    case "turn_steered":
+      output.write(`\n  [turn steered: ${String(payload.steered_message_count)} message(s) take over in the next turn]\n  `);
+      return;
+    case "turn_cancelled":
+      output.write("\n  [turn stopped]\n  ");
       return;
   }
 }
 
+const turnCommandPattern = /^\/(stop|queue|steer|delete)(\s|$)/;
+
+/** Whether a line typed while a turn runs is a turn command (see {@link runChatCommand}). */
+function isTurnCommand(line: string): boolean {
+  return turnCommandPattern.test(line.trim());
+}
+
+/** Runs a turn command typed while a turn runs. */
+async function runTurnCommand(client: Client, flow: AgentSessionFlow, sessionId: string, line: string, output: NodeJS.WritableStream): Promise<void> {
+  const trimmed = line.trim();
+  const snapshot = await client.invokeRPC(flow.getAgentSnapshot, sessionId);
+  const queued = snapshot.queuedMessages;
+  /** The queued message a `#<n>` argument names (1 is the oldest), or undefined. */
+  const pick = (argument: string) => (/^#\d+$/.test(argument) ? queued[Number(argument.slice(1)) - 1] : undefined);
+  if (trimmed === "/stop") {
+    const cancelled = await withLockRetry(() => client.invokeRPC(flow.cancelTurn, sessionId, { turnId: snapshot.state?.activeTurnId ?? null }));
+    output.write(cancelled ? "\n  [stopping the turn]\n  " : "\n  [no turn to stop]\n  ");
+    return;
+  }
+  if (trimmed.startsWith("/queue ")) {
+    const text = trimmed.slice("/queue ".length);
+    const sent = await client.invokeRPC(flow.sendUserMessage, sessionId, { text });
+    output.write(sent ? `\n  [queued: ${text}]\n  ` : "\n  [the session refused that message]\n  ");
+    return;
+  }
+  if (trimmed === "/queue") {
+    output.write(queued.length === 0 ? "\n  [nothing queued]\n  " : `\n${queued.map((message, index) => `  #${index + 1} ${message.text}`).join("\n")}\n  `);
+    return;
+  }
+  if (trimmed.startsWith("/delete ")) {
+    const message = pick(trimmed.slice("/delete ".length).trim());
+    const deleted = message !== undefined && (await client.invokeRPC(flow.deleteQueuedMessage, sessionId, { messageId: message.messageId }));
+    output.write(deleted ? `\n  [deleted: ${message.text}]\n  ` : "\n  [no such queued message; /queue lists them]\n  ");
+    return;
+  }
+  if (trimmed.startsWith("/steer ")) {
+    const argument = trimmed.slice("/steer ".length).trim();
+    const message = pick(argument);
+    if (/^#\d+$/.test(argument) && message === undefined) {
+      output.write("\n  [no such queued message; /queue lists them]\n  ");
+      return;
+    }
+    let steered: boolean;
+    try {
+      steered = await client.invokeRPC(flow.steerUserMessage, sessionId, message === undefined ? { messageId: null, text: argument } : { messageId: message.messageId, text: null });
+    } catch (error) {
+      if (!ChannelMessageNotFoundError.isInstance(error)) throw error;
+      steered = false;
+    }
+    output.write(steered ? `\n  [sent into the turn: ${message?.text ?? argument}]\n  ` : "\n  [the session did not take it: the message is no longer queued, or the turn cannot be steered]\n  ");
+    return;
+  }
+  output.write("\n  [turn commands: /stop, /queue [text], /steer #<n> or /steer <text>, /delete #<n>]\n  ");
+}
+
 /**
  * A terminal chat with one session: streams the agent's text, shows tool
- * calls, durable waits and the plan, asks you to approve or reject each
- * approval and to answer each question, and offers to execute a drafted
- * plan. `/plan <text>` sends a plan-mode message; `/quit` ends. A Worker for
- * the session must run (`perdure dev`, or the one `perdure chat` starts).
+ * calls, tool tasks, durable waits and the plan, asks you to approve or
+ * reject each approval and to answer each question, and offers to execute a
+ * drafted plan. `/plan <text>` sends a plan-mode message; `/quit` ends.
+ * While a turn runs, a line queues a message for the next turn, `/queue`
+ * lists the queued ones, `/steer #<n>` sends queued message n into the
+ * running turn now and `/steer <text>` sends new text, `/delete #<n>`
+ * deletes one, and `/stop` stops the turn. A Worker for the session must run
+ * (`perdure dev`, or the one `perdure chat` starts).
  */
 export async function runChatCommand(client: Client, flow: AgentSessionFlow, sessionId: string, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
   try {
@@ -125,21 +193,40 @@ export async function runChatCommand(client: Client, flow: AgentSessionFlow, ses
   }
   const terminal = createInterface({ input, output, terminal: false });
   const lines = terminal[Symbol.asyncIterator]();
+  /** The next line, read once: a turn command while a turn runs and an answer to a prompt share it. */
+  let nextLine: Promise<IteratorResult<string>> | null = null;
+  let readyLine: IteratorResult<string> | null = null;
+  const takeLine = async (): Promise<string | undefined> => {
+    nextLine ??= lines.next().then((result) => (readyLine = result));
+    const result = await nextLine;
+    nextLine = null;
+    readyLine = null;
+    return result.done === true ? undefined : result.value;
+  };
+  /** A line typed while the turn ran, without waiting for one or taking it. */
+  const peekTypedLine = (): IteratorResult<string> | null => {
+    nextLine ??= lines.next().then((result) => (readyLine = result));
+    return readyLine;
+  };
   const ask: Ask = async (prompt) => {
     output.write(prompt);
-    const next = await lines.next();
-    return next.done === true ? undefined : next.value;
+    return takeLine();
   };
   let after = (await client.listStreamMessages(sessionId, flow.agentEvents, { limit: 1 })).at(-1)?.token;
-  /** Follows the turns the session starts until `targetTurns` of them ended. */
-  const follow = async (targetTurns: number): Promise<void> => {
+  /** Follows the turns the session starts until at least `minimumTurns` ran and none is active or queued. */
+  const follow = async (minimumTurns: number): Promise<void> => {
     output.write("agent> ");
     for (;;) {
       const read = await client.readStream(sessionId, flow.agentEvents, { waitMs: 300, ...(after === undefined ? {} : { after }) });
       after = read.nextToken;
       for (const { value: event } of read.messages) await showEvent(client, flow, sessionId, event.type, event.payload, ask, output);
+      // Turn commands run at once; any other line waits for the next prompt, as before.
+      const typed = peekTypedLine();
+      if (typed !== null && typed.done !== true && isTurnCommand(typed.value)) await runTurnCommand(client, flow, sessionId, (await takeLine()) ?? "", output);
       const [state] = await client.getAttributes(sessionId, flow.agentState);
-      if (state !== undefined && state.turnCount >= targetTurns && state.activeTurnId === null && read.messages.length === 0) break;
+      if (state === undefined || state.turnCount < minimumTurns || state.activeTurnId !== null || read.messages.length > 0) continue;
+      const snapshot = await client.invokeRPC(flow.getAgentSnapshot, sessionId);
+      if (snapshot.queuedMessages.length === 0 && snapshot.steeredMessages.length === 0) break;
     }
     output.write("\n");
   };
@@ -166,7 +253,8 @@ export async function runChatCommand(client: Client, flow: AgentSessionFlow, ses
         output.write("(the session did not take the approval: the plan changed or the session is busy)\n");
         break;
       }
-      targetTurns += 1;
+      const [executing] = await client.getAttributes(sessionId, flow.agentState);
+      targetTurns = Math.max(targetTurns, executing?.turnCount ?? 0) + 1;
       await follow(targetTurns);
     }
   }

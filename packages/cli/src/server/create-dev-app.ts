@@ -5,7 +5,7 @@
  * body limit enforced while the body is read. Only then does a route parse
  * anything.
  */
-import type { AgentSessionFlow } from "@perdure/agents";
+import { describeAgentSessionFeatures, type AgentSessionFlow } from "@perdure/agents";
 import {
   agentResumeTokenHeaderName,
   answerAgentQuestion,
@@ -28,6 +28,7 @@ import { checkInterruptId, checkSessionId, readChatRequest, readJsonObject, read
 import { executePlanWithRetry } from "./execute-plan.ts";
 import { inspectSession } from "./session-inspection.ts";
 import { serveWebUI } from "./serve-web-ui.ts";
+import { cancelTurnWithRetry, deleteQueuedMessage, readCancelRequest, readDeleteQueuedRequest, readSteerRequest, steerTurn } from "./turn-control.ts";
 
 /** What a route does to a session, for the authorization hook. */
 export type SessionAccess = "read" | "write" | "create" | "list";
@@ -117,7 +118,9 @@ export function createDevApp(options: DevAppOptions): Hono {
 
   app.get("/api/agents", async (context) => {
     await authorize(context, "list", null);
-    return context.json({ agents: [...flows.keys()] });
+    // `features` says what each agent accepts, so a UI offers "Plan first" only where plan mode is on.
+    const features = Object.fromEntries([...flows].map(([flowType, flow]) => [flowType, describeAgentSessionFeatures(flow)]));
+    return context.json({ agents: [...flows.keys()], features });
   });
 
   app.get("/api/sessions", async (context) => {
@@ -207,6 +210,24 @@ export function createDevApp(options: DevAppOptions): Hono {
     const interruptId = checkInterruptId(context.req.param("interruptId"));
     const response = readQuestionResponse(await readJsonObject(context));
     return context.json({ answered: await answerAgentQuestion({ client, flow, flowId: sessionId, interruptId, ...response }) });
+  });
+
+  app.post("/api/sessions/:id/steer", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const request = readSteerRequest(await readJsonObject(context));
+    return context.json({ steered: await steerTurn(client, flow, sessionId, request) });
+  });
+
+  app.post("/api/sessions/:id/queue/delete", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const { messageId } = readDeleteQueuedRequest(await readJsonObject(context));
+    return context.json({ deleted: await deleteQueuedMessage(client, flow, sessionId, messageId) });
+  });
+
+  app.post("/api/sessions/:id/cancel", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const { turnId } = readCancelRequest(await readJsonObject(context));
+    return context.json({ cancelled: await cancelTurnWithRetry(client, flow, sessionId, turnId) });
   });
 
   app.post("/api/sessions/:id/stop", limitBody(maxSmallBodyBytes), async (context) => {

@@ -1,5 +1,5 @@
-import type { AgentSessionFlow } from "@perdure/agents";
-import { agentSnapshotToWire } from "@perdure/agents";
+import type { AgentSessionFeatures, AgentSessionFlow } from "@perdure/agents";
+import { agentSnapshotToWire, describeAgentSessionFeatures } from "@perdure/agents";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
 
 /** One Step execution in the inspector's timeline, with its attempts. */
@@ -23,6 +23,8 @@ export interface SessionInspection {
   activeExecutions: { executionId: string; stepType: string; status: string }[];
   timeline: TimelineExecution[];
   snapshot: Record<string, unknown>;
+  /** What the session's agent accepts (plan mode, built-in tools). */
+  features: AgentSessionFeatures;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -83,5 +85,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     activeExecutions: description.executions,
     timeline: buildTimeline(history, active),
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
+    features: describeAgentSessionFeatures(flow),
   };
 }

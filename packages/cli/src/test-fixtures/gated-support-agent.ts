@@ -16,13 +16,17 @@
  * Every tool run writes `<tool>:start` and `<tool>:done` lines to the
  * InvocationLog `invocations.jsonl` in the same folder, across restarts.
  *
+ * `build_report` starts a report as a tool task (`report-<order>`), which the
+ * session polls every second; the task is done once gate `report-<order>`
+ * opens, and its cancellation writes `build_report:cancel` to the log.
+ *
  * It also has `ask_user`, `durable_wait`, `write_todos` and plan mode, with
  * the script of scripted-plans-and-questions.ts: "exchange order 1001" asks
  * which size, "check order 1002 again in 60 minutes" waits durably, and a
  * plan-mode message drafts a plan that an executing turn works through.
  */
 import { join } from "node:path";
-import { ToolExecutionError, type AgentEventWriter } from "@perdure/agents";
+import { ToolExecutionError, type AgentEventWriter, type ToolTaskPollOutcome } from "@perdure/agents";
 import { createStepwiseAgentSessionFlow, functionTool, ScriptedModelClient, type ModelClient, type ModelRequest, type ModelResponse, type ScriptedModelReply } from "@perdure/agents/stepwise";
 import { FileGate, InvocationLog } from "@perdure/agents/testing";
 import { replyWithBuiltInTools } from "./scripted-plans-and-questions.ts";
@@ -103,6 +107,26 @@ const refundOrderTool = functionTool<{ order_id: string }>({
   },
 });
 
+const buildReportTool = functionTool<{ order_id: string }>({
+  name: "build_report",
+  description: "Build a shipping report for an order; it runs remotely and takes a while.",
+  parameters: orderIdParameters,
+  effect: "read",
+  execute: ({ order_id }, context) => {
+    invocations().record("build_report:start", { order_id, attempt: context.attempt });
+    return { kind: "tool_task_started", taskId: `report-${order_id}`, pollIntervalSeconds: 1 };
+  },
+  pollTask: async (poll): Promise<ToolTaskPollOutcome> => {
+    const orderId = (poll.toolCall.taskId ?? "").replace(/^report-/, "");
+    if (!new FileGate(gateDirectory(), `report-${orderId}`).isOpen()) return { kind: "tool_task_pending", pollIntervalSeconds: 1 };
+    invocations().record("build_report:done", { order_id: orderId });
+    return { output: `report for order ${orderId}: ${orders.get(orderId)?.status ?? "unknown"}` };
+  },
+  cancelTask: async (cancellation) => {
+    invocations().record("build_report:cancel", { task_id: cancellation.toolCall.taskId ?? "" });
+  },
+});
+
 const statusSentences: Record<Order["status"], string> = {
   shipped: "It is on its way and should arrive within three working days; the tracking link is in your confirmation email.",
   processing: "It has not left the warehouse yet, so it can still be changed.",
@@ -111,6 +135,7 @@ const statusSentences: Record<Order["status"], string> = {
 };
 
 function describeResult(toolName: string, output: string): string {
+  if (toolName === "build_report") return `The report is ready: ${output}.`;
   if (toolName !== "lookup_order") return `Refund result: ${output}`;
   try {
     const order = JSON.parse(output) as { order_id: string; item: string; status: Order["status"]; amount: string };
@@ -129,6 +154,9 @@ function reply(request: ModelRequest): ScriptedModelReply {
   if (withBuiltInTools !== undefined) return withBuiltInTools;
   const orderId = /\b(\d{3,})\b/.exec(userText)?.[1];
   if (results.length > 0) return { text: results.map((result) => describeResult(result.toolName, result.output)).join(" ") };
+  if (orderId !== undefined && /report/i.test(userText)) {
+    return { text: `I will build the report for order ${orderId}.`, toolCalls: [{ name: "build_report", arguments: { order_id: orderId } }] };
+  }
   if (orderId !== undefined && /refund/i.test(userText)) {
     return { text: `I can refund order ${orderId} once you approve it.`, toolCalls: [{ name: "refund_order", arguments: { order_id: orderId } }] };
   }
@@ -169,7 +197,7 @@ export const gatedSupportAgentFlow = createStepwiseAgentSessionFlow(
     name: "support",
     instructions: "You help customers of a small outdoor shop with their orders.",
     model: new GatedScriptedModel(),
-    tools: [lookupOrderTool, refundOrderTool],
+    tools: [lookupOrderTool, refundOrderTool, buildReportTool],
     builtInTools: ["ask_user", "durable_wait", "write_todos"],
     planModeEnabled: true,
   },

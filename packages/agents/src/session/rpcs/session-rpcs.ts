@@ -12,6 +12,7 @@ import { createAnswerQuestionRpc } from "./answer-question.ts";
 import { createExecutePlanRpc } from "./execute-plan.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
 
 /** Input of `send_user_message`. */
 export interface SendUserMessageInput {
@@ -112,6 +113,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       },
     }),
     answerQuestion: createAnswerQuestionRpc(environment),
+    ...createTurnControlRpcs(environment),
     executePlan: createExecutePlanRpc(environment),
     getAgentSnapshot: rpc<undefined, AgentSnapshot>({
       name: "get_agent_snapshot",
@@ -128,6 +130,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         }
         toolCalls.sort((left, right) => left.deferralOrder - right.deferralOrder);
         const queued = await context.listMessages(persistence.queuedUserMessages);
+        const steered = await context.listMessages(persistence.steeredUserMessages);
         return {
           state: (await context.read(persistence.agentState)) ?? null,
           messages,
@@ -137,7 +140,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           queuedMessageCount: queued.length,
           ...planField(await context.read(persistence.agentPlan)),
           queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
-          steeredMessages: [],
+          steeredMessages: steered.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           contextSummary: null,
         };
       },

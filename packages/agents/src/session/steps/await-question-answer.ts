@@ -19,6 +19,10 @@ import { AgentStepType } from "../step-types.ts";
 import { toolStepFor } from "./defer-tool-calls.ts";
 import { interruptRaisedPayload, interruptResolvedPayload } from "./interrupt-events.ts";
 import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
+import { pollToolTaskMovementOptions } from "./poll-tool-task.ts";
+import { recordCancelledCall, resolveCancelledInterrupt, turnControlOf } from "./turn-control-checks.ts";
+import { isFinalToolCallStatus, type QuestionAnswer } from "../../values/agent-tool-call.ts";
+import type { ToolCallCancellationReason } from "../../values/turn-control.ts";
 
 const raiseTimerId = "raise_question";
 const deadlineTimerId = "deadline";
@@ -41,6 +45,11 @@ function pendingResolutions(context: StepContext, environment: SessionEnvironmen
 /** Raises a tool's recorded question, unless its ID is another call's; then waits again. */
 async function raiseToolQuestion(context: ExecuteContext, environment: SessionEnvironment, record: AgentToolCallRecord, interruptId: string, events: AgentEventWriter): Promise<StepDecision> {
   const { persistence, options } = environment;
+  // Steering stops a tool's question that is not raised yet, but never a task's; cancel_turn stops both.
+  const control = turnControlOf(context, environment, record.turnId);
+  if (control === "turn_cancelled" || (control === "steered" && record.taskId === undefined)) {
+    return cancelQuestion(context, environment, record, null, control, events);
+  }
   if (loadedToolCalls(context, environment).some((other) => other.toolCallId === interruptId)) {
     const error = toolQuestionIdClash(interruptId);
     await finishToolCall(context, persistence, record, "failed", { output: failedToolResult(error), error }, events);
@@ -59,6 +68,25 @@ async function raiseToolQuestion(context: ExecuteContext, environment: SessionEn
   return moveTo(AgentStepType.AwaitQuestionAnswer, record.toolCallId, { load: questionLoad(environment, interruptId) });
 }
 
+/** Ends a question's wait for steering or cancel_turn: a task is abandoned, any other call is recorded `rejected`. */
+async function cancelQuestion(
+  context: ExecuteContext, environment: SessionEnvironment, record: AgentToolCallRecord, interruptId: string | null,
+  reason: ToolCallCancellationReason, events: AgentEventWriter,
+): Promise<StepDecision> {
+  if (interruptId !== null) await resolveCancelledInterrupt(context, environment, { interruptId, kind: "question" }, reason, events);
+  if (record.taskId !== undefined) return moveTo(AgentStepType.CancelToolTask, record.toolCallId);
+  await recordCancelledCall(context, environment, record, reason, events);
+  return deadEnd();
+}
+
+/** A task's question never ends the call: its resolution goes back to the task on the next poll, which runs at once. */
+function returnToTask(context: ExecuteContext, environment: SessionEnvironment, record: AgentToolCallRecord, answer: QuestionAnswer): StepDecision {
+  const rest = withoutFields(record, ["inputQuestion", "inputChoices", "inputAllowsFreeText"]);
+  const next: AgentToolCallRecord = { ...rest, status: "waiting_for_task", inputAnswers: [...(record.inputAnswers ?? []), answer], taskAnswerPending: true };
+  context.write(environment.persistence.agentToolCalls.instance(record.toolCallId), next);
+  return moveTo(AgentStepType.PollToolTask, record.toolCallId, pollToolTaskMovementOptions(record));
+}
+
 /** Records the answer: `ask_user`'s result, or back to `approved` and the tool Step with the answer for a tool. */
 async function recordAnswer(context: ExecuteContext, environment: SessionEnvironment, record: AgentToolCallRecord, interruptId: string, answer: string, events: AgentEventWriter): Promise<StepDecision> {
   const { persistence } = environment;
@@ -67,6 +95,7 @@ async function recordAnswer(context: ExecuteContext, environment: SessionEnviron
     await finishToolCall(context, persistence, record, "succeeded", { output: JSON.stringify({ status: "answered", answer }), error: null }, events);
     return deadEnd();
   }
+  if (record.taskId !== undefined) return returnToTask(context, environment, record, { interruptId, resolution: "answered", answer });
   const rest = withoutFields(record, ["inputQuestion", "inputChoices", "inputAllowsFreeText"]);
   context.write(persistence.agentToolCalls.instance(record.toolCallId), {
     ...rest, status: "approved", inputAnswers: [...(record.inputAnswers ?? []), { interruptId, resolution: "answered", answer }],
@@ -81,12 +110,19 @@ async function resolveQuestion(context: ExecuteContext, environment: SessionEnvi
     context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.interruptId !== interruptId));
   }
   const resolution: AgentInterruptResolution | undefined = context.consumed(persistence.interruptResolutions.instance(interruptId))[0]?.message;
+  const [cancelled] = context.consumed(persistence.toolCallCancellations.instance(record.toolCallId));
+  if (cancelled !== undefined && resolution === undefined && !context.timerFired(deadlineTimerId)) {
+    return cancelQuestion(context, environment, record, interruptId, cancelled.message.reason, events);
+  }
   if (!context.timerFired(deadlineTimerId) && resolution?.approved === true && resolution.answer !== undefined) {
     return recordAnswer(context, environment, record, interruptId, resolution.answer, events);
   }
   const deadlinePassed = context.timerFired(deadlineTimerId) || resolution === undefined;
   const rejectionMessage = deadlinePassed ? questionDeadlinePassed : (resolution.rejectionMessage ?? null);
   await events.write("interrupt_resolved", interruptResolvedPayload({ interruptId, kind: "question" }, { approved: false, answered: false, rejectionMessage }));
+  if (record.taskId !== undefined) {
+    return returnToTask(context, environment, record, { interruptId, resolution: deadlinePassed ? "deadline_passed" : "declined", answer: null });
+  }
   const output = rejectionMessage === null || rejectionMessage === "" ? questionDeclinedResult : rejectionMessage;
   await finishToolCall(context, persistence, record, "rejected", { output, error: output }, events);
   return deadEnd();
@@ -96,7 +132,7 @@ export function createAwaitQuestionAnswerStep(environment: SessionEnvironment): 
   const { persistence } = environment;
   return defineStep<unknown>(AgentStepType.AwaitQuestionAnswer, {
     // Every record of the turn: a tool's question must not take another call's ID.
-    load: [persistence.agentToolCalls.all()],
+    load: [persistence.agentToolCalls.all(), persistence.steeredUserMessages],
     executeOptions: { locks: [persistence.pendingInterrupts], retry: recordRetry },
     waitUntil: (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));
@@ -105,15 +141,17 @@ export function createAwaitQuestionAnswerStep(environment: SessionEnvironment): 
       if (interrupt === undefined && !isAskUserCall(environment, record) && pendingResolutions(context, environment, interruptId) === 0) {
         return anyOf(timer(raiseTimerId, { afterMs: 0 }));
       }
+      const cancellation = received(persistence.toolCallCancellations.instance(record.toolCallId));
       const resolution = received(persistence.interruptResolutions.instance(interruptId));
       return interrupt?.deadline === null || interrupt?.deadline === undefined
-        ? anyOf(resolution)
-        : anyOf(resolution, timer(deadlineTimerId, { at: Date.parse(interrupt.deadline) }));
+        ? anyOf(cancellation, resolution)
+        : anyOf(cancellation, resolution, timer(deadlineTimerId, { at: Date.parse(interrupt.deadline) }));
     },
     execute: async (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));
       const interruptId = questionInterruptId(environment, record);
       const events = createEventWriter(context, persistence, record.turnId);
+      if (isFinalToolCallStatus(record.status)) return deadEnd();
       if (context.timerFired(raiseTimerId)) return raiseToolQuestion(context, environment, record, interruptId, events);
       return resolveQuestion(context, environment, record, interruptId, events);
     },

@@ -1,5 +1,7 @@
 /** `AwaitTimer`: a `durable_wait` call waits on an engine Timer until its `waitUntil`, holding no Worker. */
-import { anyOf, deadEnd, defineStep, timer, type StepDefinition } from "@perdure/engine";
+import { anyOf, deadEnd, defineStep, received, timer, type StepDefinition } from "@perdure/engine";
+import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
+import { recordCancelledCall } from "./turn-control-checks.ts";
 import { checkDurableWaitArguments } from "../built-in-tools/built-in-tool-arguments.ts";
 import { durableWaitTimerId } from "../built-in-tools/durable-wait-timer.ts";
 import { createEventWriter } from "../event-writer.ts";
@@ -16,11 +18,18 @@ export function createAwaitTimerStep(environment: SessionEnvironment): StepDefin
     waitUntil: (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));
       const at = Date.parse(record.waitUntil ?? "");
-      return anyOf(timer(durableWaitTimerId(record.toolCallId), { at: Number.isFinite(at) ? at : Date.now() }));
+      // A Timer that fires first wins over a cancellation: the call keeps its own result.
+      return anyOf(timer(durableWaitTimerId(record.toolCallId), { at: Number.isFinite(at) ? at : Date.now() }), received(persistence.toolCallCancellations.instance(record.toolCallId)));
     },
     execute: async (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));
       const events = createEventWriter(context, persistence, record.turnId);
+      if (isFinalToolCallStatus(record.status)) return deadEnd();
+      const [cancelled] = context.consumed(persistence.toolCallCancellations.instance(record.toolCallId));
+      if (cancelled !== undefined && !context.timerFired(durableWaitTimerId(record.toolCallId))) {
+        await recordCancelledCall(context, environment, record, cancelled.message.reason, events);
+        return deadEnd();
+      }
       // RunModel checked these arguments before it moved here; a smaller maxDurableWaitMs after a deploy must not fail a wait that already ran.
       const checked = checkDurableWaitArguments(record.arguments, Number.MAX_SAFE_INTEGER);
       const waited = checked.ok ? checked.value : { durationSeconds: 0, reason: "" };

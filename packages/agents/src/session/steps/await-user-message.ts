@@ -56,11 +56,14 @@ export function createAwaitUserMessageStep(environment: SessionEnvironment): Ste
     // Queued messages come first; only the current revision's approval can start a turn.
     waitUntil: (context) => {
       const plan = context.read(persistence.agentPlan);
+      const control = received(persistence.turnControlRequests, { atLeast: 1 });
       const queued = received(persistence.queuedUserMessages);
-      return isExecutable(plan) ? anyOf(queued, received(persistence.planExecutions.instance(planExecutionKey(plan.revision)))) : anyOf(queued);
+      return isExecutable(plan) ? anyOf(control, queued, received(persistence.planExecutions.instance(planExecutionKey(plan.revision)))) : anyOf(control, queued);
     },
-    executeOptions: { locks: [persistence.pendingPlanExecution] },
+    executeOptions: { locks: [persistence.pendingPlanExecution, persistence.turnCancellationRequest] },
     execute: async (context) => {
+      // A steer that arrived as the turn ended: ApplyTurnControl starts a turn with the steered messages.
+      if (context.consumed(persistence.turnControlRequests).length > 0) return moveTo(AgentStepType.ApplyTurnControl, null);
       const [queued] = context.consumed(persistence.queuedUserMessages);
       if (queued !== undefined) return startMessageTurn(context, environment, queued.message);
       const plan = context.read(persistence.agentPlan);

@@ -18,7 +18,7 @@ export function interruptRaisedPayload(interrupt: AgentInterrupt): Record<string
 /** `{"interrupt_id","kind","approved","answered","rejection_message","cancellation_reason"}`. */
 export function interruptResolvedPayload(
   interrupt: Pick<AgentInterrupt, "interruptId" | "kind">,
-  outcome: { approved: boolean; answered: boolean; rejectionMessage: string | null },
+  outcome: { approved: boolean; answered: boolean; rejectionMessage: string | null; cancellationReason?: "steered" | "turn_cancelled" | null },
 ): Record<string, unknown> {
   return {
     interrupt_id: interrupt.interruptId,
@@ -26,6 +26,6 @@ export function interruptResolvedPayload(
     approved: outcome.approved,
     answered: outcome.answered,
     rejection_message: outcome.rejectionMessage,
-    cancellation_reason: null,
+    cancellation_reason: outcome.cancellationReason ?? null,
   };
 }

@@ -7,7 +7,7 @@ import { deadEnd, moveTo, type ExecuteContext, type StepDecision } from "@perdur
 import type { AgentEventWriter } from "../../values/agent-event.ts";
 import { toolInputInterruptId } from "../../values/agent-interrupt.ts";
 import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { failedToolResult, isBlankText } from "../../values/result-texts.ts";
+import { failedToolResult, isBlankText, outcomeUnknownToolResult } from "../../values/result-texts.ts";
 import { withoutFields } from "../../values/wire.ts";
 import { questionLoad } from "../built-in-tools/question-load.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
@@ -46,6 +46,11 @@ export async function recordToolQuestion(
   const checked = checkQuestion(requested);
   if (typeof checked === "string") {
     const error = `the tool's question is invalid: ${checked}`;
+    // A task's question comes after its work started, so a write's outcome is unknown.
+    if (toolCall.taskId !== undefined && toolCall.effect !== "read") {
+      await finishToolCall(context, persistence, toolCall, "outcome_unknown", { output: outcomeUnknownToolResult, error }, events);
+      return deadEnd();
+    }
     await finishToolCall(context, persistence, toolCall, "failed", { output: failedToolResult(error), error }, events);
     return deadEnd();
   }

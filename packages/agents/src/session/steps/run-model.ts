@@ -10,6 +10,7 @@ import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, readState, turnMessageCount } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { deferToolCalls } from "./defer-tool-calls.ts";
+import { turnControlOf } from "./turn-control-checks.ts";
 
 /** Refuses outcomes that break the runner contract; retrying would not help. */
 function checkOutcome(outcome: AgentTurnOutcome): void {
@@ -62,7 +63,7 @@ async function completeTurn(context: ExecuteContext, environment: SessionEnviron
 export function createRunModelStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence, runner } = environment;
   return defineStep(AgentStepType.RunModel, {
-    load: [persistence.agentMessages.all(), persistence.agentToolCalls.all()],
+    load: [persistence.agentMessages.all(), persistence.agentToolCalls.all(), persistence.steeredUserMessages],
     failureRoute: AgentStepType.RecordTurnFailure,
     executeOptions: {
       timeoutMs: 15 * 60_000,
@@ -73,8 +74,12 @@ export function createRunModelStep(environment: SessionEnvironment): StepDefinit
       const state = readState(context, persistence);
       const turnId = state.activeTurnId;
       if (turnId === null) return moveTo(AgentStepType.AwaitUserMessage);
+      // A steered or cancelled turn ends here, without a model call.
+      if (turnControlOf(context, environment, turnId) !== null) return moveTo(AgentStepType.ApplyTurnControl, turnId);
       const turn = buildTurnContext(context, environment, state, turnId);
       const outcome = await withBackgroundHeartbeat(context, () => runner.runModelStep(turn));
+      // cancel_turn cancelled this execution: its commit would be dropped, so write no events for an answer nobody keeps.
+      if (context.cancellationSignal.aborted) throw new Error(`the model call of ${turnId} was cancelled; its answer is dropped`);
       // The model answered (and was paid for); its record commits with this Step.
       durableBoundary("agent.model.before-record", context.flowId, turnId);
       checkOutcome(outcome);

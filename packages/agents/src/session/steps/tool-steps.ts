@@ -4,14 +4,17 @@ import type { DeferredToolExecution } from "../../runner/agent-framework-runner.
 import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
 import { approvalInterruptId } from "../../values/agent-interrupt.ts";
 import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
+import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
 import { approvalDeadlinePassed, failedToolResult, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix } from "../../values/result-texts.ts";
 import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { finishToolCall, isoNow, readToolCall } from "../session-operations.ts";
+import { finishToolCall, isoNow, readToolCall, readToolCallIfStored } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { toolStepFor } from "./defer-tool-calls.ts";
 import { recordToolQuestion } from "./record-tool-question.ts";
+import { recordToolTaskStarted } from "./record-tool-task-started.ts";
 import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
+import { isTurnCancelled, recordCancelledCall, resolveCancelledInterrupt, turnControlOf } from "./turn-control-checks.ts";
 
 /** `AwaitToolApproval`: waits for the approval's resolution or its deadline. */
 export function createAwaitToolApprovalStep(environment: SessionEnvironment): StepDefinition<unknown> {
@@ -22,16 +25,24 @@ export function createAwaitToolApprovalStep(environment: SessionEnvironment): St
     waitUntil: (context, input) => {
       const interruptId = approvalInterruptId(parseToolCallId(input));
       const interrupt = (context.read(persistence.pendingInterrupts) ?? []).find((pending) => pending.interruptId === interruptId);
+      const cancellation = received(persistence.toolCallCancellations.instance(parseToolCallId(input)));
       const resolution = received(persistence.interruptResolutions.instance(interruptId));
       return interrupt?.deadline === null || interrupt?.deadline === undefined
-        ? anyOf(resolution)
-        : anyOf(resolution, timer("deadline", { at: Date.parse(interrupt.deadline) }));
+        ? anyOf(cancellation, resolution)
+        : anyOf(cancellation, resolution, timer("deadline", { at: Date.parse(interrupt.deadline) }));
     },
     execute: async (context, input) => {
       const toolCallId = parseToolCallId(input);
       const interruptId = approvalInterruptId(toolCallId);
       const record = readToolCall(context, persistence, toolCallId);
       const events = createEventWriter(context, persistence, record.turnId);
+      if (isFinalToolCallStatus(record.status)) return deadEnd();
+      const [cancelled] = context.consumed(persistence.toolCallCancellations.instance(toolCallId));
+      if (cancelled !== undefined && !context.timerFired("deadline")) {
+        await resolveCancelledInterrupt(context, environment, { interruptId, kind: "approval" }, cancelled.message.reason, events);
+        await recordCancelledCall(context, environment, record, cancelled.message.reason, events);
+        return deadEnd();
+      }
       const pending = context.read(persistence.pendingInterrupts) ?? [];
       if (pending.some((interrupt) => interrupt.interruptId === interruptId)) {
         context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.interruptId !== interruptId));
@@ -57,6 +68,13 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   const { persistence, runner } = environment;
   const record = readToolCall(context, persistence, toolCallId);
   const events = createEventWriter(context, persistence, record.turnId);
+  if (isFinalToolCallStatus(record.status)) return deadEnd();
+  // Steering or cancel_turn stops a call that has not started; a later attempt may follow a start, so it runs on.
+  const control = context.attempt === 1 && context.heartbeatCheckpoint === undefined ? turnControlOf(context, environment, record.turnId) : null;
+  if (control !== null) {
+    await recordCancelledCall(context, environment, record, control, events);
+    return deadEnd();
+  }
   // Output and a heartbeat before the tool runs: a crash after this point is a failed attempt, never a "not started" one.
   await events.write("tool_call_started", { tool_call_id: toolCallId, tool_name: record.toolName });
   await context.heartbeat();
@@ -73,6 +91,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
     heartbeatCheckpoint: context.heartbeatCheckpoint,
     saveHeartbeatCheckpoint: (text) => context.heartbeat(text),
     inputAnswers: record.inputAnswers ?? [],
+    supportsToolTasks: runner.pollToolTask !== undefined,
   };
   let result: unknown;
   try {
@@ -88,9 +107,12 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   if ((result as { kind?: unknown } | null)?.kind === "tool_input_requested") {
     return recordToolQuestion(context, environment, toolCall, result, events);
   }
+  if ((result as { kind?: unknown } | null)?.kind === "tool_task_started") {
+    return recordToolTaskStarted(context, environment, toolCall, result, events);
+  }
   const output = (result as { output?: unknown } | null)?.output;
   if (typeof output !== "string") {
-    throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string } or a ToolInputRequested`);
+    throw new TerminalError(`executeDeferredToolCall for ${record.toolName} returned ${JSON.stringify(result)?.slice(0, 200)}; return { output: string }, a ToolInputRequested or a ToolTaskStarted`);
   }
   await finishToolCall(context, persistence, toolCall, "succeeded", { output, error: null }, events);
   return deadEnd();
@@ -99,7 +121,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
 /** `CallTool`: a `read` or `idempotent_write` call, 3 attempts, then `RecordToolFailure`. */
 export function createCallToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
   return defineStep<unknown>(AgentStepType.CallTool, {
-    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input)), environment.persistence.steeredUserMessages],
     failureRoute: AgentStepType.RecordToolFailure,
     executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 3 } },
     execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),
@@ -109,7 +131,7 @@ export function createCallToolStep(environment: SessionEnvironment): StepDefinit
 /** `CallSingleAttemptTool`: a `non_idempotent_write` or `unclassified` call, one attempt, then `RecordToolOutcomeUnknown`. */
 export function createCallSingleAttemptToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
   return defineStep<unknown>(AgentStepType.CallSingleAttemptTool, {
-    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input))],
+    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input)), environment.persistence.steeredUserMessages],
     failureRoute: AgentStepType.RecordToolOutcomeUnknown,
     executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 1 } },
     execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),
@@ -119,12 +141,18 @@ export function createCallSingleAttemptToolStep(environment: SessionEnvironment)
 /** Records a call whose tool Step failed for good, by what is known about whether it ran. */
 async function recordFailedCall(context: ExecuteContext, environment: SessionEnvironment, toolCallId: string, writeIsUnknown: (record: AgentToolCallRecord) => boolean): Promise<StepDecision> {
   const { persistence } = environment;
-  const record = readToolCall(context, persistence, toolCallId);
+  const record = readToolCallIfStored(context, persistence, toolCallId);
+  if (record === undefined || isFinalToolCallStatus(record.status)) return deadEnd();
   const events = createEventWriter(context, persistence, record.turnId);
   const recovery = context.recoveryError;
   const detail = recovery === undefined ? "the tool Step failed" : `${recovery.type}: ${recovery.message}`;
   // A call whose tool already asked a question ran before, so it keeps the status of its effect.
-  if (recovery?.attemptProgress === "NOT_STARTED" && (record.inputAnswers?.length ?? 0) === 0) {
+  // A task's abandonment that kept failing keeps its reason.
+  if (record.taskId !== undefined && isTurnCancelled(context, environment, record.turnId)) {
+    await finishToolCall(context, persistence, { ...record, cancellationReason: "turn_cancelled" }, "outcome_unknown", { output: outcomeUnknownToolResult, error: detail }, events);
+    return deadEnd();
+  }
+  if (recovery?.attemptProgress === "NOT_STARTED" && (record.inputAnswers?.length ?? 0) === 0 && record.taskId === undefined) {
     const error = `${toolCallNotRunErrorPrefix}: ${detail}`;
     await finishToolCall(context, persistence, record, "failed", { output: error, error }, events);
   } else if (writeIsUnknown(record)) {

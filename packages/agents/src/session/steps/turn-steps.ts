@@ -1,4 +1,6 @@
-import { anyOf, defineStep, moveTo, received, type StepDefinition } from "@perdure/engine";
+import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDefinition } from "@perdure/engine";
+import { recordRetry } from "./tool-step-input.ts";
+import { turnControlOf } from "./turn-control-checks.ts";
 import type { FrameworkMessage } from "../../values/agent-message.ts";
 import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../values/result-texts.ts";
 import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
@@ -7,16 +9,49 @@ import { appendMessages, clearTurnRecords, readState } from "../session-operatio
 import { AgentStepType } from "../step-types.ts";
 import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
 
-/** `ResumeTurn`: waits until every tool call of the response is final, then runs the model again. */
+/**
+ * A steer wake: drops the pending interrupts of the turn's approvals and of
+ * questions no task asked, and wakes each such approval, question and
+ * durable wait through `ToolCallCancellations`. Started calls and tasks run on.
+ */
+function wakeWaitsForSteer(context: ExecuteContext, environment: SessionEnvironment, turnId: string): void {
+  const { persistence } = environment;
+  const woken = new Set<string>();
+  for (const record of loadedToolCalls(context, environment)) {
+    const waits = record.status === "awaiting_approval" || record.status === "waiting_for_timer" || (record.status === "awaiting_answer" && record.taskId === undefined);
+    if (!waits || record.turnId !== turnId) continue;
+    woken.add(record.toolCallId);
+    context.publish(persistence.toolCallCancellations.instance(record.toolCallId), { reason: "steered" });
+  }
+  const pending = context.read(persistence.pendingInterrupts) ?? [];
+  const kept = pending.filter((interrupt) => !woken.has(interrupt.toolCallId));
+  if (kept.length !== pending.length) context.write(persistence.pendingInterrupts, kept);
+}
+
+/**
+ * `ResumeTurn`: waits until every tool call of the response is final, then
+ * runs the model again, or ends a steered or cancelled turn in
+ * `ApplyTurnControl`. A steer wakes it first, to stop the turn's waits.
+ */
 export function createResumeTurnStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence } = environment;
   return defineStep<unknown>(AgentStepType.ResumeTurn, {
-    waitUntil: (_context, expected) => anyOf(received(persistence.toolCallResults, { exactly: typeof expected === "number" && expected > 0 ? expected : 1 })),
-    executeOptions: { locks: [persistence.pendingInterrupts], retry: { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 } },
-    execute: (context) => {
+    load: [persistence.agentToolCalls.all(), persistence.steeredUserMessages],
+    waitUntil: (_context, expected) => anyOf(
+      received(persistence.toolCallResults, { exactly: typeof expected === "number" && expected > 0 ? expected : 1 }),
+      received(persistence.turnControlRequests, { atLeast: 1 }),
+    ),
+    executeOptions: { locks: [persistence.pendingInterrupts], retry: recordRetry },
+    execute: (context, expected) => {
       const state = readState(context, persistence);
+      const turnId = state.activeTurnId;
+      if (turnId === null) return deadEnd();
+      if (context.consumed(persistence.toolCallResults).length === 0) {
+        if (turnControlOf(context, environment, turnId) === "steered") wakeWaitsForSteer(context, environment, turnId);
+        return moveTo(AgentStepType.ResumeTurn, expected);
+      }
       context.write(persistence.agentState, { ...state, status: "running_model" });
-      return moveTo(AgentStepType.RunModel);
+      return turnControlOf(context, environment, turnId) === null ? moveTo(AgentStepType.RunModel) : moveTo(AgentStepType.ApplyTurnControl, turnId);
     },
   });
 }

@@ -119,3 +119,30 @@ export function askUserAnswerOf(output: unknown): string | undefined {
   }
   return isObject(value) && value.status === "answered" && typeof value.answer === "string" ? value.answer : undefined;
 }
+
+/** `data-agent-tool-task`: remote work a tool started, which the session polls, with its latest status. */
+export interface ToolTaskData {
+  toolCallId: string;
+  toolName: string;
+  taskId: string;
+  /** running, awaiting_answer, or the call's final status. */
+  status: string;
+  pollIntervalSeconds: number | null;
+  cancellationReason: string | null;
+}
+
+/** `data-agent-turn-control`: the turn was steered (new messages took over) or stopped. */
+export interface TurnControlData {
+  turnId: string;
+  outcome: "steered" | "cancelled";
+  steeredMessageCount: number;
+  messageCount: number;
+}
+
+export function toolTaskOf(part: Part): ToolTaskData | undefined {
+  return dataOf<ToolTaskData>(part, "data-agent-tool-task", (data) => typeof data.toolCallId === "string" && typeof data.taskId === "string" && typeof data.status === "string");
+}
+
+export function turnControlOf(part: Part | { type: string; data?: unknown }): TurnControlData | undefined {
+  return dataOf<TurnControlData>(part as Part, "data-agent-turn-control", (data) => typeof data.turnId === "string" && (data.outcome === "steered" || data.outcome === "cancelled"));
+}

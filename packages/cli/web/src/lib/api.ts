@@ -54,6 +54,8 @@ export interface WireAgentState {
   message_count: number;
   interaction_mode: string;
   last_turn_error: string | null;
+  /** Whether the active turn can be steered or stopped (a turn this release started). */
+  accepts_turn_control?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -88,6 +90,12 @@ export interface WireToolCall {
   finished_at?: string;
   /** A `durable_wait` call's due time (ISO 8601). */
   wait_until?: string;
+  /** `steered` or `turn_cancelled` when steering or a stop ended the call. */
+  cancellation_reason?: string;
+  /** The handle of the remote work the tool started, which the session polls. */
+  task_id?: string;
+  /** Seconds between the task's polls. */
+  task_poll_interval_seconds?: number;
   /** The answers to a tool's own questions, oldest first. */
   input_answers?: { interrupt_id: string; resolution: string; answer: string | null }[];
 }
@@ -141,6 +149,14 @@ export interface SessionInspection {
   activeExecutions: { executionId: string; stepType: string; status: string }[];
   timeline: TimelineExecution[];
   snapshot: WireSnapshot;
+  /** What the session's agent accepts. */
+  features?: AgentFeatures;
+}
+
+/** What an agent accepts (`describeAgentSessionFeatures`). */
+export interface AgentFeatures {
+  planModeEnabled: boolean;
+  builtInTools: string[];
 }
 
 /** An `AgentEvent` as wire JSON, with its payload parsed. */
@@ -181,7 +197,7 @@ async function request<T>(path: string, init?: RequestInit): Promise<T> {
 const sessionPath = (sessionId: string): string => encodeURIComponent(sessionId);
 
 export const api = {
-  agents: (): Promise<{ agents: string[] }> => request("/api/agents"),
+  agents: (): Promise<{ agents: string[]; features?: Record<string, AgentFeatures> }> => request("/api/agents"),
   sessions: (): Promise<{ sessions: SessionSummary[] }> => request("/api/sessions"),
   createSession: (agent?: string): Promise<{ sessionId: string; agent: string }> =>
     request("/api/sessions", { method: "POST", body: JSON.stringify(agent === undefined ? {} : { agent }) }),
@@ -193,6 +209,14 @@ export const api = {
     request(`/api/sessions/${sessionPath(sessionId)}/plan/execute`, { method: "POST", body: JSON.stringify({ revision }) }),
   answerQuestion: (sessionId: string, interruptId: string, response: { answer: string } | { declined: true; reason?: string }): Promise<{ answered: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/questions/${encodeURIComponent(interruptId)}`, { method: "POST", body: JSON.stringify(response) }),
+  /** Steers the running turn with a queued message (`messageId`) or new text. */
+  steer: (sessionId: string, steering: { messageId: string } | { text: string; planMode?: boolean }): Promise<{ steered: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/steer`, { method: "POST", body: JSON.stringify(steering) }),
+  deleteQueued: (sessionId: string, messageId: string): Promise<{ deleted: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/queue/delete`, { method: "POST", body: JSON.stringify({ messageId }) }),
+  /** Stops the running turn (`cancel_turn`). */
+  cancelTurn: (sessionId: string, turnId: string | null): Promise<{ cancelled: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/cancel`, { method: "POST", body: JSON.stringify({ turnId }) }),
   stopSession: (sessionId: string): Promise<{ stopped: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/stop`, { method: "POST", body: "{}" }),
   eventsUrl: (sessionId: string): string => `/api/sessions/${sessionPath(sessionId)}/events`,

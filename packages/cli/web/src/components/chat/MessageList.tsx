@@ -3,7 +3,7 @@
 // updates in the order they happened.
 import { isToolUIPart, type DynamicToolUIPart, type UIMessage } from "ai";
 import { useState } from "react";
-import { askUserAnswerOf, planPartOf, questionOf, questionResolutionOf, timerOf, type QuestionData, type QuestionResolutionData, type QuestionResponse } from "../../lib/agent-parts.ts";
+import { askUserAnswerOf, planPartOf, questionOf, questionResolutionOf, timerOf, toolTaskOf, turnControlOf, type QuestionData, type QuestionResolutionData, type QuestionResponse, type TurnControlData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { DurableWaitCard } from "./DurableWaitCard.tsx";
 import { PlanUpdateNote } from "./PlanView.tsx";
@@ -50,6 +50,17 @@ export interface MessageListProps {
   questionsDisabled: boolean;
   /** Answers this tab sent outside the chat's own request (while a stream ran), or why they failed, by interrupt ID. */
   localAnswers: ReadonlyMap<string, { response: QuestionResponse } | { error: string }>;
+  /** Turns this tab saw steered or stopped, by turn ID (their stored messages do not say so). */
+  turnOutcomes: ReadonlyMap<string, TurnControlData>;
+}
+
+/** What the end of a steered or stopped turn says. */
+function TurnControlNotice(props: { outcome: TurnControlData }) {
+  const { outcome } = props;
+  const text = outcome.outcome === "cancelled"
+    ? "Stopped: you stopped this turn; the agent kept what it had done so far."
+    : `Steered: ${outcome.steeredMessageCount === 1 ? "your message" : `your ${outcome.steeredMessageCount} messages`} took over in the next turn.`;
+  return <div className={`turn-notice turn-${outcome.outcome}`} data-testid="turn-control-notice" data-outcome={outcome.outcome}>{text}</div>;
 }
 
 /** The session's own prefix on messages it writes as the user's, such as a plan approval. */
@@ -124,6 +135,11 @@ export function MessageList(props: MessageListProps) {
         }));
         const asked = new Set(message.parts.flatMap((part) => questionOf(part)?.toolCallId ?? []));
         const waited = new Set(message.parts.flatMap((part) => timerOf(part)?.toolCallId ?? []));
+        const tasks = new Map(message.parts.flatMap((part) => {
+          const task = toolTaskOf(part);
+          return task === undefined ? [] : [[task.toolCallId, task] as const];
+        }));
+        const outcome = message.parts.map(turnControlOf).findLast((candidate) => candidate !== undefined) ?? (turnId === null ? undefined : props.turnOutcomes.get(turnId));
         const lastTextIndex = visible.findLastIndex((part) => part.type === "text");
         return (
           <div key={message.id} className="message message-assistant" data-testid="assistant-message" data-message-id={message.id}>
@@ -178,11 +194,13 @@ export function MessageList(props: MessageListProps) {
                     key={tool.toolCallId}
                     part={tool}
                     record={props.toolRecords.get(tool.toolCallId)}
+                    task={tasks.get(tool.toolCallId)}
                     onApprovalResponse={props.onApprovalResponse}
                     disabled={props.approvalsDisabled}
                   />
                 );
               })}
+              {outcome !== undefined && <TurnControlNotice outcome={outcome} />}
             </div>
           </div>
         );

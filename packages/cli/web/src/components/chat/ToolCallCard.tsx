@@ -3,6 +3,7 @@
 // Reject.
 import type { DynamicToolUIPart } from "ai";
 import { useState } from "react";
+import type { ToolTaskData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { formatDuration } from "../../lib/format.ts";
 import { ShieldIcon, ToolIcon } from "../Icons.tsx";
@@ -13,6 +14,8 @@ export interface ToolCallCardProps {
   part: DynamicToolUIPart;
   /** The stored record of this call while its turn is active, for its effect and timing. */
   record: WireToolCall | undefined;
+  /** The remote task the call started, with its latest status, if it started one. */
+  task?: ToolTaskData | undefined;
   onApprovalResponse: (approvalId: string, approved: boolean, reason?: string) => void;
   disabled: boolean;
 }
@@ -45,9 +48,37 @@ const effectLabels: Record<string, string> = {
   unclassified: "unclassified",
 };
 
+const taskStatusLabels: Record<string, string> = {
+  running: "running remotely",
+  awaiting_answer: "waiting for your answer",
+  succeeded: "finished",
+  failed: "failed",
+  rejected: "rejected",
+  outcome_unknown: "abandoned · outcome unknown",
+};
+
+/** A tool task's line: its handle, its latest status and how often the session polls it. */
+function TaskStatus(props: { task: ToolTaskData; record: WireToolCall | undefined }) {
+  const { task, record } = props;
+  const interval = task.pollIntervalSeconds ?? record?.task_poll_interval_seconds ?? null;
+  const reason = task.cancellationReason ?? record?.cancellation_reason ?? null;
+  return (
+    <div className="tool-section" data-testid="tool-task" data-status={task.status}>
+      <div className="tool-section-label">Task</div>
+      <div>
+        <code>{task.taskId}</code> · {taskStatusLabels[task.status] ?? task.status}
+        {task.status === "running" && interval !== null && <span className="muted"> · polled every {interval} s</span>}
+        {reason === "turn_cancelled" && <span className="muted"> · the turn was stopped, so the session stopped following it</span>}
+      </div>
+    </div>
+  );
+}
+
 export function ToolCallCard(props: ToolCallCardProps) {
-  const { part, record } = props;
-  const state = describeState(part);
+  const { part, record, task } = props;
+  const state = task !== undefined && task.status === "running" && part.state === "input-available"
+    ? { label: "task running", tone: "blue" as Tone, pulse: true }
+    : describeState(part);
   // Open while it runs or asks; a finished call folds away unless it was approved (its result matters) or the reader opened it.
   const [userOpen, setUserOpen] = useState<boolean | null>(null);
   const open = userOpen ?? (part.state !== "output-available" || part.approval !== undefined);
@@ -79,6 +110,7 @@ export function ToolCallCard(props: ToolCallCardProps) {
             <div className="tool-section-label">Arguments</div>
             <ValueView value={part.input} emptyLabel="no arguments" />
           </div>
+          {task !== undefined && <TaskStatus task={task} record={record} />}
           {part.state === "output-available" && (
             <div className="tool-section">
               <div className="tool-section-label">Result</div>

@@ -1,13 +1,61 @@
-// Slot for controls over the running turn: "Stop turn" (`cancel_turn`) and
-// "Steer" (`steer_user_message`, which moves a queued message into the
-// running turn).
-//
-// Neither has a dev server route yet, and the session Flow does not accept
-// cancellation or steering yet, so nothing renders. When they land: show
-// "Stop turn" while a turn is active, next to the composer's send button, and
-// a "Steer now" action on each queued message (see QueuedMessages).
-// "Stop session" in the session header is a different thing: it stops the
-// whole Flow (`POST /api/sessions/:id/stop`).
-export function TurnControls(_props: { sessionId: string; activeTurnId: string | null }) {
-  return null;
+// The Stop button of the running turn (`cancel_turn` through
+// `POST /api/sessions/:id/cancel`). Stopping aborts a running model call and
+// every wait of the turn; a tool that already started runs to its end, and a
+// started tool task is abandoned. "Stop session" in the session header is a
+// different thing: it stops the whole Flow.
+import { useEffect, useState } from "react";
+import { api } from "../../lib/api.ts";
+
+export interface TurnControlsProps {
+  sessionId: string;
+  /** The running turn, or null. */
+  activeTurnId: string | null;
+  /** The running turn can be stopped (a turn this release started). */
+  acceptsTurnControl: boolean;
+  /** Something changed: read the session again now. */
+  onActivity: () => void;
+}
+
+export function TurnControls(props: TurnControlsProps) {
+  const { sessionId, activeTurnId, onActivity } = props;
+  /** The turn this tab asked to stop, until another turn is active. */
+  const [stopping, setStopping] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (stopping !== null && stopping !== activeTurnId) setStopping(null);
+  }, [stopping, activeTurnId]);
+  if (activeTurnId === null || !props.acceptsTurnControl) return null;
+
+  const stop = (): void => {
+    const turnId = activeTurnId;
+    setStopping(turnId);
+    setError(null);
+    api.cancelTurn(sessionId, turnId).then(
+      ({ cancelled }) => {
+        // False: the turn ended first (its answer committed before the stop), so there is nothing to stop.
+        if (!cancelled) setStopping(null);
+        onActivity();
+      },
+      (failure: unknown) => {
+        setStopping(null);
+        setError(failure instanceof Error ? failure.message : String(failure));
+      },
+    );
+  };
+
+  return (
+    <>
+      {error !== null && <span className="error-text small" role="alert">Could not stop: {error}</span>}
+      <button
+        type="button"
+        className="button button-ghost small danger stop-turn-button"
+        data-testid="stop-turn"
+        disabled={stopping === activeTurnId}
+        title="Stop this turn: the model call is aborted and waits end; a tool that already started finishes first"
+        onClick={stop}
+      >
+        {stopping === activeTurnId ? "Stopping…" : "Stop"}
+      </button>
+    </>
+  );
 }

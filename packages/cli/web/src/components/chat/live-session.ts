@@ -7,8 +7,16 @@ export interface LiveSession {
   flowStatus: string | undefined;
   agentStatus: string | null;
   activeTurnId: string | null;
+  /** How many turns the session started. */
+  turnCount: number;
   pendingInterrupts: WireInterrupt[];
   queuedMessages: WireQueuedMessage[];
+  /** Messages steered into the active turn that it has not taken yet. */
+  steeredMessages: WireQueuedMessage[];
+  /** Whether the active turn can be steered or stopped. */
+  acceptsTurnControl: boolean;
+  /** Whether the session's agent takes plan-mode messages; undefined until the first inspection arrived. */
+  planModeEnabled: boolean | undefined;
   /** The active turn's tool call records by tool call ID. */
   toolCalls: ReadonlyMap<string, WireToolCall>;
   plan: unknown;
@@ -22,8 +30,12 @@ export function liveSessionOf(inspection: SessionInspection | undefined, loadedA
     flowStatus: inspection?.status,
     agentStatus: snapshot?.state?.status ?? null,
     activeTurnId: snapshot?.state?.active_turn_id ?? null,
+    turnCount: snapshot?.state?.turn_count ?? 0,
     pendingInterrupts: snapshot?.pending_interrupts ?? [],
     queuedMessages: snapshot?.queued_messages ?? [],
+    steeredMessages: snapshot?.steered_messages ?? [],
+    acceptsTurnControl: snapshot?.state?.accepts_turn_control === true,
+    planModeEnabled: inspection?.features?.planModeEnabled,
     toolCalls: new Map((snapshot?.tool_calls ?? []).map((call) => [call.tool_call_id, call])),
     plan: snapshot?.plan ?? null,
     loadedAt,
