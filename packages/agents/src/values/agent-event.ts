@@ -20,7 +20,9 @@ export type AgentEventType =
   | "tool_task_started"
   | "usage_recorded"
   | "compaction_started"
-  | "compaction_finished";
+  | "compaction_finished"
+  | "mcp.tool_progress"
+  | "mcp.task_status";
 
 /**
  * A live event. `payload` keeps its wire (snake_case) field names, as the
