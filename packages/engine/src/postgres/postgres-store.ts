@@ -147,9 +147,7 @@ export class PostgresStore implements Store {
   private async readDatabaseClock(): Promise<void> {
     const connection = await this.checkOut();
     try {
-      const sentAt = this.clock.startReading();
-      const result = await connection.client.query<{ now_ms: number }>(readDatabaseTimeSql);
-      this.clock.observe(Number(result.rows[0]?.now_ms), sentAt);
+      await this.readClockAlong(connection.client);
       connection.release();
     } catch (error) {
       connection.release(error);
@@ -236,7 +234,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Sends a reading of the server's clock on a transaction's connection; a failure fails the transaction. */
+  /** Sends a reading of the server's clock on `client`; inside a transaction, a failure fails the transaction. */
   private readClockAlong(client: pg.PoolClient): Promise<void> {
     const sentAt = this.clock.startReading();
     const reading = client.query<{ now_ms: number }>(readDatabaseTimeSql).then((result) => this.clock.observe(Number(result.rows[0]?.now_ms), sentAt));
