@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 
 /** The client name and version this package announces in `initialize`. */
@@ -52,6 +53,27 @@ async function closeConnection(client: Client, transport: Transport): Promise<vo
     await transport.terminateSession().catch(() => undefined);
   }
   await client.close().catch(() => undefined);
+}
+
+/** Every item of a paged MCP list (`tools/list`, `resources/list`, …), following `nextCursor` to the end. */
+export async function everyPage<TItem>(fetchPage: (cursor: string | undefined) => Promise<{ items: TItem[]; nextCursor?: string | undefined }>): Promise<TItem[]> {
+  const items: TItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await fetchPage(cursor);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return items;
+}
+
+/**
+ * True when the server answered the request with a JSON-RPC error, as
+ * opposed to the SDK's own errors for a closed connection or a timeout
+ * (which say nothing about what the server did).
+ */
+export function isMcpErrorAnswer(error: unknown): error is McpError {
+  return error instanceof McpError && error.code !== (ErrorCode.ConnectionClosed as number) && error.code !== (ErrorCode.RequestTimeout as number);
 }
 
 export function describeError(error: unknown): string {

@@ -3,11 +3,10 @@
  * server's resources, resource templates and prompts; read a resource; get a
  * prompt. Each opens a new connection to the server it names.
  */
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import type { JsonSchema } from "../stepwise/model-client.ts";
-import { McpConnectionFailedError, withMcpConnection } from "./mcp-connection.ts";
+import { everyPage, isMcpErrorAnswer, McpConnectionFailedError, withMcpConnection } from "./mcp-connection.ts";
 import { mcpJsonText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import type { ResolvedMcpToolSourceOptions } from "./mcp-tool-source-options.ts";
@@ -55,17 +54,6 @@ export function mcpResourceAndPromptToolDefinitions(serverNames: readonly string
   ];
 }
 
-async function everyPage<TItem>(fetchPage: (cursor: string | undefined) => Promise<{ items: TItem[]; nextCursor?: string | undefined }>): Promise<TItem[]> {
-  const items: TItem[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await fetchPage(cursor);
-    items.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return items;
-}
-
 async function listResourcesAndPrompts(client: Client, timeout: number): Promise<string> {
   const capabilities = client.getServerCapabilities() ?? {};
   const page = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor });
@@ -103,7 +91,7 @@ export async function runMcpResourceAndPromptTool(
   if (server === undefined) throw new ToolExecutionError(`MCP server ${serverName} is not configured; use one of ${[...servers.keys()].join(", ")}`);
   const timeout = options.requestTimeoutMs;
   try {
-    return await withMcpConnection(server, { connectionTimeoutMs: options.connectionTimeoutMs, connectionAttempts: options.connectionAttempts, signal }, async ({ client }) => {
+    return await withMcpConnection(server, { ...options, signal }, async ({ client }) => {
       if (toolName === mcpListResourcesAndPromptsToolName) return listResourcesAndPrompts(client, timeout);
       if (toolName === mcpReadResourceToolName) {
         const result = await client.readResource({ uri: readString(argumentsValue, "uri", toolName) }, { timeout });
@@ -119,7 +107,7 @@ export async function runMcpResourceAndPromptTool(
   } catch (error) {
     if (ToolExecutionError.isInstance(error)) throw error;
     if (error instanceof McpConnectionFailedError) throw new ToolExecutionError(error.message, { cause: error });
-    if (error instanceof McpError && error.code !== -32000 && error.code !== -32001) throw new ToolExecutionError(error.message, { cause: error });
+    if (isMcpErrorAnswer(error)) throw new ToolExecutionError(error.message, { cause: error });
     throw error;
   }
 }

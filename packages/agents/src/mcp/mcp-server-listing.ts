@@ -6,22 +6,16 @@
  * One listing per server runs at a time.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { describeError, withMcpConnection } from "./mcp-connection.ts";
+import { describeError, everyPage, withMcpConnection } from "./mcp-connection.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import type { ResolvedMcpToolSourceOptions } from "./mcp-tool-source-options.ts";
 
 /** Lists every page of a server's tools on a new connection. */
 async function fetchServerTools(server: ResolvedMcpServerConfig, options: ResolvedMcpToolSourceOptions): Promise<Tool[]> {
-  return withMcpConnection(server, options, async ({ client }) => {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: options.requestTimeoutMs });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return tools;
-  });
+  return withMcpConnection(server, options, ({ client }) => everyPage(async (cursor) => {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: options.requestTimeoutMs });
+    return { items: page.tools, nextCursor: page.nextCursor };
+  }));
 }
 
 export class McpServerListing {

@@ -4,11 +4,11 @@
  * `mcp.task_status` event when the status changed, `tasks/result` for an
  * ended task; and `tasks/cancel` for an abandoned one.
  */
-import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolTaskPending, ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import type { AgentEventWriter } from "../values/agent-event.ts";
-import { withMcpConnection } from "./mcp-connection.ts";
+import { isMcpErrorAnswer, withMcpConnection } from "./mcp-connection.ts";
 import { mcpToolResultText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import { mcpTaskCancelledText, mcpTaskInputRequiredText } from "./mcp-task-call.ts";
@@ -90,7 +90,7 @@ export async function cancelMcpTask(server: ResolvedMcpServerConfig, taskId: str
     try {
       await client.experimental.tasks.cancelTask(taskId, { timeout: options.requestTimeoutMs, signal });
     } catch (error) {
-      if (error instanceof McpError && error.code !== -32000 && error.code !== -32001) return;
+      if (isMcpErrorAnswer(error)) return;
       throw error;
     }
   });

@@ -5,7 +5,7 @@
  * connection attempt failed) is a `ToolExecutionError`; anything that
  * breaks after the request was sent is an `McpToolCallInterruptedError`.
  */
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
 import type { AgentEventWriter } from "../values/agent-event.ts";
 import { describeError, McpConnectionFailedError, openMcpConnection, type McpConnection } from "./mcp-connection.ts";
@@ -22,8 +22,6 @@ export const mcpIdempotencyKeyMetaKey = "io.perdure/idempotencyKey";
 
 /** The event type of an MCP `notifications/progress` on `AgentEvents`. */
 export const mcpToolProgressEventType = "mcp.tool_progress";
-
-const internalErrorCode = -32603;
 
 /** What one call needs. */
 export interface McpToolCallRequest {
@@ -99,7 +97,7 @@ export async function callMcpTool(request: McpToolCallRequest, options: Resolved
   const { server, mcpToolName } = request;
   let connection: McpConnection;
   try {
-    connection = await openMcpConnection(server, { connectionTimeoutMs: options.connectionTimeoutMs, connectionAttempts: options.connectionAttempts, signal: request.signal });
+    connection = await openMcpConnection(server, { ...options, signal: request.signal });
   } catch (error) {
     if (error instanceof McpConnectionFailedError) throw new ToolExecutionError(`the MCP tool ${mcpToolName} was not called: ${error.message}`, { cause: error });
     throw error;
@@ -145,7 +143,7 @@ export async function callMcpTool(request: McpToolCallRequest, options: Resolved
   } catch (error) {
     if (ToolExecutionError.isInstance(error) || McpToolCallInterruptedError.isInstance(error)) throw error;
     const answer = watch.errorAnswer();
-    if (answer !== undefined && answer.code !== internalErrorCode) throw new ToolExecutionError(answer.message, { cause: error });
+    if (answer !== undefined && answer.code !== (ErrorCode.InternalError as number)) throw new ToolExecutionError(answer.message, { cause: error });
     throw new McpToolCallInterruptedError(server.name, mcpToolName, describeError(error), { cause: error });
   } finally {
     await progressWrites;
