@@ -109,10 +109,7 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
   }
   const builtInTools = resolveBuiltInTools(definition.name, definition.builtInTools);
   for (const name of builtInTools) {
-    if (tools.has(name)) throw new InvalidInputError(`tool ${name} uses the name of an enabled built-in tool`);
-    for (const source of toolSources.values()) {
-      if (source.declaredToolNames?.().includes(name) === true) throw new InvalidInputError(`tool ${name} uses the name of an enabled built-in tool`);
-    }
+    if (tools.has(name) || declaredNames.has(name)) throw new InvalidInputError(`tool ${name} uses the name of an enabled built-in tool`);
   }
   const planModeEnabled = definition.planModeEnabled ?? false;
   if (typeof planModeEnabled !== "boolean") throw new InvalidInputError(`agent ${definition.name} planModeEnabled ${JSON.stringify(planModeEnabled)} is invalid: use true or false`);

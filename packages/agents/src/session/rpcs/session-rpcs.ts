@@ -1,17 +1,17 @@
-import { describeValue, InvalidInputError, rpc } from "@perdure/engine";
+import { describeValue, rpc } from "@perdure/engine";
 import type { AgentMessage } from "../../values/agent-message.ts";
 import { messageSequenceKey } from "../../values/agent-message.ts";
 import type { AgentMessagePage } from "../../values/agent-message-page.ts";
 import type { AgentPlan } from "../../values/agent-plan.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import { isBlankText } from "../../values/result-texts.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";
 import { createExecutePlanRpc } from "./execute-plan.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { acceptedUserMessage } from "./user-message-input.ts";
 import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
 
 /** Input of `send_user_message`. */
@@ -81,13 +81,9 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       parseInput: parseSendUserMessage,
       handler: async (context, input) => {
         requireRunningSession(context, "send_user_message");
-        if (isBlankText(input.text)) return false;
-        if (input.planMode === true && !options.planModeEnabled) return false;
-        const bytes = Buffer.byteLength(input.text);
-        if (bytes > options.maxUserMessageBytes) {
-          throw new InvalidInputError(`user message of ${bytes} bytes is over the session's maxUserMessageBytes of ${options.maxUserMessageBytes}`);
-        }
-        await context.publish(persistence.queuedUserMessages, { text: input.text, ...(input.planMode === true ? { planMode: true } : {}), sentAt: isoNow() });
+        const message = acceptedUserMessage(input.text, input.planMode, options);
+        if (message === false) return false;
+        await context.publish(persistence.queuedUserMessages, message);
         return true;
       },
     }),

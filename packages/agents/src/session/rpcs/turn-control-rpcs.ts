@@ -4,14 +4,14 @@
  * turn. Steering and deleting lock nothing; `cancel_turn` locks
  * `TurnCancellationRequest` and `PendingInterrupts`.
  */
-import { describeValue, InvalidInputError, rpc, type RpcContext } from "@perdure/engine";
+import { describeValue, rpc, type RpcContext } from "@perdure/engine";
 import type { AgentUserMessage } from "../../values/agent-user-message.ts";
-import { isBlankText } from "../../values/result-texts.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { acceptedUserMessage } from "./user-message-input.ts";
 
 /** Input of `steer_user_message`: exactly one of `messageId` and `text`. */
 export interface SteerUserMessageInput {
@@ -90,13 +90,8 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         const state = await context.read(persistence.agentState);
         const turnActive = state !== undefined && state.activeTurnId !== null;
         if (input.text !== null) {
-          if (isBlankText(input.text)) return false;
-          if (input.planMode === true && !options.planModeEnabled) return false;
-          const bytes = Buffer.byteLength(input.text);
-          if (bytes > options.maxUserMessageBytes) {
-            throw new InvalidInputError(`user message of ${bytes} bytes is over the session's maxUserMessageBytes of ${options.maxUserMessageBytes}`);
-          }
-          const message: AgentUserMessage = { text: input.text, ...(input.planMode === true ? { planMode: true } : {}), sentAt: isoNow() };
+          const message = acceptedUserMessage(input.text, input.planMode, options);
+          if (message === false) return false;
           if (!turnActive) {
             await context.publish(persistence.queuedUserMessages, message);
             return true;

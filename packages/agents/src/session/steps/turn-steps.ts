@@ -61,7 +61,7 @@ export function createRecordTurnFailureStep(environment: SessionEnvironment): St
   const { persistence, runner } = environment;
   return defineStep<unknown>(AgentStepType.RecordTurnFailure, {
     load: [persistence.agentMessages.all(), persistence.agentToolCalls.all()],
-    executeOptions: { retry: { maximumAttempts: 1000, initialIntervalMs: 200, maximumIntervalMs: 5000 } },
+    executeOptions: { retry: recordRetry },
     execute: async (context) => {
       const state = readState(context, persistence);
       const turnId = state.activeTurnId;
