@@ -42,3 +42,23 @@ export { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";
 export type { ScriptedModelClientOptions, ScriptedModelReply } from "../stepwise/scripted-model-client.ts";
 export { ScriptedAgentRunner } from "./scripted-agent-runner.ts";
 export type { ScriptedTool, ScriptInput, ScriptReply } from "./scripted-agent-runner.ts";
+export {
+  conformanceFlowType,
+  conformanceGateNames,
+  conformanceModelFailure,
+  conformanceQuestion,
+  conformanceUserTexts,
+  runnerConformanceDirectoryEnvironmentVariable,
+  runnerConformanceSetup,
+  runRunnerConformanceTests,
+  runRunnerConformanceWorker,
+} from "./runner-conformance/index.ts";
+export type {
+  ConformanceModel,
+  ConformanceModelInput,
+  ConformanceModelReply,
+  ConformanceTool,
+  ConformanceToolRun,
+  RunnerConformanceSetup,
+  RunnerConformanceSubject,
+} from "./runner-conformance/index.ts";
