@@ -1,0 +1,37 @@
+/**
+ * The AI SDK adapter as a subject of the runner conformance tests: a
+ * `ToolLoopAgent` on the scripted mock model, the neutral tools as AI SDK
+ * tools that read their idempotency key from `getAgentToolExecutionScope()`.
+ */
+import { fileURLToPath } from "node:url";
+import { jsonSchema, tool, ToolLoopAgent, type JSONSchema7, type ToolSet } from "ai";
+import type { RunnerConformanceSetup, RunnerConformanceSubject } from "@perdure/agents/testing";
+import { createVercelAiAgentSessionFlow } from "../create-vercel-ai-agent-session-flow.ts";
+import { getAgentToolExecutionScope } from "../tool-execution-scope.ts";
+import { conformanceLanguageModel } from "./conformance-language-model.ts";
+
+function conformanceTools(setup: RunnerConformanceSetup): ToolSet {
+  const tools: ToolSet = {};
+  for (const neutral of setup.tools) {
+    tools[neutral.name] = tool({
+      description: neutral.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(neutral.parameters as JSONSchema7),
+      execute: async (input) => {
+        const scope = getAgentToolExecutionScope();
+        if (scope === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
+        return neutral.execute(input, { idempotencyKey: scope.idempotencyKey });
+      },
+    });
+  }
+  return tools;
+}
+
+export const vercelAiConformanceSubject: RunnerConformanceSubject = {
+  name: "AI SDK adapter",
+  createFlow: (setup) => {
+    const agent = new ToolLoopAgent({ model: conformanceLanguageModel(setup.model), instructions: setup.instructions, tools: conformanceTools(setup) });
+    const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
+    return createVercelAiAgentSessionFlow(agent, setup.flowType, { toolPolicies, builtInTools: [...setup.builtInTools] });
+  },
+  workerEntryModulePath: fileURLToPath(new URL("./vercel-ai-conformance-worker-main.ts", import.meta.url)),
+};
