@@ -1,0 +1,118 @@
+/**
+ * The OpenAI Agents SDK adapter's own mapping, on a real engine: the SDK
+ * tool's `needsApproval` evaluated on the call's input, the SDK's RunState
+ * as `FrameworkRunState`, stored SDK items replayed unchanged, the whole
+ * call from `getDeferredToolExecution()`, and agents the session refuses.
+ */
+import assert from "node:assert/strict";
+import { test, type TestContext } from "node:test";
+import { Agent, handoff, MCPServerStdio, RunState, tool, webSearchTool, type ModelRequest } from "@openai/agents";
+import type { AgentSessionFlow } from "@perdure/agents";
+import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
+import { createOpenAiAgentsSessionFlow } from "./create-openai-agents-session-flow.ts";
+import { getDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+import { ConformanceSdkModel } from "./test-fixtures/conformance-model.ts";
+
+async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<{ sessions: AgentSessionTestClient; environment: AgentTestEnvironment }> {
+  const engine = await PrivateEngine.start();
+  const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [flow], workerOptions: { pollIntervalMs: 20 } });
+  t.after(async () => {
+    await environment.close();
+    await engine.stop();
+  });
+  return { sessions: new AgentSessionTestClient(environment.client, flow), environment };
+}
+
+const refundParameters = {
+  type: "object" as const,
+  properties: { order_id: { type: "string" }, amount: { type: "number" } },
+  required: ["order_id", "amount"],
+  additionalProperties: false as const,
+};
+
+/** Refunds the amount the user names: "Refund 30 on order 8." */
+function refundModel(): ConformanceSdkModel {
+  return new ConformanceSdkModel({
+    reply: async ({ lastUserText, turnToolResults }) => {
+      const [, amount, orderId] = /Refund (\d+) on order (\d+)/.exec(lastUserText) ?? [];
+      if (amount === undefined || orderId === undefined || turnToolResults.length > 0) return { kind: "text", text: `Done: ${turnToolResults.map((result) => result.output).join("; ")}` };
+      return { kind: "tool_call", toolName: "refund_order", arguments: { order_id: orderId, amount: Number(amount) } };
+    },
+  });
+}
+
+void test("the SDK tool's needsApproval runs on the call's input; the call runs with the whole DeferredToolExecution; the RunState is the FrameworkRunState", async (t) => {
+  const runs: { key: string | undefined; attempt: number | undefined; toolName: string | undefined }[] = [];
+  const refundOrder = tool({
+    name: "refund_order",
+    description: "Refund an amount on an order.",
+    parameters: refundParameters as never,
+    strict: false,
+    needsApproval: async (_context, input) => (input as { amount: number }).amount > 100,
+    execute: async (input) => {
+      const execution = getDeferredToolExecution();
+      runs.push({ key: execution?.idempotencyKey, attempt: execution?.attempt, toolName: execution?.toolCall.toolName });
+      return { refunded: (input as { amount: number }).amount };
+    },
+  });
+  const agent = new Agent({ name: "refunds", instructions: "Refund orders.", model: refundModel(), tools: [refundOrder] });
+  const flow = createOpenAiAgentsSessionFlow(agent, "OpenAiRefunds", { defaultToolEffect: "idempotent_write" });
+  const { sessions, environment } = await startAgent(t, flow);
+
+  await sessions.startSession("small-1", { initialMessage: "Refund 30 on order 8." });
+  await sessions.waitForTurnCount("small-1", 1);
+  assert.equal(runs.length, 1, "30 needs no approval");
+  const small = await sessions.getAgentSnapshot("small-1");
+  assert.equal(small.messages.at(-1)?.text, 'Done: {"refunded":30}');
+  const toolCallId = small.messages.find((message) => message.role === "tool")?.toolCallId;
+  assert.deepEqual(runs[0], { key: `small-1/turn-1/${toolCallId}`, attempt: 1, toolName: "refund_order" });
+
+  await sessions.startSession("large-1", { initialMessage: "Refund 300 on order 9." });
+  const [interrupt] = await sessions.waitForPendingInterrupts("large-1");
+  assert.equal(interrupt?.kind, "approval");
+  assert.equal(runs.length, 1, "300 waits for approval");
+  const [runState] = await environment.client.getAttributes("large-1", flow.frameworkRunState);
+  assert.ok(runState !== undefined);
+  const restored = await RunState.fromString(agent, runState);
+  assert.deepEqual(restored.getInterruptions().map((item) => item.name), ["refund_order"], "FrameworkRunState is the SDK's own serialized RunState");
+  assert.equal(await sessions.resolveInterrupt("large-1", { interruptId: interrupt.interruptId, approved: true }), true);
+  await sessions.waitForTurnCount("large-1", 1);
+  assert.equal(runs.length, 2);
+});
+
+void test("the next turn replays the stored SDK items to the model unchanged", async (t) => {
+  const lookupOrder = tool({
+    name: "lookup_order",
+    description: "Look up an order.",
+    parameters: { type: "object", properties: { order_id: { type: "string" } }, required: ["order_id"], additionalProperties: false } as never,
+    strict: false,
+    execute: async (input) => `order ${(input as { order_id: string }).order_id} shipped`,
+  });
+  const model = new ConformanceSdkModel({
+    reply: async ({ lastUserText, turnToolResults }) => lastUserText.startsWith("Where") && turnToolResults.length === 0
+      ? { kind: "tool_call", toolName: "lookup_order", arguments: { order_id: "7" } }
+      : { kind: "text", text: `Answer: ${turnToolResults.map((result) => result.output).join("")}` },
+  });
+  const agent = new Agent({ name: "orders", instructions: "Help.", model, tools: [lookupOrder] });
+  const { sessions } = await startAgent(t, createOpenAiAgentsSessionFlow(agent, "OpenAiReplay", { toolPolicies: { lookup_order: { effect: "read" } } }));
+  await sessions.startSession("replay-1", { initialMessage: "Where is order 7?" });
+  await sessions.waitForTurnCount("replay-1", 1);
+  assert.equal(await sessions.sendUserMessage("replay-1", "Thanks"), true);
+  await sessions.waitForTurnCount("replay-1", 2);
+  assert.equal(model.requests.length, 3, "one model call per RunModel");
+  const inputOf = (request: ModelRequest | undefined): unknown => JSON.parse(JSON.stringify(request?.input));
+  const firstTurnEnd = inputOf(model.requests[1]) as unknown[];
+  const answer = { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Answer: order 7 shipped" }] };
+  assert.deepEqual(inputOf(model.requests[2]), [...firstTurnEnd, answer, { role: "user", content: "Thanks" }]);
+  assert.equal(model.requests[0]?.systemInstructions, "Help.");
+});
+
+void test("agents with handoffs, MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
+  const model = new ConformanceSdkModel({ reply: async () => ({ kind: "text", text: "" }) });
+  const helper = new Agent({ name: "helper", model });
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "triage", model, handoffs: [handoff(helper)] }), "Refused1"), /agent triage has handoffs/);
+  const server = new MCPServerStdio({ name: "notes", command: "node", args: ["notes.js"] });
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);
+  assert.equal(getDeferredToolExecution(), undefined);
+});

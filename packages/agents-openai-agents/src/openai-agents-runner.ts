@@ -1,0 +1,211 @@
+/**
+ * `OpenAiAgentsRunner`: an OpenAI Agents SDK `Agent` behind the session's
+ * runner contract. The SDK's own run loop makes each model call; every tool
+ * of the agent is wrapped so the loop stops at an approval interruption
+ * before the tool runs. The interruption's serialized `RunState` is the
+ * `frameworkRunState`, each call runs in its own tool Step, and the next
+ * `RunModel` resumes the state with the recorded results.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Agent, RunContext, RunState, Runner, tool, type FunctionTool, type RunConfig, type RunToolApprovalItem, type Tool } from "@openai/agents";
+import {
+  emptyAgentUsage,
+  outcomeUnknownToolResult,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type AgentUsage,
+  type BuiltInToolDefinition,
+  type DeferredToolCall,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  type FrameworkToolPolicy,
+  type ToolExecutionResult,
+} from "@perdure/agents";
+import { runInDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+import { itemsOfMessages, messageOfItem, userItem } from "./openai-agents-items.ts";
+
+/** Options of {@link OpenAiAgentsRunner}. */
+export interface OpenAiAgentsRunnerOptions {
+  /**
+   * The SDK's run configuration for every model call, such as `model`,
+   * `modelProvider` or `modelSettings`. The SDK's own tracing is off unless
+   * this turns it on (`tracingDisabled: false`): each `RunModel` would start
+   * a trace of its own.
+   * @default { tracingDisabled: true }
+   */
+  runConfig?: Partial<RunConfig>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent, whatever its context and output type
+type AnyAgent = Agent<any, any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any function tool
+type AnyFunctionTool = FunctionTool<any, any, any>;
+
+/** The recorded outputs a resumed run gives the SDK for each call, by call ID. */
+const recordedOutputs = new AsyncLocalStorage<ReadonlyMap<string, string>>();
+
+function isFunctionTool(candidate: Tool): candidate is AnyFunctionTool {
+  return candidate.type === "function";
+}
+
+/**
+ * The tool as the model sees it, with the SDK told to stop for approval
+ * before every call; when the run resumes, the tool "returns" what its tool
+ * Step recorded instead of running.
+ */
+function deferredTool(original: AnyFunctionTool): AnyFunctionTool {
+  return {
+    ...original,
+    needsApproval: async () => true,
+    invoke: async (_context, _input, details) => {
+      const callId = details?.toolCall?.callId;
+      const output = callId === undefined ? undefined : recordedOutputs.getStore()?.get(callId);
+      if (output === undefined) throw new Error(`tool ${original.name} call ${String(callId)} has no recorded result; the session runs every tool in its own Step`);
+      return output;
+    },
+  };
+}
+
+function builtInTool(definition: BuiltInToolDefinition): AnyFunctionTool {
+  return tool({
+    name: definition.name,
+    description: definition.description,
+    parameters: definition.parameters as never,
+    strict: false,
+    execute: () => {
+      throw new Error(`built-in tool ${definition.name} is handled by the session`);
+    },
+  }) as AnyFunctionTool;
+}
+
+function checkAgent(agent: AnyAgent): void {
+  if (agent.handoffs.length > 0) {
+    throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent (see the package README's limits)`);
+  }
+  if (agent.mcpServers.length > 0) {
+    throw new TypeError(`agent ${agent.name} has MCP servers, which the SDK calls inline in the model call; wrap an McpToolSource's tools as function tools instead (see the package README)`);
+  }
+  for (const candidate of agent.tools) {
+    if (!isFunctionTool(candidate)) throw new TypeError(`agent ${agent.name} has the ${candidate.type} tool ${candidate.name}; only function tools can run in their own Steps`);
+  }
+}
+
+function usageOf(usage: { requests?: number; inputTokens?: number; outputTokens?: number; totalTokens?: number; inputTokensDetails?: unknown; outputTokensDetails?: unknown } | undefined): AgentUsage {
+  if (usage === undefined) return emptyAgentUsage();
+  const detail = (details: unknown, key: string): number => {
+    const entries = Array.isArray(details) ? details : [details];
+    return entries.reduce((sum: number, entry) => sum + (typeof entry === "object" && entry !== null && typeof (entry as Record<string, unknown>)[key] === "number" ? (entry as Record<string, number>)[key]! : 0), 0);
+  };
+  return {
+    ...emptyAgentUsage(),
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    totalTokens: usage.totalTokens ?? 0,
+    cachedInputTokens: detail(usage.inputTokensDetails, "cached_tokens"),
+    reasoningTokens: detail(usage.outputTokensDetails, "reasoning_tokens"),
+    requests: Math.max(1, usage.requests ?? 1),
+  };
+}
+
+function finalText(output: unknown): string {
+  if (output === undefined || output === null) return "";
+  return typeof output === "string" ? output : JSON.stringify(output);
+}
+
+/**
+ * Runs an OpenAI Agents SDK agent as the session's runner.
+ *
+ * @example
+ * const runner = new OpenAiAgentsRunner(supportAgent);
+ * export const supportFlow = createAgentSessionFlow(runner, "SupportAgent", { toolPolicies });
+ */
+export class OpenAiAgentsRunner implements AgentFrameworkRunner {
+  readonly agent: AnyAgent;
+  private readonly runner: Runner;
+  private readonly tools: ReadonlyMap<string, AnyFunctionTool>;
+
+  constructor(agent: AnyAgent, options: OpenAiAgentsRunnerOptions = {}) {
+    if (!(agent instanceof Agent)) throw new TypeError("OpenAiAgentsRunner takes an Agent of @openai/agents");
+    checkAgent(agent);
+    this.agent = agent;
+    this.tools = new Map(agent.tools.filter(isFunctionTool).map((candidate) => [candidate.name, candidate]));
+    this.runner = new Runner({ tracingDisabled: true, ...options.runConfig });
+  }
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return { role: "user", text, frameworkItem: userItem(text) };
+  }
+
+  /** The agent the SDK runs in this turn: every tool deferred, and the session's enabled built-in tools. */
+  private durableAgent(turn: AgentTurnContext): AnyAgent {
+    const builtIns = (turn.enabledBuiltInTools ?? []).map(builtInTool);
+    return this.agent.clone({ tools: [...this.tools.values(), ...builtIns].map(deferredTool) });
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const agent = this.durableAgent(turn);
+    const input = itemsOfMessages(turn.messages);
+    const options = { signal: turn.cancellationSignal };
+    let result;
+    if (turn.frameworkRunState === null) {
+      result = await this.runner.run(agent, input, options);
+    } else {
+      const state = await RunState.fromString(agent, turn.frameworkRunState);
+      for (const item of state.getInterruptions()) state.approve(item);
+      const outputs = new Map(turn.toolCalls.map((call) => [call.toolCallId, call.output ?? outcomeUnknownToolResult]));
+      result = await recordedOutputs.run(outputs, () => this.runner.run(agent, state, options));
+    }
+    const usage = usageOf(result.rawResponses.at(-1)?.usage);
+    if (result.interruptions.length > 0) {
+      const toolCalls = await Promise.all(result.interruptions.map((item) => this.deferredCall(turn, item, result.runContext)));
+      return { kind: "tool_calls_requested", frameworkRunState: result.state.toString(), toolCalls, usage };
+    }
+    const text = finalText(result.finalOutput);
+    if (text !== "") await turn.events.textDelta(text);
+    // The turn's items after its input: tool calls, their results, the answer.
+    return { kind: "turn_completed", newMessages: result.history.slice(input.length).map(messageOfItem), usage };
+  }
+
+  private async deferredCall(turn: AgentTurnContext, item: RunToolApprovalItem, runContext: RunContext<unknown>): Promise<DeferredToolCall> {
+    const raw = item.rawItem;
+    if (raw.type !== "function_call") throw new Error(`the SDK stopped for a ${raw.type} item, which is not a function tool call`);
+    const original = this.tools.get(raw.name);
+    return {
+      toolCallId: raw.callId,
+      toolName: raw.name,
+      arguments: raw.arguments,
+      policy: turn.resolveToolPolicy(raw.name, original === undefined ? undefined : await frameworkPolicy(original, runContext, raw.arguments, raw.callId)),
+    };
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const original = this.tools.get(call.toolCall.toolName);
+    if (original === undefined) throw new Error(`agent ${this.agent.name} has no tool ${call.toolCall.toolName}`);
+    const details = {
+      toolCall: { type: "function_call" as const, callId: call.toolCall.toolCallId, name: call.toolCall.toolName, arguments: call.toolCall.arguments },
+      signal: call.cancellationSignal,
+    };
+    const output: unknown = await runInDeferredToolExecution(call, () => original.invoke(new RunContext(), call.toolCall.arguments, details));
+    return { output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+}
+
+/**
+ * The SDK tool's own `needsApproval`, evaluated on the call's input: `true`
+ * asks for approval; `false` leaves the effect's default, because the SDK
+ * cannot tell an explicit `false` from no setting.
+ */
+async function frameworkPolicy(original: AnyFunctionTool, runContext: RunContext<unknown>, argumentsText: string, callId: string): Promise<FrameworkToolPolicy | undefined> {
+  let input: unknown;
+  try {
+    input = JSON.parse(argumentsText) as unknown;
+  } catch {
+    return undefined;
+  }
+  try {
+    return (await original.needsApproval(runContext, input as never, callId)) ? { requiresApproval: true } : undefined;
+  } catch {
+    return { requiresApproval: true };
+  }
+}

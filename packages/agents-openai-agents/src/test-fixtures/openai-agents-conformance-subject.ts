@@ -1,0 +1,35 @@
+/**
+ * The OpenAI Agents SDK adapter as a subject of the runner conformance
+ * tests: an `Agent` on the scripted SDK `Model`, the neutral tools as SDK
+ * function tools that read their idempotency key from
+ * `getDeferredToolExecution()`.
+ */
+import { fileURLToPath } from "node:url";
+import { Agent, tool } from "@openai/agents";
+import type { RunnerConformanceSubject } from "@perdure/agents/testing";
+import { createOpenAiAgentsSessionFlow } from "../create-openai-agents-session-flow.ts";
+import { getDeferredToolExecution } from "../deferred-tool-execution-scope.ts";
+import { ConformanceSdkModel } from "./conformance-model.ts";
+
+export const openAiAgentsConformanceSubject: RunnerConformanceSubject = {
+  name: "OpenAI Agents SDK adapter",
+  createFlow: (setup) => {
+    const tools = setup.tools.map((neutral) => tool({
+      name: neutral.name,
+      description: neutral.description,
+      parameters: neutral.parameters as never,
+      strict: false,
+      // Let failures reach the session, which retries or records them, instead of the SDK's default text for the model.
+      errorFunction: null,
+      execute: async (input) => {
+        const execution = getDeferredToolExecution();
+        if (execution === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
+        return neutral.execute(input as Record<string, unknown>, { idempotencyKey: execution.idempotencyKey });
+      },
+    }));
+    const agent = new Agent({ name: "conformance", instructions: setup.instructions, model: new ConformanceSdkModel(setup.model), tools });
+    const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
+    return createOpenAiAgentsSessionFlow(agent, setup.flowType, { toolPolicies, builtInTools: [...setup.builtInTools] });
+  },
+  workerEntryModulePath: fileURLToPath(new URL("./openai-agents-conformance-worker-main.ts", import.meta.url)),
+};
