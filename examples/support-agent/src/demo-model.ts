@@ -1,4 +1,5 @@
 import { ScriptedModelClient, type ModelRequest, type ScriptedModelReply } from "@perdure/agents/stepwise";
+import { replyAboutNotes } from "./demo-notes.ts";
 import { describeExchange, isExecutingPlan, isPlanningCall, replyInExecutingTurn, replyInPlanningTurn, replyToExchange, requestedWaitSeconds } from "./demo-plans.ts";
 
 /**
@@ -18,6 +19,8 @@ export function replyAsDemoModel(request: ModelRequest): ScriptedModelReply {
     if (results.some((result) => result.toolName === "lookup_order")) return { text: summary() };
     return { text: "I waited as you asked; here is the order now.", toolCalls: [{ name: "lookup_order", arguments: { order_id: orderId } }] };
   }
+  const aboutNotes = replyAboutNotes(request, userText, results);
+  if (aboutNotes !== undefined) return aboutNotes;
   if (results.length > 0) {
     const summary = results.map((result) => describeResult(result.toolName, result.output)).join(" ");
     return { text: summary };
@@ -40,6 +43,7 @@ export function replyAsDemoModel(request: ModelRequest): ScriptedModelReply {
     text: "Hello! I am the Perdure demo agent, running on a scripted model because no model key is set. "
       + "Ask about an order (try: where is order 1001?), ask for a refund (try: please refund order 1002), "
       + "an exchange, which asks you a question (try: exchange order 1001), or a durable wait (try: check order 1002 again in 30 seconds). "
+      + (request.tools.some((tool) => tool.name.startsWith("notes__")) ? "The shop's notes live on an MCP server (try: what do our notes say?, or: add a note gift-wrap: wrap order 1001). " : "")
       + "Turn on Plan first to get a plan to approve before anything runs.",
   };
 }

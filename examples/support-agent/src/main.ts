@@ -1,16 +1,18 @@
 /**
- * A short support conversation in the terminal: a lookup (a read tool) and a
- * refund (a write that waits for approval, which this script gives). It uses
+ * A short support conversation in the terminal: a lookup (a read tool), a
+ * refund (a write that waits for approval, which this script gives) and the
+ * shop's notes, read from the example notes MCP server over stdio. It uses
  * the scripted demo model unless a model key is set (see model.ts).
  */
 import { Client, Worker } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { chooseModel } from "./model.ts";
+import { createNotesToolSource } from "./notes-tools.ts";
 import { createSupportAgentFlow } from "./support-agent-flow.ts";
 
 const { model, description } = await chooseModel();
-const flow = createSupportAgentFlow(model);
+const flow = createSupportAgentFlow(model, { notes: createNotesToolSource() });
 // PERDURE_DATABASE_URL selects PostgreSQL, as for every perdure command.
 const databaseUrl = process.env.PERDURE_DATABASE_URL;
 const store = databaseUrl === undefined || databaseUrl === ""
@@ -51,6 +53,7 @@ async function converse(text: string, turn: number): Promise<void> {
 await converse("Hi there!", 1);
 await converse("Where is order 1001?", 2);
 await converse("Please refund order 1002.", 3);
+await converse("What do our notes say?", 4);
 const snapshot = await sessions.getAgentSnapshot(sessionId);
 console.log(`stored ${snapshot.messages.length} messages; usage ${snapshot.usage.totalTokens} tokens`);
 await worker.close();

@@ -1,5 +1,7 @@
 import { ToolExecutionError } from "@perdure/agents";
+import type { McpToolSource } from "@perdure/agents/mcp";
 import { createStepwiseAgentSessionFlow, functionTool, type ModelClient } from "@perdure/agents/stepwise";
+import { notesInstructions } from "./notes-tools.ts";
 import { findOrder, refundOrder } from "./orders.ts";
 
 const orderIdParameters = {
@@ -39,18 +41,44 @@ export const supportInstructions = [
   "When the customer asks you to check again later, wait with durable_wait, then look the order up again.",
 ].join(" ");
 
+/** Options of {@link createSupportAgentFlow}. */
+export interface SupportAgentOptions {
+  /** The notes MCP server's tools (notes-tools.ts). @default none: the agent has no notes tools */
+  notes?: McpToolSource;
+  /**
+   * Models by name that a session picks with its settings' `model`; the
+   * first is the default. With two or more, `perdure dev` shows a model
+   * picker per session. @default none: always `model`
+   */
+  models?: Readonly<Record<string, ModelClient>>;
+}
+
+/** `resolveModel` and `modelChoices` for several models: a session's `model` setting picks one of them, else the default. */
+function modelChoiceOptions(model: ModelClient, models: Readonly<Record<string, ModelClient>>) {
+  const names = Object.keys(models);
+  if (names.length < 2) return {};
+  return {
+    modelChoices: names,
+    // Only clients this Worker built: the setting is a name, never a key or a URL.
+    resolveModel: (settings: Readonly<Record<string, unknown>>): ModelClient => (typeof settings.model === "string" ? models[settings.model] : undefined) ?? model,
+  };
+}
+
 /**
  * The support agent's session Flow on a given model: two tools, the built-in
- * `ask_user`, `durable_wait` and `write_todos`, and plan mode, so a person
- * can review a plan before anything runs.
+ * `ask_user`, `durable_wait` and `write_todos`, plan mode, so a person can
+ * review a plan before anything runs, and, when given, the notes MCP
+ * server's tools.
  */
-export function createSupportAgentFlow(model: ModelClient) {
+export function createSupportAgentFlow(model: ModelClient, options: SupportAgentOptions = {}) {
   return createStepwiseAgentSessionFlow(
     {
       name: "support",
-      instructions: supportInstructions,
+      instructions: options.notes === undefined ? supportInstructions : `${supportInstructions} ${notesInstructions}`,
       model,
       tools: [lookupOrderTool, refundOrderTool],
+      ...(options.notes === undefined ? {} : { toolSources: [options.notes] }),
+      ...modelChoiceOptions(model, options.models ?? {}),
       builtInTools: ["ask_user", "durable_wait", "write_todos"],
       planModeEnabled: true,
     },

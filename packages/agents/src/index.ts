@@ -15,12 +15,25 @@
  */
 export { createAgentSessionFlow, describeAgentSessionFeatures, describeAgentSessionModel } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionFeatures, AgentSessionFlow } from "./session/create-agent-session-flow.ts";
-export type { AgentSessionOptions } from "./session/session-options.ts";
+export type { AgentSessionOptions, CompactionPolicy } from "./session/session-options.ts";
+export { genAISemanticConventionsSchemaUrls } from "./tracing/agent-tracing-options.ts";
+export type { AgentTracingOptions, GenAISemanticConventionsVersion, OpenTelemetryTracerProvider } from "./tracing/agent-tracing-options.ts";
+export {
+  invalidStartSessionSettingsReason,
+  MAX_SESSION_SETTINGS_BYTES,
+  SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
+  sessionSettingsSize,
+  validateSessionSettings,
+} from "./session/settings/session-settings-limits.ts";
+export type { SessionSettings, TurnSessionSettings } from "./values/session-settings.ts";
+export { contextSummaryFromWire, contextSummaryToWire } from "./values/context-summary.ts";
+export type { ContextSummary } from "./values/context-summary.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
 export type { AnswerQuestionInput } from "./session/rpcs/answer-question.ts";
 export type { ExecutePlanInput } from "./session/rpcs/execute-plan.ts";
+export type { UpdateSessionSettingsInput } from "./session/rpcs/update-session-settings.ts";
 export type { CancelTurnInput, DeleteQueuedMessageInput, SteerUserMessageInput } from "./session/rpcs/turn-control-rpcs.ts";
 export { toolTaskPollTimerId } from "./session/steps/poll-tool-task.ts";
 export {
@@ -44,6 +57,8 @@ export type {
   AgentFrameworkRunner,
   AgentTurnContext,
   AgentTurnOutcome,
+  ContextSummaryRequest,
+  ContextSummaryResult,
   DeferredToolCall,
   DeferredToolExecution,
   DeferredToolOutcome,
@@ -64,6 +79,11 @@ export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } 
 export type { AgentUsage } from "./values/agent-usage.ts";
 export { agentMessageFromWire, agentMessageToWire, messageSequenceKey } from "./values/agent-message.ts";
 export type { AgentMessage, AgentMessageRole, FrameworkMessage } from "./values/agent-message.ts";
+export { agentMessageChunkFromWire, agentMessageChunkToWire } from "./session/messages/agent-message-chunk.ts";
+export type { AgentMessageChunk } from "./session/messages/agent-message-chunk.ts";
+export { agentMessageIndexFromWire, agentMessageIndexToWire } from "./session/messages/agent-message-index.ts";
+export type { AgentMessageChunkRange, AgentMessageIndex } from "./session/messages/agent-message-index.ts";
+export { messageRolloverMaxBytesPerCommit, messageRolloverMaxChunksPerCommit } from "./session/messages/message-storage-options.ts";
 export { agentStateFromWire, agentStateToWire } from "./values/agent-state.ts";
 export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./values/agent-state.ts";
 export { agentToolCallFromWire, agentToolCallToWire, finalToolCallStatuses, isFinalToolCallStatus } from "./values/agent-tool-call.ts";

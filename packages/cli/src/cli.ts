@@ -41,7 +41,9 @@ Run "perdure <command> --help" for a command's options.`,
 Opens the store, starts a Worker for every agent session Flow the entry module
 exports, and serves the HTTP API and web UI on loopback. The entry defaults
 to ${defaultEntry}. Without OPENAI_API_KEY or ANTHROPIC_API_KEY the example agent
-uses its scripted demo model.
+uses its scripted demo model. With OTEL_EXPORTER_OTLP_ENDPOINT set (such as
+http://127.0.0.1:4318) it exports the sessions' OpenTelemetry spans over
+OTLP/HTTP.
 
   --host <name>            Address to listen on (default 127.0.0.1). Any other
                            than loopback requires an access token.

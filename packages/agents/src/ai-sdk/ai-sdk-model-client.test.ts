@@ -7,6 +7,7 @@ import type { AgentEventType, AgentEventWriter } from "../values/agent-event.ts"
 import { outcomeUnknownToolResult } from "../values/result-texts.ts";
 import { RetryAfterError } from "@perdure/engine";
 import { createAiSdkModelClient } from "./index.ts";
+import { genAIProviderName } from "./ai-sdk-model-response.ts";
 
 type DoStreamOptions = Parameters<MockLanguageModelV4["doStream"]>[0];
 type ModelPrompt = DoStreamOptions["prompt"];
@@ -126,7 +127,7 @@ void test("text deltas reach AgentEvents in order, and the response carries the 
   assert.deepEqual(response.metadata, {
     requestModel: "claude-test",
     responseModel: "claude-test-20260101",
-    providerName: "anthropic.messages",
+    providerName: "anthropic",
     responseId: "msg-42",
     finishReasons: ["stop"],
   });
@@ -441,4 +442,11 @@ void test("a provider's retry-after becomes a RetryAfterError with the wait it a
   assert.ok(RetryAfterError.isInstance(asDate));
   assert.ok(asDate.retryAfterMs > 25_000 && asDate.retryAfterMs <= 30_000, `retryAfterMs ${asDate.retryAfterMs}`);
   assert.ok(APICallError.isInstance(without));
+});
+
+void test("the tracing provider name is the AI SDK provider ID without its API, with OpenTelemetry's well-known names", () => {
+  assert.deepEqual(
+    ["openai.responses", "openai.chat", "anthropic.messages", "google.generative-ai", "google.vertex.chat", "azure.responses", "amazon-bedrock", "mistral.chat", "xai.chat", "groq.chat", "perdure-test"].map(genAIProviderName),
+    ["openai", "openai", "anthropic", "gcp.gemini", "gcp.vertex_ai", "azure.ai.openai", "aws.bedrock", "mistral_ai", "x_ai", "groq", "perdure-test"],
+  );
 });

@@ -49,12 +49,32 @@ export function storedAssistantItem(responseMessages: readonly (AssistantModelMe
   return JSON.stringify(message);
 }
 
+/** OpenTelemetry's well-known `gen_ai.provider.name` values by AI SDK provider ID prefix; the most specific prefix comes first. */
+const genAIProviderNames: readonly (readonly [string, string])[] = [
+  ["google.vertex", "gcp.vertex_ai"],
+  ["google", "gcp.gemini"],
+  ["azure", "azure.ai.openai"],
+  ["amazon-bedrock", "aws.bedrock"],
+  ["mistral", "mistral_ai"],
+  ["xai", "x_ai"],
+];
+
+/**
+ * The provider as the GenAI conventions name it: the AI SDK's provider ID
+ * (`openai.responses`, `anthropic.messages`) without its API suffix, with
+ * OpenTelemetry's well-known names where they differ.
+ */
+export function genAIProviderName(aiSdkProviderId: string): string {
+  const known = genAIProviderNames.find(([prefix]) => aiSdkProviderId === prefix || aiSdkProviderId.startsWith(`${prefix}.`) || aiSdkProviderId.startsWith(`${prefix}-`));
+  return known?.[1] ?? aiSdkProviderId.split(".")[0] ?? aiSdkProviderId;
+}
+
 /** What the AI SDK reports about the call, for tracing. */
 export function modelCallMetadataOf(step: StepResult<ToolSet>, requestModel: string): ModelCallMetadata {
   return {
     requestModel,
     responseModel: step.response.modelId,
-    providerName: step.model.provider,
+    providerName: genAIProviderName(step.model.provider),
     responseId: step.response.id,
     finishReasons: [step.finishReason],
   };

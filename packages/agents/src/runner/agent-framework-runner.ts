@@ -9,6 +9,8 @@ import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
 import type { AgentToolCall, AgentToolCallRecord, QuestionAnswer } from "../values/agent-tool-call.ts";
 import type { AgentUsage } from "../values/agent-usage.ts";
+import type { ContextSummary } from "../values/context-summary.ts";
+import type { SessionSettings } from "../values/session-settings.ts";
 import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
 
 /** Describes the model call for tracing; the session never stores it. */
@@ -90,8 +92,54 @@ export interface AgentTurnContext {
   enabledBuiltInTools?: readonly BuiltInToolDefinition[];
   /** The session's plan, or null before `write_todos` first succeeds. The session always sets it. */
   plan?: AgentPlan | null;
+  /**
+   * The summary of the messages before `messages`, once the session compacted
+   * with a compaction policy; null before. Start the model input with it.
+   * The session always sets it.
+   */
+  contextSummary?: ContextSummary | null;
+  /**
+   * The settings this turn started with (`TurnSessionSettings`), `{}` when
+   * there are none. Only model calls see them. The session always sets it.
+   */
+  sessionSettings?: SessionSettings;
   /** An extra heartbeat; the session already sends one every 20 seconds. */
   heartbeat: () => Promise<void>;
+}
+
+/** What `summarizeContext` gets: the messages to fold into the new summary. */
+export interface ContextSummaryRequest {
+  flowId: string;
+  turnId: string;
+  /** The `CompactContext` attempt, 1 for the first. */
+  attempt: number;
+  /** The current summary, which the new one replaces; null on the first compaction. */
+  previousSummary: ContextSummary | null;
+  /** The messages after the current summary through `throughSequence`, oldest first. */
+  messages: AgentMessage[];
+  /** The last message sequence the new summary covers. */
+  throughSequence: number;
+  /** The policy's `contextWindowTokens`: the summary request must fit in it. */
+  inputTokenBudget: number;
+  /** The turn's settings, as `AgentTurnContext.sessionSettings` carries them. */
+  sessionSettings: SessionSettings;
+  interactionMode: InteractionMode;
+  events: AgentEventWriter;
+  cancellationSignal: AbortSignal;
+  deadline: Date;
+  /** Step execution ID of this `CompactContext`. */
+  stepExecutionId: string;
+  heartbeat: () => Promise<void>;
+}
+
+/** What `summarizeContext` returns. */
+export interface ContextSummaryResult {
+  /** The summary of everything through `throughSequence`, including the previous summary. */
+  summary: string;
+  /** Usage of the summary call only. */
+  usage: AgentUsage;
+  /** Names the summary call's `chat` span; the session never stores it. */
+  modelCallMetadata?: ModelCallMetadata;
 }
 
 /** What `executeDeferredToolCall` gets. */
@@ -219,11 +267,34 @@ export interface AgentFrameworkRunner<TToolOutcome = ToolExecutionResult> {
   /** Stops an abandoned task best-effort; idempotent by `taskId`, because a failed attempt calls it again. */
   cancelToolTask?(cancellation: ToolTaskCancellation): Promise<void>;
   /**
+   * The model input's size in tokens for the next `runModelStep(turn)`, which
+   * `RunModel` asks before each model call under a compaction policy.
+   * Compaction needs all three of this, `selectCompactionCutoff` and
+   * `summarizeContext`.
+   */
+  estimateInputTokens?(turn: AgentTurnContext): number | Promise<number>;
+  /**
+   * The sequence of the last message to summarize, so that the messages
+   * after it fit in `retainedTokenBudget`; null (or a sequence the summary
+   * already covers) when nothing can be cut. Cut only where no tool call is
+   * separated from its result.
+   */
+  selectCompactionCutoff?(turn: AgentTurnContext, retainedTokenBudget: number): number | null | Promise<number | null>;
+  /** Makes one summary call in `CompactContext`. Throw for an unexpected failure: the call reruns. */
+  summarizeContext?(request: ContextSummaryRequest): Promise<ContextSummaryResult>;
+  /**
    * Which model the runner calls, for people (`perdure dev`'s start banner).
    * A Perdure extension; `describeAgentSessionModel(flow)` reads it.
    * @default none
    */
   readonly modelDescription?: string | undefined;
+  /**
+   * The names the runner accepts as `sessionSettings.model`, first the
+   * default, for a per-session model picker such as `perdure dev`'s. A
+   * Perdure extension; `describeAgentSessionFeatures(flow).modelChoices` reads it.
+   * @default none
+   */
+  readonly modelChoices?: readonly string[] | undefined;
   /**
    * Whether the runner offers only `write_todos` in a planning turn, which
    * `planModeEnabled` needs.

@@ -1,21 +1,25 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentTurnContext } from "../runner/agent-framework-runner.ts";
-import type { AgentMessage } from "../values/agent-message.ts";
 import type { AgentState } from "../values/agent-state.ts";
 import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
 import { resolveToolPolicy } from "../values/tool-effect.ts";
 import { builtInToolDefinition, type BuiltInToolDefinition } from "./built-in-tools/built-in-tool-definitions.ts";
 import { createEventWriter } from "./event-writer.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
+import { loadedMessages } from "./messages/loaded-messages.ts";
+import { turnSessionSettingsOf } from "./settings/turn-session-settings.ts";
+import type { ContextSummary } from "../values/context-summary.ts";
 
-/** Every stored message, oldest first, from the loaded `AgentMessages` window. */
-export function loadedMessages(context: StepContext, environment: SessionEnvironment): AgentMessage[] {
-  const { agentMessages } = environment.persistence;
-  return context.loadedKeys(agentMessages).flatMap((key) => {
-    const message = context.read(agentMessages.instance(key));
-    return message === undefined ? [] : [message];
-  });
+/**
+ * The summary the model input starts from: the stored `ContextSummary` under a
+ * compaction policy, else null (a Flow built without one uses every message).
+ */
+export function activeContextSummary(context: StepContext, environment: SessionEnvironment): ContextSummary | null {
+  if (environment.options.compaction === null) return null;
+  return context.read(environment.persistence.contextSummary) ?? null;
 }
+
+export { loadedMessages };
 
 /** The loaded tool call records of the turn, every round's, in the order the model made them. */
 export function loadedToolCalls(context: StepContext, environment: SessionEnvironment): AgentToolCallRecord[] {
@@ -39,11 +43,13 @@ export function enabledBuiltInToolsFor(environment: SessionEnvironment, state: A
 export function buildTurnContext(context: StepContext, environment: SessionEnvironment, state: AgentState, turnId: string): AgentTurnContext {
   const { options } = environment;
   const finalCalls = loadedToolCalls(context, environment).filter((record): record is AgentToolCall => isFinalToolCallStatus(record.status));
+  const contextSummary = activeContextSummary(context, environment);
+  const summarizedThrough = contextSummary?.lastSequence ?? 0;
   return {
     flowId: context.flowId,
     turnId,
     attempt: context.attempt,
-    messages: loadedMessages(context, environment),
+    messages: loadedMessages(context, environment).filter((message) => message.sequence > summarizedThrough),
     toolCalls: finalCalls,
     frameworkRunState: context.read(environment.persistence.frameworkRunState) ?? null,
     interactionMode: state.interactionMode ?? "chat",
@@ -56,6 +62,8 @@ export function buildTurnContext(context: StepContext, environment: SessionEnvir
     stepExecutionId: context.executionId,
     enabledBuiltInTools: enabledBuiltInToolsFor(environment, state),
     plan: context.read(environment.persistence.agentPlan) ?? null,
+    contextSummary,
+    sessionSettings: turnSessionSettingsOf(context, environment.persistence, turnId),
     heartbeat: () => context.heartbeat(),
   };
 }

@@ -5,6 +5,7 @@ import { createSessionRpcs } from "./rpcs/session-rpcs.ts";
 import { resolveAgentSessionOptions, type AgentSessionOptions } from "./session-options.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
 import { createRunModelStep } from "./steps/run-model.ts";
+import { checkCompactionRunner, createCompactContextStep } from "./steps/compact-context.ts";
 import { createAwaitQuestionAnswerStep } from "./steps/await-question-answer.ts";
 import { createAwaitTimerStep } from "./steps/await-timer.ts";
 import { createAwaitUserMessageStep } from "./steps/await-user-message.ts";
@@ -23,6 +24,8 @@ import { createFinishTurnCancellationStep } from "./steps/finish-turn-cancellati
 import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
 import type { BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
+import { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
+import { resolveAgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { checkAgentSessionStartInput } from "../values/agent-state.ts";
 
 function checkRunner(runner: AgentFrameworkRunner<unknown>): void {
@@ -46,11 +49,13 @@ function checkRunner(runner: AgentFrameworkRunner<unknown>): void {
 export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredToolOutcome>, flowType: string, options: AgentSessionOptions = {}) {
   checkRunner(runner);
   const resolved = resolveAgentSessionOptions(options);
+  if (resolved.compaction !== null) checkCompactionRunner(runner);
   if (resolved.planModeEnabled && runner.supportsPlanMode !== true) {
     throw new InvalidInputError("planModeEnabled needs a runner whose supportsPlanMode is true, such as the Stepwise runner: it must offer only write_todos in a planning turn");
   }
   const persistence = createAgentSessionPersistence(resolved);
-  const environment: SessionEnvironment = { runner, persistence, options: resolved };
+  const tracer = new AgentSessionTracer(resolveAgentTracingOptions(options.tracing, flowType));
+  const environment: SessionEnvironment = { runner, persistence, options: resolved, tracer };
   const flow = defineFlow({
     type: flowType,
     start: AgentStepType.StartAgentSession,
@@ -58,6 +63,7 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
       createStartAgentSessionStep(environment),
       createAwaitUserMessageStep(environment),
       createRunModelStep(environment),
+      createCompactContextStep(environment),
       createAwaitToolApprovalStep(environment),
       createAwaitQuestionAnswerStep(environment),
       createAwaitTimerStep(environment),
@@ -84,7 +90,7 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
     },
   });
   runnersByFlow.set(flow, runner);
-  featuresByFlow.set(flow, { planModeEnabled: resolved.planModeEnabled, builtInTools: resolved.builtInTools });
+  featuresByFlow.set(flow, { planModeEnabled: resolved.planModeEnabled, builtInTools: resolved.builtInTools, modelChoices: [...(runner.modelChoices ?? [])] });
   return flow;
 }
 
@@ -100,6 +106,11 @@ export interface AgentSessionFeatures {
   planModeEnabled: boolean;
   /** The enabled built-in tools, in their fixed order. */
   builtInTools: readonly BuiltInToolName[];
+  /**
+   * The model names the runner accepts as `sessionSettings.model` (its
+   * `modelChoices`), for a per-session model picker; empty when it takes none.
+   */
+  modelChoices: readonly string[];
 }
 
 /** The Flow definition `createAgentSessionFlow` returns. */
@@ -129,5 +140,5 @@ export function describeAgentSessionModel(flow: AgentSessionFlow): string | unde
 export function describeAgentSessionFeatures(flow: AgentSessionFlow): AgentSessionFeatures {
   const features = featuresByFlow.get(flow);
   if (features === undefined) throw new InvalidInputError(`${String((flow as { flowType?: unknown })?.flowType)} is not a Flow that createAgentSessionFlow built`);
-  return { planModeEnabled: features.planModeEnabled, builtInTools: [...features.builtInTools] };
+  return { planModeEnabled: features.planModeEnabled, builtInTools: [...features.builtInTools], modelChoices: [...features.modelChoices] };
 }

@@ -1,6 +1,8 @@
 import { attribute, attributeMap, channel, channelMap, stream, type Codec } from "@perdure/engine";
 import { agentEventFromWire, agentEventToWire, type AgentEvent } from "../values/agent-event.ts";
 import { agentInterruptFromWire, agentInterruptResolutionFromWire, agentInterruptResolutionToWire, agentInterruptToWire, type AgentInterrupt, type AgentInterruptResolution } from "../values/agent-interrupt.ts";
+import { sessionSettingsFromWire, turnSessionSettingsFromWire, turnSessionSettingsToWire, type SessionSettings, type TurnSessionSettings } from "../values/session-settings.ts";
+import { contextSummaryFromWire, contextSummaryToWire, type ContextSummary } from "../values/context-summary.ts";
 import { agentPlanFromWire, agentPlanToWire, planExecutionRequestFromWire, planExecutionRequestToWire, type AgentPlan, type PlanExecutionRequest } from "../values/agent-plan.ts";
 import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../values/agent-message.ts";
 import { agentStateFromWire, agentStateToWire, type AgentState } from "../values/agent-state.ts";
@@ -27,6 +29,10 @@ import {
   type TurnControlRequest,
 } from "../values/turn-control.ts";
 import { asWireObject, readNumber, readString } from "../values/wire.ts";
+import { agentMessageChunkFromWire, agentMessageChunkToWire, type AgentMessageChunk } from "./messages/agent-message-chunk.ts";
+import { agentMessageIndexFromWire, agentMessageIndexToWire, type AgentMessageIndex } from "./messages/agent-message-index.ts";
+import { resolveMessageStorageOptions, type MessageStorageOptions } from "./messages/message-storage-options.ts";
+import { registerMessageStorageOptions } from "./messages/message-storage-registry.ts";
 
 function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
   return { encode, decode };
@@ -45,10 +51,12 @@ const turnReplySequenceCodec = codec<TurnReplySequence>(
  * Values are stored as the contract's snake_case wire JSON and read as
  * camelCase TypeScript values.
  */
-export function createAgentSessionPersistence(options: { eventStreamCapacityBytes: number }) {
-  return {
+export function createAgentSessionPersistence(options: { eventStreamCapacityBytes: number } & MessageStorageOptions) {
+  const persistence = {
     agentState: attribute<AgentState>("AgentState", { codec: codec(agentStateToWire, agentStateFromWire) }),
     agentMessages: attributeMap<AgentMessage>("AgentMessages", { codec: codec(agentMessageToWire, agentMessageFromWire) }),
+    agentMessageChunks: attributeMap<AgentMessageChunk>("AgentMessageChunks", { codec: codec(agentMessageChunkToWire, agentMessageChunkFromWire) }),
+    agentMessageIndex: attribute<AgentMessageIndex>("AgentMessageIndex", { codec: codec(agentMessageIndexToWire, agentMessageIndexFromWire) }),
     turnReplySequence: attribute<TurnReplySequence>("TurnReplySequence", { codec: turnReplySequenceCodec }),
     frameworkRunState: attribute<string>("FrameworkRunState"),
     agentToolCalls: attributeMap<AgentToolCallRecord>("AgentToolCalls", { codec: codec(agentToolCallToWire, agentToolCallFromWire) }),
@@ -70,11 +78,17 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     agentPlan: attribute<AgentPlan>("AgentPlan", { codec: codec(agentPlanToWire, agentPlanFromWire) }),
     planExecutions: channelMap<PlanExecutionRequest>("PlanExecutions", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),
     pendingPlanExecution: attribute<PlanExecutionRequest>("PendingPlanExecution", { codec: codec(planExecutionRequestToWire, planExecutionRequestFromWire) }),
+    contextSummary: attribute<ContextSummary>("ContextSummary", { codec: codec(contextSummaryToWire, contextSummaryFromWire) }),
+    sessionSettings: attribute<SessionSettings>("SessionSettings", { codec: codec((value) => value, sessionSettingsFromWire) }),
+    turnSessionSettings: attribute<TurnSessionSettings>("TurnSessionSettings", { codec: codec(turnSessionSettingsToWire, turnSessionSettingsFromWire) }),
+    agentTraceContext: attribute<string>("AgentTraceContext"),
     agentEvents: stream<AgentEvent>("AgentEvents", {
       capacityBytes: options.eventStreamCapacityBytes,
       codec: codec(agentEventToWire, agentEventFromWire),
     }),
   };
+  registerMessageStorageOptions(persistence, resolveMessageStorageOptions(options));
+  return persistence;
 }
 
 /** The session's persistence definitions. */

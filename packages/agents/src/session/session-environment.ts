@@ -1,4 +1,5 @@
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
+import type { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import type { ResolvedAgentSessionOptions } from "./session-options.ts";
 
@@ -7,4 +8,6 @@ export interface SessionEnvironment {
   runner: AgentFrameworkRunner<DeferredToolOutcome>;
   persistence: AgentSessionPersistence;
   options: ResolvedAgentSessionOptions;
+  /** Emits the session's OpenTelemetry spans (a no-op when tracing is off). */
+  tracer: AgentSessionTracer;
 }

@@ -1,9 +1,13 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentEventWriter } from "../values/agent-event.ts";
-import { messageSequenceKey, type FrameworkMessage } from "../values/agent-message.ts";
+import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
 import { withInteractionMode, type AgentState, type InteractionMode } from "../values/agent-state.ts";
 import type { AgentToolCallRecord, AgentToolCallStatus } from "../values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
+import { loadedStoredMessages } from "./messages/loaded-messages.ts";
+import { storeMessages } from "./messages/store-messages.ts";
+import { countTurnReplies } from "./messages/turn-reply-count.ts";
+import { copyTurnSessionSettings } from "./settings/turn-session-settings.ts";
 
 export function isoNow(): string {
   return new Date().toISOString();
@@ -16,7 +20,11 @@ export function readState(context: StepContext, persistence: AgentSessionPersist
   return state;
 }
 
-/** Appends messages with the next sequences; returns the state with the new count (not yet written). */
+/**
+ * Appends messages with the next sequences, rolling the window over into
+ * chunks and applying retention in the same commit; returns the state with
+ * the new count (not yet written). The Step must load `agentMessages.all()`.
+ */
 export function appendMessages(
   context: StepContext,
   persistence: AgentSessionPersistence,
@@ -26,15 +34,20 @@ export function appendMessages(
 ): AgentState {
   let count = state.messageCount;
   const createdAt = isoNow();
-  for (const message of messages) {
+  const stored: AgentMessage[] = messages.map((message) => {
     count += 1;
-    const stored = { role: message.role, text: message.text, frameworkItem: message.frameworkItem ?? null, sequence: count, turnId, createdAt };
-    context.write(persistence.agentMessages.instance(messageSequenceKey(count)), {
-      ...stored,
+    return {
+      role: message.role,
+      text: message.text,
+      frameworkItem: message.frameworkItem ?? null,
+      sequence: count,
+      turnId,
+      createdAt,
       ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
       ...(message.toolName === undefined ? {} : { toolName: message.toolName }),
-    });
-  }
+    };
+  });
+  storeMessages(context, persistence, stored, count);
   return { ...state, messageCount: count, updatedAt: createdAt };
 }
 
@@ -55,6 +68,7 @@ export async function startTurn(
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
   context.write(persistence.frameworkRunState, null);
+  copyTurnSessionSettings(context, persistence, turnId);
   await writeEvent(turnId).write("turn_started", { sequence: state.messageCount + 1 });
   return withInteractionMode(
     { ...appended, status: "running_model", activeTurnId: turnId, turnCount: state.turnCount + 1, acceptsTurnControl: true },
@@ -62,10 +76,14 @@ export async function startTurn(
   );
 }
 
-/** How many messages the turn stored after its user message. */
+/**
+ * How many messages the turn stored after its user messages: from
+ * `TurnReplySequence`, or, when that names another turn, from the turn's
+ * loaded messages.
+ */
 export function turnMessageCount(context: StepContext, persistence: AgentSessionPersistence, state: AgentState, turnId: string): number {
   const reply = context.read(persistence.turnReplySequence);
-  if (reply?.turnId !== turnId) return 0;
+  if (reply?.turnId !== turnId) return countTurnReplies(loadedStoredMessages(context, persistence), turnId);
   return Math.max(0, state.messageCount - reply.sequence + 1);
 }
 

@@ -1,6 +1,31 @@
 import { InvalidInputError } from "@perdure/engine";
 import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
+import type { AgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
+import { resolveMessageStorageOptions, type ResolvedMessageStorageOptions } from "./messages/message-storage-options.ts";
+
+/** Keeps the model input under the context window; see `AgentSessionOptions.compaction`. */
+export interface CompactionPolicy {
+  /** The model's context window in tokens; a summary request must fit in it too. */
+  contextWindowTokens: number;
+  /**
+   * Compact before a model call whose estimated input reaches this share of the window.
+   * @default 0.85
+   */
+  triggerRatio?: number;
+  /**
+   * Share of the window the messages after the summary may keep.
+   * @default 0.3
+   */
+  retainedRatio?: number;
+}
+
+/** A compaction policy with its defaults filled in. */
+export interface ResolvedCompactionPolicy {
+  contextWindowTokens: number;
+  triggerRatio: number;
+  retainedRatio: number;
+}
 
 /** Options of `createAgentSessionFlow`. */
 export interface AgentSessionOptions {
@@ -48,9 +73,46 @@ export interface AgentSessionOptions {
    * @default 262_144 (256 KiB)
    */
   maxUserMessageBytes?: number;
+  /**
+   * OpenTelemetry GenAI spans; see `AgentTracingOptions` for each default.
+   * @default on, with the global tracer provider
+   */
+  tracing?: AgentTracingOptions;
+  /**
+   * Summarize older messages before a model call whose input nears the
+   * context window. Needs a runner with `estimateInputTokens`,
+   * `selectCompactionCutoff` and `summarizeContext`.
+   * @default none: every stored message is model input
+   */
+  compaction?: CompactionPolicy | null;
+  /**
+   * Most messages the `AgentMessages` window holds before its oldest move
+   * into `AgentMessageChunks`; at least `messageChunkSize`.
+   * @default 64
+   */
+  messageWindowSize?: number;
+  /**
+   * Most messages per archive chunk.
+   * @default 32
+   */
+  messageChunkSize?: number;
+  /**
+   * Most bytes per archive chunk, measured on the JSON this core writes, 1 to
+   * 8,388,608. A message whose chunk of one would be larger is stored
+   * straight into its own chunk.
+   * @default 1_048_576 (1 MiB)
+   */
+  messageChunkMaxBytes?: number;
+  /**
+   * With compaction, the stored messages retention always keeps: it deletes
+   * the oldest chunk only while all of it is summarized and at least this
+   * many messages follow it. `null` keeps every message.
+   * @default 1_000
+   */
+  retainedMessageLimit?: number | null;
 }
 
-export interface ResolvedAgentSessionOptions {
+export interface ResolvedAgentSessionOptions extends ResolvedMessageStorageOptions {
   toolPolicies: Readonly<Record<string, ToolPolicy>>;
   defaultToolEffect: ToolEffect;
   eventStreamCapacityBytes: number;
@@ -59,6 +121,7 @@ export interface ResolvedAgentSessionOptions {
   builtInTools: readonly BuiltInToolName[];
   maxDurableWaitMs: number;
   planModeEnabled: boolean;
+  compaction: ResolvedCompactionPolicy | null;
 }
 
 function resolveBuiltInTools(value: unknown): readonly BuiltInToolName[] {
@@ -79,6 +142,27 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
     throw new InvalidInputError(`agent session option ${name} ${String(value)} is invalid: use a positive integer`);
   }
   return resolved;
+}
+
+function ratio(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (typeof resolved !== "number" || !(resolved > 0 && resolved <= 1)) {
+    throw new InvalidInputError(`compaction.${name} ${String(value)} is invalid: use a number above 0 and at most 1`);
+  }
+  return resolved;
+}
+
+/** Validates a compaction policy and fills in its defaults (0.85 and 0.3). */
+export function resolveCompactionPolicy(policy: CompactionPolicy | null | undefined): ResolvedCompactionPolicy | null {
+  if (policy === undefined || policy === null) return null;
+  if (typeof policy !== "object") throw new InvalidInputError(`compaction ${JSON.stringify(policy)} is invalid: use { contextWindowTokens, triggerRatio?, retainedRatio? }`);
+  const contextWindowTokens = positiveInteger("compaction.contextWindowTokens", policy.contextWindowTokens, Number.NaN);
+  const triggerRatio = ratio("triggerRatio", policy.triggerRatio, 0.85);
+  const retainedRatio = ratio("retainedRatio", policy.retainedRatio, 0.3);
+  if (retainedRatio >= triggerRatio) {
+    throw new InvalidInputError(`compaction.retainedRatio ${retainedRatio} is invalid: keep it below triggerRatio ${triggerRatio}, or every model call would compact`);
+  }
+  return { contextWindowTokens, triggerRatio, retainedRatio };
 }
 
 /** Validates options and fills in every default (written once, here and in the TSDoc above). */
@@ -119,5 +203,7 @@ export function resolveAgentSessionOptions(options: AgentSessionOptions = {}): R
     builtInTools,
     maxDurableWaitMs,
     planModeEnabled,
+    compaction: resolveCompactionPolicy(options.compaction),
+    ...resolveMessageStorageOptions(options),
   };
 }

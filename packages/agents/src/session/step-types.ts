@@ -3,6 +3,7 @@ export const AgentStepType = {
   StartAgentSession: "StartAgentSession",
   AwaitUserMessage: "AwaitUserMessage",
   RunModel: "RunModel",
+  CompactContext: "CompactContext",
   AwaitToolApproval: "AwaitToolApproval",
   AwaitQuestionAnswer: "AwaitQuestionAnswer",
   AwaitTimer: "AwaitTimer",

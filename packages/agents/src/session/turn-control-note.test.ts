@@ -87,9 +87,9 @@ void test("without buildUnfinishedTurnMessages a steered turn and a cancelled tu
 
 void test("describeAgentSessionFeatures reports plan mode and the built-in tools, and refuses a Flow it did not build", () => {
   const runner = new NoteRunner();
-  assert.deepEqual(describeAgentSessionFeatures(createAgentSessionFlow(runner, "FeaturesPlain")), { planModeEnabled: false, builtInTools: [] });
+  assert.deepEqual(describeAgentSessionFeatures(createAgentSessionFlow(runner, "FeaturesPlain")), { planModeEnabled: false, builtInTools: [], modelChoices: [] });
   assert.deepEqual(describeAgentSessionFeatures(createAgentSessionFlow(runner, "FeaturesBuiltIns", { builtInTools: ["durable_wait", "ask_user"] })), {
-    planModeEnabled: false, builtInTools: ["ask_user", "durable_wait"],
+    planModeEnabled: false, builtInTools: ["ask_user", "durable_wait"], modelChoices: [],
   });
   assert.throws(() => describeAgentSessionFeatures({ flowType: "Other" } as never), (error: unknown) => InvalidInputError.isInstance(error) && /Other is not a Flow that createAgentSessionFlow built/.test((error as Error).message));
 });

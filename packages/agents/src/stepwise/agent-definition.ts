@@ -2,6 +2,8 @@ import { InvalidInputError } from "@perdure/engine";
 import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "../session/built-in-tools/built-in-tool-definitions.ts";
 import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
+import type { SessionSettings } from "../values/session-settings.ts";
+import type { CompactionPolicy } from "../session/session-options.ts";
 import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
 import type { FunctionTool } from "./function-tool.ts";
 import type { ModelClient, ModelSettings } from "./model-client.ts";
@@ -15,6 +17,8 @@ export interface InstructionContext {
   interactionMode: InteractionMode;
   /** The session's plan, or null before `write_todos` first succeeds. */
   plan: AgentPlan | null;
+  /** The settings the turn started with, `{}` when there are none. */
+  sessionSettings: SessionSettings;
 }
 
 /** A Stepwise agent. */
@@ -23,6 +27,27 @@ export interface AgentDefinition {
   /** A string, or a function evaluated in every `RunModel`, so a deploy changes the next model call. */
   instructions: string | ((context: InstructionContext) => string | Promise<string>);
   model: ModelClient;
+  /**
+   * Picks the `ModelClient` of each model call, summary call and token
+   * estimate from the turn's session settings. Return only clients the
+   * Worker built; the settings come from the application. An error it
+   * throws fails the model call, and after the retries the turn, with the
+   * error as `lastTurnError`: keep the settings out of its message.
+   * @default none: always `model`
+   */
+  resolveModel?: (settings: SessionSettings) => ModelClient;
+  /**
+   * The names `resolveModel` accepts as `settings.model`, the default first,
+   * for a per-session model picker such as `perdure dev`'s. A Perdure extension.
+   * @default []
+   */
+  modelChoices?: readonly string[];
+  /**
+   * Summarize older messages before a model call whose input nears the
+   * context window; passed to the session options.
+   * @default none
+   */
+  compaction?: CompactionPolicy | null;
   /** Passed to the model unchanged. @default none */
   modelSettings?: ModelSettings;
   /** @default [] */
@@ -62,6 +87,8 @@ export interface ResolvedAgentDefinition {
   name: string;
   instructions: AgentDefinition["instructions"];
   model: ModelClient;
+  resolveModel: ((settings: SessionSettings) => ModelClient) | undefined;
+  modelChoices: readonly string[];
   modelSettings: ModelSettings | undefined;
   tools: ReadonlyMap<string, FunctionTool>;
   toolSources: ReadonlyMap<string, ToolSource>;
@@ -89,6 +116,16 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
     throw new InvalidInputError(`agent ${definition.name} instructions must be a string or a function`);
   }
   if (typeof definition.model?.call !== "function") throw new InvalidInputError(`agent ${definition.name} model must be a ModelClient (an object with call(request))`);
+  if (definition.resolveModel !== undefined && typeof definition.resolveModel !== "function") {
+    throw new InvalidInputError(`agent ${definition.name} resolveModel must be a function of the session settings that returns a ModelClient`);
+  }
+  const modelChoices: readonly unknown[] = definition.modelChoices ?? [];
+  if (!Array.isArray(modelChoices) || !modelChoices.every((name) => typeof name === "string" && name !== "")) {
+    throw new InvalidInputError(`agent ${definition.name} modelChoices ${JSON.stringify(definition.modelChoices)} is invalid: use a list of model names`);
+  }
+  if (modelChoices.length > 0 && definition.resolveModel === undefined) {
+    throw new InvalidInputError(`agent ${definition.name} has modelChoices but no resolveModel to pick among them`);
+  }
   const tools = new Map<string, FunctionTool>();
   for (const tool of definition.tools ?? []) {
     if (tool?.kind !== "function_tool") throw new InvalidInputError(`agent ${definition.name} tools must be made with functionTool`);
@@ -134,6 +171,8 @@ export function resolveAgentDefinition(definition: AgentDefinition): ResolvedAge
     name: definition.name,
     instructions: definition.instructions,
     model: definition.model,
+    resolveModel: definition.resolveModel,
+    modelChoices: modelChoices.map(String),
     modelSettings: definition.modelSettings,
     tools,
     toolSources,

@@ -22,6 +22,7 @@ export function createStepwiseAgentSessionFlow(definition: AgentDefinition, flow
     planModeEnabled: runner.definition.planModeEnabled,
     ...(definition.maxDurableWaitMs === undefined ? {} : { maxDurableWaitMs: definition.maxDurableWaitMs }),
     ...(definition.interruptDeadlineMs === undefined ? {} : { interruptDeadlineMs: definition.interruptDeadlineMs }),
+    ...(definition.compaction === undefined ? {} : { compaction: definition.compaction }),
     ...(definition.eventStreamCapacityBytes === undefined ? {} : { eventStreamCapacityBytes: definition.eventStreamCapacityBytes }),
   };
   return createAgentSessionFlow(runner, flowType, options);

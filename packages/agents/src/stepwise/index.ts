@@ -12,6 +12,12 @@
 export { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 export { StepwiseAgentRunner, buildModelInput, modelCallLimitToolResult } from "./stepwise-agent-runner.ts";
 export type { AgentDefinition, InstructionContext } from "./agent-definition.ts";
+export {
+  buildContextSummaryOmissionNote,
+  contextSummaryInstructions,
+  contextSummaryNoteHeader,
+  contextSummaryPrompt,
+} from "./compaction/context-summary-texts.ts";
 export { functionTool } from "./function-tool.ts";
 export type { FunctionTool, FunctionToolSpec, ToolCallContext } from "./function-tool.ts";
 export type { ListedTool, ToolSource, ToolSourceCallRequest, ToolSourceExecution } from "./tool-source.ts";

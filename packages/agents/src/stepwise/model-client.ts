@@ -117,4 +117,11 @@ export interface ModelClient {
    * @default none
    */
   readonly description?: string;
+  /**
+   * The input tokens of `request` by the model's own count, for compaction's
+   * estimate. A Perdure extension; without it Stepwise estimates 4
+   * characters of the request's JSON per token.
+   * @default none
+   */
+  estimateInputTokens?(request: ModelRequest): number;
 }

@@ -2,6 +2,8 @@ import type {
   AgentFrameworkRunner,
   AgentTurnContext,
   AgentTurnOutcome,
+  ContextSummaryRequest,
+  ContextSummaryResult,
   DeferredToolCall,
   DeferredToolExecution,
   DeferredToolOutcome,
@@ -11,19 +13,24 @@ import type {
   ToolTaskPollOutcome,
   ToolTaskStarted,
 } from "../runner/agent-framework-runner.ts";
+import { buildModelInput } from "./stepwise-input.ts";
 import { buildPlanNote } from "../session/plans/plan-note.ts";
 import { ToolExecutionError } from "../runner/tool-execution-error.ts";
-import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
+import type { SessionSettings } from "../values/session-settings.ts";
+import { contextSummaryItems, selectStepwiseUnstoredToolCalls } from "./compaction/compacted-turn.ts";
+import { selectStepwiseCompactionCutoff } from "./compaction/select-compaction-cutoff.ts";
+import { buildSummaryModelRequest } from "./compaction/summary-request.ts";
+import { estimateInputTokensWith } from "./compaction/token-estimate.ts";
 import type { FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentToolCall } from "../values/agent-tool-call.ts";
 import { missingToolTaskPoller, outcomeUnknownToolResult } from "../values/result-texts.ts";
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
 import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
 import { parseToolArguments } from "./json-schema-validation.ts";
-import type { ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, StepwiseInputItem, ToolResultItem } from "./model-client.ts";
+import type { ModelClient, ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, ToolResultItem } from "./model-client.ts";
 import { pythonJsonDumps } from "./python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
-import type { ToolSource } from "./tool-source.ts";
+import type { ListedTool, ToolSource } from "./tool-source.ts";
 
 function isToolInputRequested(value: unknown): value is ToolInputRequested {
   return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tool_input_requested";
@@ -48,41 +55,7 @@ function resultMessages(calls: readonly AgentToolCall[]): FrameworkMessage[] {
   return calls.map((call) => toolResultMessage(call.toolCallId, call.toolName, call.output ?? outcomeUnknownToolResult));
 }
 
-function isInputItem(value: unknown): value is StepwiseInputItem {
-  const type = (value as { type?: unknown } | null)?.type;
-  return type === "user_text" || type === "model_output" || type === "tool_result";
-}
-
-/**
- * The model input from stored items only. Every tool call of a model output
- * is paired with a result before the next model output or user text; a
- * missing one gets the outcome-unknown text, so no provider sees an orphan.
- */
-export function buildModelInput(items: readonly unknown[]): StepwiseInputItem[] {
-  const input: StepwiseInputItem[] = [];
-  let open: ModelOutputItem["tool_calls"] = [];
-  const answered = new Set<string>();
-  const closeOpenCalls = (): void => {
-    for (const call of open) {
-      if (!answered.has(call.id)) input.push({ type: "tool_result", tool_call_id: call.id, tool_name: call.name, output: outcomeUnknownToolResult });
-    }
-    open = [];
-    answered.clear();
-  };
-  for (const item of items) {
-    if (!isInputItem(item)) continue;
-    if (item.type === "tool_result") {
-      answered.add(item.tool_call_id);
-      input.push(item);
-      continue;
-    }
-    closeOpenCalls();
-    input.push(item);
-    if (item.type === "model_output") open = item.tool_calls ?? [];
-  }
-  closeOpenCalls();
-  return input;
-}
+export { buildModelInput } from "./stepwise-input.ts";
 
 /**
  * The built-in agent loop's runner: one model call per `RunModel`, the turn's
@@ -93,9 +66,16 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
   readonly definition: ResolvedAgentDefinition;
   /** A planning turn offers only `write_todos`, so plan mode works with this runner. */
   readonly supportsPlanMode = true;
+  /** Each source's tools as this runner listed them last, for estimates of sources without `cachedTools`. */
+  private readonly lastListings = new Map<string, readonly ListedTool[]>();
 
   constructor(definition: AgentDefinition) {
     this.definition = resolveAgentDefinition(definition);
+  }
+
+  /** The names `resolveModel` accepts as `settings.model`, from the definition. */
+  get modelChoices(): readonly string[] {
+    return this.definition.modelChoices;
   }
 
   /** The model client's own description, when it has one. */
@@ -108,13 +88,78 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    return resultMessages(selectUnstoredToolCalls(turn));
+    return resultMessages(selectStepwiseUnstoredToolCalls(turn));
+  }
+
+  /** The model of a call under these settings: `resolveModel`'s pick, else `model`. */
+  modelFor(settings: SessionSettings): ModelClient {
+    const { resolveModel, model } = this.definition;
+    if (resolveModel === undefined) return model;
+    const resolved = resolveModel(settings);
+    if (typeof resolved?.call !== "function") throw new TypeError(`resolveModel of agent ${this.definition.name} returned no ModelClient (an object with call(request))`);
+    return resolved;
   }
 
   private async instructions(turn: AgentTurnContext): Promise<string> {
     const { instructions } = this.definition;
     if (typeof instructions === "string") return instructions;
-    return instructions({ flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt, interactionMode: turn.interactionMode, plan: turn.plan ?? null });
+    return instructions({
+      flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt, interactionMode: turn.interactionMode, plan: turn.plan ?? null,
+      sessionSettings: turn.sessionSettings ?? {},
+    });
+  }
+
+  /** Where the turn's model call stands: its number, whether it offers tools, and whether the turn plans. */
+  private callShape(turn: AgentTurnContext): { modelCall: number; offersTools: boolean; isPlanning: boolean } {
+    const previous = turn.frameworkRunState === null ? 0 : (JSON.parse(turn.frameworkRunState) as StepwiseRunState).model_calls;
+    const modelCall = previous + 1;
+    return { modelCall, offersTools: modelCall <= this.definition.maxModelCallsPerTurn, isPlanning: turn.interactionMode === "planning" };
+  }
+
+  private builtInDefinitions(turn: AgentTurnContext): ModelToolDefinition[] {
+    return (turn.enabledBuiltInTools ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters as ModelToolDefinition["parameters"] }));
+  }
+
+  /**
+   * `RunModel`'s estimate under a compaction policy: the next model call's
+   * instructions, input and tools, counted by the resolved model when it
+   * counts, else at 4 characters per token. A source's tools come from its
+   * `cachedTools()`, else from this runner's last listing of it, without I/O.
+   */
+  async estimateInputTokens(turn: AgentTurnContext): Promise<number> {
+    const model = this.modelFor(turn.sessionSettings ?? {});
+    const { offersTools, isPlanning } = this.callShape(turn);
+    const sourceTools = offersTools && !isPlanning
+      ? [...this.definition.toolSources.values()].flatMap((source) => source.cachedTools?.() ?? this.lastListings.get(source.sourceName) ?? [])
+      : [];
+    const tools = offersTools
+      ? [...(isPlanning ? [] : this.functionToolDefinitions()), ...sourceTools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })), ...this.builtInDefinitions(turn)]
+      : [];
+    const request: ModelRequest = {
+      flowId: turn.flowId,
+      turnId: turn.turnId,
+      attempt: turn.attempt,
+      instructions: await this.instructions(turn),
+      input: this.modelInput(turn, resultMessages(selectStepwiseUnstoredToolCalls(turn))),
+      tools,
+      modelSettings: this.definition.modelSettings,
+      events: turn.events,
+      signal: turn.cancellationSignal,
+    };
+    return estimateInputTokensWith(model, request);
+  }
+
+  /** Cuts only between model responses whose tool calls all have stored results, keeping at most the budget after the cut. */
+  selectCompactionCutoff(turn: AgentTurnContext, retainedTokenBudget: number): number | null {
+    return selectStepwiseCompactionCutoff(turn.messages, retainedTokenBudget);
+  }
+
+  /** One summary call with `contextSummaryInstructions` and no tools, on the model `resolveModel` picks. */
+  async summarizeContext(request: ContextSummaryRequest): Promise<ContextSummaryResult> {
+    const model = this.modelFor(request.sessionSettings);
+    const { modelRequest } = buildSummaryModelRequest(request, this.definition.modelSettings, (built) => estimateInputTokensWith(model, built));
+    const response = await model.call(modelRequest);
+    return { summary: response.text, usage: response.usage, ...(response.metadata === undefined ? {} : { modelCallMetadata: response.metadata }) };
   }
 
   private functionToolDefinitions(): ModelToolDefinition[] {
@@ -122,17 +167,16 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
-    const previous = turn.frameworkRunState === null ? 0 : (JSON.parse(turn.frameworkRunState) as StepwiseRunState).model_calls;
-    const modelCall = previous + 1;
+    const { modelCall, offersTools, isPlanning } = this.callShape(turn);
     const limit = this.definition.maxModelCallsPerTurn;
-    const offersTools = modelCall <= limit;
-    const isPlanning = turn.interactionMode === "planning";
-    const results = resultMessages(selectUnstoredToolCalls(turn));
+    const model = this.modelFor(turn.sessionSettings ?? {});
+    const results = resultMessages(selectStepwiseUnstoredToolCalls(turn));
     // A planning turn lists no sources and offers only the built-in tools the session enabled for it (write_todos).
     const listing: SourceListing = offersTools && !isPlanning
       ? await listToolSources(this.definition, turn.cancellationSignal)
       : { tools: [], bySource: new Map() };
-    const builtIns = (turn.enabledBuiltInTools ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters as ModelToolDefinition["parameters"] }));
+    if (offersTools && !isPlanning) this.rememberListing(listing);
+    const builtIns = this.builtInDefinitions(turn);
     const tools = offersTools ? [...(isPlanning ? [] : this.functionToolDefinitions()), ...listing.tools, ...builtIns] : [];
     this.checkNameClashes(tools, new Set(builtIns.map((tool) => tool.name)));
     const forcesPlan = isPlanning && offersTools && this.definition.planningToolChoice === "required" && modelCall === 1 && turn.plan?.status !== "draft"
@@ -142,14 +186,14 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
       turnId: turn.turnId,
       attempt: turn.attempt,
       instructions: await this.instructions(turn),
-      input: buildModelInput(this.inputItems(turn, results)),
+      input: this.modelInput(turn, results),
       tools,
       ...(forcesPlan ? { toolChoice: "required" as const } : {}),
       modelSettings: this.definition.modelSettings,
       events: turn.events,
       signal: turn.cancellationSignal,
     };
-    const response = await this.definition.model.call(request);
+    const response = await model.call(request);
     const output = this.modelOutputMessage(response);
     const usage = response.usage;
     const metadata = response.metadata === undefined ? {} : { modelCallMetadata: response.metadata };
@@ -168,6 +212,18 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
       newMessages: [...results, output],
       ...metadata,
     };
+  }
+
+  /** Each source's tools of this listing, for later estimates. */
+  private rememberListing(listing: SourceListing): void {
+    const bySource = new Map<string, ListedTool[]>([...this.definition.toolSources.keys()].map((name) => [name, []]));
+    for (const { source, tool } of listing.bySource.values()) bySource.get(source.sourceName)?.push(tool);
+    for (const [name, tools] of bySource) this.lastListings.set(name, tools);
+  }
+
+  /** The model input: the summary note after a compaction, then the stored items and the unstored results. */
+  private modelInput(turn: AgentTurnContext, results: readonly FrameworkMessage[]): ModelRequest["input"] {
+    return [...contextSummaryItems(turn), ...buildModelInput(this.inputItems(turn, results))];
   }
 
   /**

@@ -11,7 +11,8 @@ import type { AgentSnapshot } from "../values/agent-snapshot.ts";
 
 /**
  * Reads the session's snapshot and throws an `AssertionError` unless:
- * message sequences run 1, 2, 3, … with no gap or repeat and match
+ * message sequences run 1, 2, 3, … (from `deletedBeforeSequence` once
+ * retention deleted older ones) with no gap or repeat and match
  * `AgentState.messageCount`; no two tool result messages answer the same
  * call; and, when no turn is active, no tool call record, pending interrupt
  * or non-final call is left. Returns the snapshot for further checks.
@@ -25,8 +26,10 @@ export async function assertAgentSessionInvariants(client: Client, flow: AgentSe
   const state = snapshot.state;
   assert.ok(state !== null, `session ${flowId} has no AgentState`);
   const sequences = snapshot.messages.map((message) => message.sequence);
-  assert.deepEqual(sequences, sequences.map((_sequence, index) => index + 1), `the message sequences of ${flowId} are gapless from 1`);
-  assert.equal(state.messageCount, snapshot.messages.length, `AgentState.messageCount of ${flowId} counts its stored messages`);
+  // Retention may have deleted the oldest messages; the rest run without gaps from there.
+  const first = snapshot.deletedBeforeSequence ?? 1;
+  assert.deepEqual(sequences, sequences.map((_sequence, index) => index + first), `the message sequences of ${flowId} are gapless from ${first}`);
+  assert.equal(state.messageCount, first - 1 + snapshot.messages.length, `AgentState.messageCount of ${flowId} counts its stored and deleted messages`);
   const answered = snapshot.messages.filter((message) => message.role === "tool").map((message) => message.toolCallId);
   assert.deepEqual(answered, [...new Set(answered)], `each tool call of ${flowId} has at most one result message`);
   if (state.activeTurnId === null) {

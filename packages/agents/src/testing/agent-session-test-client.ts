@@ -12,6 +12,8 @@ import type { AgentEvent } from "../values/agent-event.ts";
 import type { AgentInterrupt } from "../values/agent-interrupt.ts";
 import type { AgentSnapshot } from "../values/agent-snapshot.ts";
 import type { AgentState } from "../values/agent-state.ts";
+import type { SessionSettings } from "../values/session-settings.ts";
+import { validateSessionSettings } from "../session/settings/session-settings-limits.ts";
 
 /** Options of the waits of {@link AgentSessionTestClient}. */
 export interface AgentSessionWaitOptions {
@@ -49,14 +51,26 @@ export class AgentSessionTestClient {
     this.flow = flow;
   }
 
-  /** Starts a session, optionally with its first message. */
-  async startSession(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
-    await this.client.start(this.flow, sessionId, input.initialMessage === undefined ? {} : { initial_message: input.initialMessage });
+  /**
+   * Starts a session, optionally with its first message and its settings,
+   * which `validateSessionSettings` checks first (a `TypeError` starts nothing).
+   */
+  async startSession(sessionId: string, input: { initialMessage?: string; sessionSettings?: SessionSettings } = {}): Promise<void> {
+    if (input.sessionSettings !== undefined) validateSessionSettings(input.sessionSettings);
+    await this.client.start(this.flow, sessionId, {
+      ...(input.initialMessage === undefined ? {} : { initial_message: input.initialMessage }),
+      ...(input.sessionSettings === undefined ? {} : { session_settings: input.sessionSettings }),
+    });
   }
 
   /** Same as {@link AgentSessionTestClient.startSession}. */
-  start(sessionId: string, input: { initialMessage?: string } = {}): Promise<void> {
+  start(sessionId: string, input: { initialMessage?: string; sessionSettings?: SessionSettings } = {}): Promise<void> {
     return this.startSession(sessionId, input);
+  }
+
+  /** `update_session_settings`: replaces the settings (`{}` clears them); the next turn starts with them. */
+  updateSessionSettings(sessionId: string, sessionSettings: SessionSettings | null): Promise<boolean> {
+    return this.client.invokeRPC(this.flow.updateSessionSettings, sessionId, { sessionSettings });
   }
 
   sendUserMessage(sessionId: string, text: string, options: { planMode?: boolean } = {}): Promise<boolean> {

@@ -13,6 +13,7 @@ import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";
 import type { AgentUIFinishReason } from "./agent-ui-message-types.ts";
 import { copyAgentUIStreamState, type AgentTurnEndEventType, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { planInterruptRaised, planInterruptResolved, planPlanUpdated, planTimerStarted } from "./interaction-event-parts.ts";
+import { planMcpEvent } from "./mcp-event-parts.ts";
 import { isToolTaskPollOutput, planToolTaskStarted, planToolTaskStatus } from "./tool-task-event-parts.ts";
 import { turnControlChunk } from "./turn-control-data-parts.ts";
 import type { PendingApprovalCall, PlannedAgentUIPart, PlannedEventParts, PlannedStandalonePart } from "./planned-agent-ui-part.ts";
@@ -97,7 +98,16 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
     case "reasoning_delta":
       planDelta(next, event, parts);
       break;
+    case "compaction_started":
+      next.compactionStepExecutionId = event.stepExecutionId;
+      eventChunk();
+      break;
     case "usage_recorded":
+      // The summary call's usage is the session's, not a step of the assistant message.
+      if (event.stepExecutionId === next.compactionStepExecutionId) {
+        eventChunk();
+        break;
+      }
       // Written once the model call returned: its text and reasoning are complete.
       if (enterModelStep(next, event, parts)) {
         closeOpenParts(next, parts);
@@ -127,6 +137,10 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
       break;
     case "tool_task_started":
       if (!planToolTaskStarted(next, event, parts)) eventChunk();
+      break;
+    case "mcp.tool_progress":
+    case "mcp.task_status":
+      if (!planMcpEvent(next, event, parts)) eventChunk();
       break;
     case "tool_call_started":
       if (!next.toolStepExecutionIds.includes(event.stepExecutionId)) next.toolStepExecutionIds.push(event.stepExecutionId);

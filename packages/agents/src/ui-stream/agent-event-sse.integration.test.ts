@@ -69,7 +69,7 @@ describe("plain Server-Sent Events", () => {
       assert.equal(snapshot.state.active_turn_id, "turn-2");
       assert.ok(snapshot.messages.length === 3 && snapshot.messages.every((message) => !("framework_item" in message)));
       assert.deepEqual(Object.keys(snapshot).sort(), [
-        "context_summary", "messages", "pending_interrupts", "plan", "queued_message_count", "queued_messages", "resume_token", "state", "steered_messages", "tool_calls", "usage",
+        "context_summary", "deleted_before_sequence", "messages", "pending_interrupts", "plan", "queued_message_count", "queued_messages", "resume_token", "session_settings", "state", "steered_messages", "tool_calls", "usage",
       ]);
       assert.notEqual(snapshot.resume_token, "");
 

@@ -8,6 +8,7 @@
 import type { AgentInterrupt } from "../values/agent-interrupt.ts";
 import type { AgentPlanStatus, AgentPlanTask } from "../values/agent-plan.ts";
 import { questionDeadlinePassed } from "../values/result-texts.ts";
+import type { AgentMcpTaskStatusChunk, AgentMcpToolProgressChunk } from "./mcp-data-parts.ts";
 import type { AgentToolTaskChunk } from "./tool-task-data-parts.ts";
 import type { AgentTurnControlChunk } from "./turn-control-data-parts.ts";
 
@@ -107,7 +108,15 @@ export interface AgentPlanChunk {
 }
 
 /** The data parts of an agent UI message stream; the same shapes are message parts. */
-export type AgentDataChunk = AgentQuestionChunk | AgentQuestionResolutionChunk | AgentTimerChunk | AgentPlanChunk | AgentToolTaskChunk | AgentTurnControlChunk;
+export type AgentDataChunk =
+  | AgentQuestionChunk
+  | AgentQuestionResolutionChunk
+  | AgentTimerChunk
+  | AgentPlanChunk
+  | AgentToolTaskChunk
+  | AgentTurnControlChunk
+  | AgentMcpToolProgressChunk
+  | AgentMcpTaskStatusChunk;
 
 /** The `id` of every plan part, so a later revision replaces the earlier one in the message. */
 export const agentPlanPartId = "agent-plan";

@@ -44,6 +44,13 @@ export interface AgentUIStreamState {
   shownQuestionIds: string[];
   /** Tool tasks of the current model response that have a `data-agent-tool-task` part, with the status sent last. */
   shownTasks: ShownToolTask[];
+  /**
+   * The `CompactContext` execution of the latest `compaction_started`: its
+   * `usage_recorded` is event data outside the assistant message's steps.
+   * Absent in tokens written before compaction had parts.
+   * @default null
+   */
+  compactionStepExecutionId?: string | null;
 }
 
 /** The state before a turn's first part. */
@@ -111,7 +118,8 @@ export function parseAgentUIStreamState(value: unknown): AgentUIStreamState | un
     && typeof state.nextPartNumber === "number" && isStringArray(state.toolStepExecutionIds)
     && isStringArray(state.shownToolCallIds) && isStringArray(state.shownApprovalIds)
     && (state.shownQuestionIds === undefined || isStringArray(state.shownQuestionIds))
-    && (state.shownTasks === undefined || isShownTaskArray(state.shownTasks));
+    && (state.shownTasks === undefined || isShownTaskArray(state.shownTasks))
+    && (state.compactionStepExecutionId === undefined || isNullableString(state.compactionStepExecutionId));
   // Tokens written before questions or tasks had parts carry no shownQuestionIds or shownTasks: none was shown.
   return valid
     ? copyAgentUIStreamState({

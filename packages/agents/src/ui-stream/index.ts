@@ -18,6 +18,8 @@
  * arrive as `data-agent-question`, `data-agent-question-resolution`,
  * `data-agent-timer` and `data-agent-plan` parts; the browser answers a
  * question by setting `response` on its part and sending the message back.
+ * An MCP tool's progress and an MCP task's status arrive as
+ * `data-agent-mcp-tool-progress` and `data-agent-mcp-task-status` parts.
  *
  * @example
  * import {
@@ -92,6 +94,7 @@ export type {
   AgentTimerData,
 } from "./agent-ui-data-parts.ts";
 export type { AgentToolTaskChunk, AgentToolTaskData, AgentToolTaskStatus } from "./tool-task-data-parts.ts";
+export type { AgentMcpTaskStatusChunk, AgentMcpTaskStatusData, AgentMcpToolProgressChunk, AgentMcpToolProgressData } from "./mcp-data-parts.ts";
 export type { AgentTurnControlChunk, AgentTurnControlData } from "./turn-control-data-parts.ts";
 export { convertAgentSnapshotToUIMessages, readAgentSessionUIMessages } from "./agent-ui-messages.ts";
 export type { AgentSessionUIMessages } from "./agent-ui-messages.ts";

@@ -5,6 +5,8 @@ import { agentStateToWire, type AgentState } from "./agent-state.ts";
 import { agentToolCallToWire, type AgentToolCallRecord } from "./agent-tool-call.ts";
 import { agentUsageToWire, type AgentUsage } from "./agent-usage.ts";
 import { agentUserMessageToWire, type QueuedAgentUserMessage } from "./agent-user-message.ts";
+import { contextSummaryToWire, type ContextSummary } from "./context-summary.ts";
+import type { SessionSettings } from "./session-settings.ts";
 import type { WireObject } from "./wire.ts";
 
 /** Everything `get_agent_snapshot` returns, in one committed state. */
@@ -27,8 +29,20 @@ export interface AgentSnapshot {
   queuedMessages: QueuedAgentUserMessage[];
   /** Steered messages the active turn has not taken yet, oldest first. */
   steeredMessages: QueuedAgentUserMessage[];
-  /** Compaction arrives with its issue; null until then. */
-  contextSummary: null;
+  /**
+   * The oldest stored sequence once retention deleted earlier messages, so
+   * `messages` starts there; null while every message is stored.
+   * @default null
+   */
+  deletedBeforeSequence?: number | null;
+  /** The summary of the earlier conversation, null until the session first compacts. */
+  contextSummary: ContextSummary | null;
+  /**
+   * The settings the next turn starts with (`SessionSettings`), `{}` when
+   * there are none. A running turn may still use earlier ones.
+   * @default {}
+   */
+  sessionSettings?: SessionSettings;
 }
 
 /** The snapshot as the contract's wire JSON. */
@@ -44,6 +58,8 @@ export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
     plan: snapshot.plan === undefined || snapshot.plan === null ? null : agentPlanToWire(snapshot.plan),
     queued_messages: snapshot.queuedMessages.map(queued),
     steered_messages: snapshot.steeredMessages.map(queued),
-    context_summary: snapshot.contextSummary,
+    deleted_before_sequence: snapshot.deletedBeforeSequence ?? null,
+    context_summary: snapshot.contextSummary === null ? null : contextSummaryToWire(snapshot.contextSummary),
+    session_settings: snapshot.sessionSettings ?? {},
   };
 }

@@ -82,13 +82,26 @@ export function withInteractionMode(state: AgentState, mode: InteractionMode): A
 export interface AgentSessionStartInput {
   /** When set, the session starts its first turn with this message. */
   initialMessage?: string | null;
+  /**
+   * Stored in `SessionSettings`; every turn copies them when it starts. At
+   * most `MAX_SESSION_SETTINGS_BYTES` of compact JSON; the session fails at
+   * once, with a reason that starts with `invalidStartSessionSettingsReason`,
+   * beyond its tolerance. Wire field `session_settings`.
+   * @default none
+   */
+  sessionSettings?: Record<string, unknown> | null;
 }
 
 export function agentSessionStartInputFromWire(data: unknown): AgentSessionStartInput {
   if (data === null || data === undefined) return {};
   const object = asWireObject(data, "AgentSessionStartInput");
   const initialMessage = readNullableString(object, "initial_message") ?? readNullableString(object, "initialMessage");
-  return initialMessage === null ? {} : { initialMessage };
+  // Kept as given: StartAgentSession checks it and fails the session when it is not valid settings.
+  const sessionSettings = (Object.hasOwn(object, "session_settings") ? object.session_settings : object.sessionSettings) as AgentSessionStartInput["sessionSettings"];
+  return {
+    ...(initialMessage === null ? {} : { initialMessage }),
+    ...(sessionSettings === undefined || sessionSettings === null ? {} : { sessionSettings }),
+  };
 }
 
 /**

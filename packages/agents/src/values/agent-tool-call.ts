@@ -29,6 +29,8 @@ export interface AgentToolCall {
   deferralOrder: number;
   /** Opaque text of the tool's source, stored as given. */
   toolSourceReference?: string;
+  /** The W3C `traceparent` of the activation root this call's tool spans join; absent without tracing. */
+  traceContext?: string;
   startedAt?: string;
   finishedAt?: string;
   /** ISO 8601 time a `durable_wait` call's Timer fires. */
@@ -89,6 +91,7 @@ export function agentToolCallToWire(call: AgentToolCallRecord): WireObject {
     turn_id: call.turnId,
     deferral_order: call.deferralOrder,
     tool_source_reference: call.toolSourceReference,
+    trace_context: call.traceContext,
     started_at: call.startedAt,
     finished_at: call.finishedAt,
     wait_until: call.waitUntil,
@@ -124,6 +127,8 @@ export function agentToolCallFromWire(data: unknown): AgentToolCallRecord {
   const startedAt = readNullableString(object, "started_at");
   const finishedAt = readNullableString(object, "finished_at");
   if (reference !== null) call.toolSourceReference = reference;
+  const traceContext = readNullableString(object, "trace_context");
+  if (traceContext !== null) call.traceContext = traceContext;
   if (startedAt !== null) call.startedAt = startedAt;
   if (finishedAt !== null) call.finishedAt = finishedAt;
   readWaitingFields(object, call);

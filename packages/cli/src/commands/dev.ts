@@ -11,6 +11,7 @@ import { closeRefusedUpload } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
+import { startDevTracing } from "./dev-tracing.ts";
 
 /** Options of `perdure dev`. */
 export interface DevCommandOptions {
@@ -87,6 +88,8 @@ function closeServer(server: DevHttpServer): Promise<void> {
 /** Starts the embedded (or PostgreSQL) store, a Worker for the entry's agents, and the HTTP API and web UI. */
 export async function startDevServer(options: DevCommandOptions): Promise<RunningDevServer> {
   const flows = await loadAgentFlows(options.entry);
+  // Before anything listens or opens: a malformed endpoint fails the command at once.
+  const tracing = await startDevTracing();
   const token = options.token !== undefined && options.token !== "" ? options.token : isLoopbackHost(options.host) ? null : generateAccessToken();
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
@@ -113,6 +116,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const url = `http://${displayHost}:${port}${token === null ? "" : `/?token=${encodeURIComponent(token)}`}`;
   console.log(`perdure dev: ${[...flows.keys()].join(", ")} on ${description}`);
   for (const [flowType, flow] of flows) console.log(`perdure dev: ${flowType} uses ${describeAgentSessionModel(flow) ?? "a model its runner does not describe"}`);
+  if (tracing !== undefined) console.log(`perdure dev: exporting spans over OTLP/HTTP to ${tracing.endpoint}`);
   console.log(`perdure dev: web UI and API at ${url}`);
   if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
   return {
@@ -121,6 +125,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
       await closeServer(server);
       await worker.close();
       await store.close();
+      await tracing?.shutdown();
     },
   };
 }

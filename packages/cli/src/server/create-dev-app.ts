@@ -26,6 +26,7 @@ import { devAccessMiddleware, type DevAccess } from "./dev-access.ts";
 import { answerDevAppError, ForbiddenError } from "./dev-app-errors.ts";
 import { checkInterruptId, checkSessionId, readChatRequest, readJsonObject, readPlanRevision, readQuestionResponse, rejectMalformedPath } from "./dev-request-body.ts";
 import { executePlanWithRetry } from "./execute-plan.ts";
+import { readSessionSettings, updateSessionSettings } from "./session-settings.ts";
 import { inspectSession } from "./session-inspection.ts";
 import { serveWebUI } from "./serve-web-ui.ts";
 import { cancelTurnWithRetry, deleteQueuedMessage, readCancelRequest, readDeleteQueuedRequest, readSteerRequest, steerTurn } from "./turn-control.ts";
@@ -153,8 +154,9 @@ export function createDevApp(options: DevAppOptions): Hono {
     if (flow === undefined) throw new InvalidInputError(`agent ${typeof agent === "string" ? JSON.stringify(agent.slice(0, 80)) : "of this type"} is not one of ${[...flows.keys()].join(", ")}`);
     const sessionId = body.sessionId === undefined ? `session-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` : checkSessionId(body.sessionId);
     await authorize(context, "create", sessionId);
+    const sessionSettings = readSessionSettings(body);
     try {
-      await client.start(flow, sessionId, {});
+      await client.start(flow, sessionId, sessionSettings === undefined ? {} : { session_settings: sessionSettings });
     } catch (error) {
       if (!FlowAlreadyExistsError.isInstance(error)) throw error;
       throw new FlowAlreadyExistsError(`session ${sessionId} already exists; choose another ID, or leave sessionId out for a new one`, { cause: error });
@@ -228,6 +230,13 @@ export function createDevApp(options: DevAppOptions): Hono {
     const { sessionId, flow } = await sessionOfPath(context, "write");
     const { turnId } = readCancelRequest(await readJsonObject(context));
     return context.json({ cancelled: await cancelTurnWithRetry(client, flow, sessionId, turnId) });
+  });
+
+  app.post("/api/sessions/:id/settings", limitBody(maxSmallBodyBytes), async (context) => {
+    const { sessionId, flow } = await sessionOfPath(context, "write");
+    const settings = readSessionSettings(await readJsonObject(context));
+    if (settings === undefined) throw new InvalidInputError("the body needs sessionSettings, an object such as { \"model\": \"gpt-5\" }");
+    return context.json({ updated: await updateSessionSettings(client, flow, sessionId, settings) });
   });
 
   app.post("/api/sessions/:id/stop", limitBody(maxSmallBodyBytes), async (context) => {

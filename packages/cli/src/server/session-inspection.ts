@@ -1,6 +1,7 @@
 import type { AgentSessionFeatures, AgentSessionFlow } from "@perdure/agents";
 import { agentSnapshotToWire, describeAgentSessionFeatures } from "@perdure/agents";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
+import { describeMessageStorage, type InspectedMessageStorage } from "./message-storage-view.ts";
 
 /** One Step execution in the inspector's timeline, with its attempts. */
 export interface TimelineExecution {
@@ -25,6 +26,8 @@ export interface SessionInspection {
   snapshot: Record<string, unknown>;
   /** What the session's agent accepts (plan mode, built-in tools). */
   features: AgentSessionFeatures;
+  /** Where the session's messages are: the window and the archive chunks. */
+  messageStorage: InspectedMessageStorage;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -70,10 +73,11 @@ function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, 
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot] = await Promise.all([
+  const [description, history, snapshot, [index]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
+    client.getAttributes(flowId, flow.agentMessageIndex),
   ]);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
@@ -86,5 +90,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     timeline: buildTimeline(history, active),
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
     features: describeAgentSessionFeatures(flow),
+    messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
   };
 }

@@ -12,6 +12,8 @@ export const repositoryRoot = resolve(fileURLToPath(new URL("../../../..", impor
 const cliPath = fileURLToPath(new URL("../cli.ts", import.meta.url));
 /** The gated support agent: the demo agent whose answers and tools pause at FileGates. */
 export const gatedEntryPath = fileURLToPath(new URL("./gated-support-agent.ts", import.meta.url));
+/** The entry `npm start` runs: the example support agent on the demo model, with the notes MCP server. */
+export const demoEntryPath = resolve(repositoryRoot, "perdure.agents.ts");
 
 /** Options of {@link DevServerProcess.start}. */
 export interface DevServerProcessOptions {
@@ -23,6 +25,8 @@ export interface DevServerProcessOptions {
   args?: readonly string[];
   /** More environment variables. @default {} */
   env?: Readonly<Record<string, string>>;
+  /** The entry module to serve. @default the gated support agent ({@link gatedEntryPath}) */
+  entry?: string;
 }
 
 /** `perdure dev` as a child process leading its own process group. */
@@ -44,7 +48,7 @@ export class DevServerProcess {
 
   /** Spawns `node cli.ts dev` and waits for the line with its URL; kills the group when that fails. */
   static async start(options: DevServerProcessOptions): Promise<DevServerProcess> {
-    const child = spawn(process.execPath, [cliPath, "dev", "--port", String(options.port), "--db", options.databasePath, ...(options.args ?? []), gatedEntryPath], {
+    const child = spawn(process.execPath, [cliPath, "dev", "--port", String(options.port), "--db", options.databasePath, ...(options.args ?? []), options.entry ?? gatedEntryPath], {
       cwd: repositoryRoot,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

@@ -5,12 +5,12 @@ import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import type { FlowStatus } from "../flow/flow-status.ts";
-import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { FlowTransaction, newExecutionRow } from "../flow/flow-transaction.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "../rpc/invoke-rpc.ts";
 import type { ActiveExecution, RpcReference } from "../rpc/rpc.ts";
-import type { HistoryRow, Store } from "../store/store.ts";
+import type { FlowRow, HistoryRow, Store } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
 
@@ -66,6 +66,10 @@ function checkFlowId(flowId: unknown): string {
   return flowId;
 }
 
+function flowAlreadyExists(flowId: string, existing: Pick<FlowRow, "flowType" | "status">): FlowAlreadyExistsError {
+  return new FlowAlreadyExistsError(`Flow ${flowId} already exists (type ${existing.flowType}, status ${existing.status}); start it with the same requestId to make the start idempotent`);
+}
+
 /** A Flow core for operations that do not need the definition (stop). */
 function bareFlowCore(flowType: string): FlowCore {
   return {
@@ -108,11 +112,25 @@ export class Client {
     }
     const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
     const now = this.store.clock.now();
+    const oneTrip = this.store.oneTrip;
+    if (oneTrip !== undefined) {
+      const row = { flowId, flowType: flow.flowType, status: "running" as const, input: encoded, output: null, error: null, requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1 };
+      const startExecution = flow.startStepType === undefined ? null : newExecutionRow(flow, flowId, 1, { stepType: flow.startStepType, input: encoded, options: null, recoveryError: null }, now);
+      // The start Step takes sequence number 1, so the Flow's next one is 2, as the general path leaves it.
+      const reply = await oneTrip.startFlow({ flow: { ...row, nextSeq: startExecution === null ? 1 : 2 }, startExecution });
+      if (!reply.created) {
+        const { existing } = reply;
+        if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return { created: false };
+        throw flowAlreadyExists(flowId, existing);
+      }
+      if (startExecution !== null) this.store.wake({ kind: "tasks", at: now });
+      return { created: true };
+    }
     const result = await this.store.transaction(async (transaction) => {
       const existing = await transaction.lockFlow(flowId);
       if (existing !== undefined) {
         if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return undefined;
-        throw new FlowAlreadyExistsError(`Flow ${flowId} already exists (type ${existing.flowType}, status ${existing.status}); start it with the same requestId to make the start idempotent`);
+        throw flowAlreadyExists(flowId, existing);
       }
       await transaction.insertFlow({
         flowId, flowType: flow.flowType, status: "running", input: encoded, output: null, error: null,

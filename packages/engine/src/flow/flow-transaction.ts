@@ -15,6 +15,43 @@ export interface EncodedMovement {
 }
 
 /**
+ * The row of a new execution of `movement`, numbered `seq`: queued to be
+ * asked (a Step with `waitUntil`) or ready to execute, with its retry window
+ * from the resolved options. Throws `UnknownStepError` for an unknown Step type.
+ */
+export function newExecutionRow(flow: FlowCore, flowId: string, seq: number, movement: EncodedMovement, now: number): ExecutionRow {
+  const options = movement.options === null ? null : JSON.stringify(movement.options);
+  const resolved = resolveExecutionOptions(flow, movement.stepType, options);
+  const asking = resolved.step.waitUntil !== undefined;
+  const total = (asking ? resolved.waitUntil : resolved.execute).retry.totalDurationMs;
+  return {
+    flowId,
+    executionId: String(seq),
+    seq,
+    flowType: flow.flowType,
+    stepType: movement.stepType,
+    input: movement.input,
+    status: asking ? "asking" : "ready",
+    claimedBy: null,
+    leaseToken: 0,
+    leaseExpiresAt: null,
+    deadlineAt: null,
+    availableAt: now,
+    attempt: 0,
+    executeClaims: 0,
+    scheduledAt: now,
+    expiresAt: total === null ? null : now + total,
+    conditions: null,
+    waitResult: asking ? null : JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult),
+    checkpoint: null,
+    movementOptions: options,
+    recoveryError: movement.recoveryError,
+    lastError: null,
+    createdAt: now,
+  };
+}
+
+/**
  * Every change to one Flow instance inside one store transaction goes through
  * here, so Step commits, RPCs, timer firings and stops apply the same rules in
  * the same order: writes, channel deletes then publishes, cancellations, new
@@ -80,39 +117,11 @@ export class FlowTransaction {
 
   async schedule(movement: EncodedMovement): Promise<string> {
     this.requireRunning();
-    const options = movement.options === null ? null : JSON.stringify(movement.options);
-    const resolved = resolveExecutionOptions(this.flow, movement.stepType, options);
-    const asking = resolved.step.waitUntil !== undefined;
-    const total = (asking ? resolved.waitUntil : resolved.execute).retry.totalDurationMs;
     const seq = this.nextSeq();
-    const executionId = String(seq);
-    await this.transaction.insertExecution({
-      flowId: this.flowId,
-      executionId,
-      seq,
-      flowType: this.flow.flowType,
-      stepType: movement.stepType,
-      input: movement.input,
-      status: asking ? "asking" : "ready",
-      claimedBy: null,
-      leaseToken: 0,
-      leaseExpiresAt: null,
-      deadlineAt: null,
-      availableAt: this.now,
-      attempt: 0,
-      executeClaims: 0,
-      scheduledAt: this.now,
-      expiresAt: total === null ? null : this.now + total,
-      conditions: null,
-      waitResult: asking ? null : JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult),
-      checkpoint: null,
-      movementOptions: options,
-      recoveryError: movement.recoveryError,
-      lastError: null,
-      createdAt: this.now,
-    });
+    const row = newExecutionRow(this.flow, this.flowId, seq, movement, this.now);
+    await this.transaction.insertExecution(row);
     this.noteTask(this.now);
-    return executionId;
+    return row.executionId;
   }
 
   async recordHistory(entry: Omit<HistoryRow, "flowId" | "seq" | "finishedAt">): Promise<void> {
@@ -121,10 +130,10 @@ export class FlowTransaction {
     await this.transaction.appendHistory({ ...entry, flowId: this.flowId, seq, finishedAt: this.now });
   }
 
-  /** Removes an execution with its timers and locks. */
-  async removeExecution(execution: ExecutionRow): Promise<void> {
+  /** Removes an execution with its timers and locks (`holdsLocks: false` when the caller knows it holds none). */
+  async removeExecution(execution: ExecutionRow, options: { holdsLocks?: boolean } = {}): Promise<void> {
     await this.transaction.deleteExecution(this.flowId, execution.executionId);
-    await this.transaction.releaseLocks(this.flowId, execution.executionId);
+    if (options.holdsLocks !== false) await this.transaction.releaseLocks(this.flowId, execution.executionId);
     if (execution.status === "waiting") await this.transaction.deleteTimers(this.flowId, execution.executionId);
   }
 

@@ -3,7 +3,13 @@ import { test } from "node:test";
 import pg from "pg";
 import { PostgresStore } from "./postgres-store.ts";
 import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
-import { postgresMigrations } from "./migrations.ts";
+import { applyMigrations, postgresMigrations } from "./migrations.ts";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import { pollUntil } from "../testing/poll-until.ts";
+import { Worker } from "../worker/worker.ts";
 
 const url = testDatabaseUrl();
 const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
@@ -45,4 +51,43 @@ void test("a schema migrated by a newer engine is refused with an error naming t
     await client.end();
   }
   await assert.rejects(temporary.open(), /9999_from_the_future.*upgrade @perdure\/engine/);
+});
+
+void test("a schema of the previous version (migration 0001 only) with a Flow mid-run gets the one-trip functions on open, and the Flow finishes on them", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireUrl());
+  t.after(() => temporary.dispose());
+  const setup = new pg.Client({ connectionString: temporary.connectionString });
+  await setup.connect();
+  try {
+    assert.deepEqual(await applyMigrations(setup, temporary.schema, pg.escapeIdentifier(temporary.schema), postgresMigrations.slice(0, 1)), ["0001_initial"]);
+  } finally {
+    await setup.end();
+  }
+  const ChainStep = defineStep<{ remaining: number }>("Chain", {
+    execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
+  });
+  const chainFlow = defineFlow({ type: "UpgradeChain", start: "Chain", steps: [ChainStep] });
+  // The old schema, as a process of the previous version sees it: no functions, so everything runs as transactions.
+  const old = await temporary.open({ migrate: false });
+  assert.equal(old.oneTrip, undefined);
+  await new Client({ store: old }).start(chainFlow, "upgraded", { remaining: 4 });
+  const oldWorker = new Worker({ store: old, flows: [chainFlow] });
+  await oldWorker.start();
+  await pollUntil(async () => (await new Client({ store: old }).getStepHistory("upgraded")).length >= 2, { timeoutMs: 20_000, description: "two Steps on the old schema" });
+  await oldWorker.close();
+  await old.close();
+
+  const upgraded = await temporary.open();
+  assert.ok(upgraded.oneTrip !== undefined, "opening applied migration 0002");
+  const worker = new Worker({ store: upgraded, flows: [chainFlow] });
+  await worker.start();
+  const client = new Client({ store: upgraded });
+  try {
+    await pollUntil(async () => (await client.describe("upgraded")).status === "completed", { timeoutMs: 20_000, description: "the Flow to finish after the upgrade" });
+  } finally {
+    await worker.close();
+  }
+  const history = await client.getStepHistory("upgraded");
+  assert.deepEqual(history.map((entry) => [entry.stepType, entry.status]), Array.from({ length: 5 }, () => ["Chain", "completed"]));
+  assert.deepEqual((await client.describe("upgraded")).output, { done: true });
 });

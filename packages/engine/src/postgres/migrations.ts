@@ -1,12 +1,8 @@
 import type { ClientBase } from "pg";
+import type { Migration } from "./migration.ts";
+import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 
-/** One schema change, applied once, in order, inside the migration transaction. */
-export interface Migration {
-  /** Ordered, unique and never renamed: it is recorded in `schema_migrations`. */
-  name: string;
-  /** SQL with `{schema}` standing for the quoted schema name. */
-  sql: string;
-}
+export type { Migration } from "./migration.ts";
 
 /**
  * The PostgreSQL schema, as ordered migrations. Every table leads with the
@@ -139,6 +135,7 @@ CREATE TABLE {schema}.stream_usage (
 );
 `,
   },
+  oneTripFunctionsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -41,6 +41,14 @@ export interface PostgresStoreOptions {
    */
   maxTransactionAttempts?: number;
   /**
+   * Step commits are grouped: those that arrive while this many groups are
+   * on their way to the server wait and go together in the next group, one
+   * transaction and one WAL flush for all of them (each still fenced and
+   * failing on its own). 1 groups the most; higher values send sooner.
+   * @default 2
+   */
+  maxCommitGroupsInFlight?: number;
+  /**
    * How long getting a connection may take before the transaction fails.
    * @default 10_000
    */
@@ -79,6 +87,7 @@ export interface ResolvedPostgresStoreOptions {
   pollIntervalMs: number;
   migrate: boolean;
   maxTransactionAttempts: number;
+  maxCommitGroupsInFlight: number;
   connectTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
   lockTimeoutMs: number;
@@ -111,6 +120,7 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, 1000),
     migrate: options.migrate ?? true,
     maxTransactionAttempts: positiveInteger("maxTransactionAttempts", options.maxTransactionAttempts, 5),
+    maxCommitGroupsInFlight: positiveInteger("maxCommitGroupsInFlight", options.maxCommitGroupsInFlight, 2),
     connectTimeoutMs: positiveInteger("connectTimeoutMs", options.connectTimeoutMs, 10_000),
     idleInTransactionTimeoutMs: positiveInteger("idleInTransactionTimeoutMs", options.idleInTransactionTimeoutMs, 10_000),
     lockTimeoutMs: positiveInteger("lockTimeoutMs", options.lockTimeoutMs, 20_000),

@@ -6,7 +6,9 @@ import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
 import { applyMigrations } from "./migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
+import { PostgresOneTrip } from "./postgres-one-trip.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
+import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -64,6 +66,8 @@ export class PostgresStore implements Store {
   private readonly active = new Set<Promise<unknown>>();
   private closed = false;
   private secret: Buffer | undefined;
+  /** Set on open once the schema has the functions of migration 0002 (a store opened with `migrate: false` may lack them). */
+  oneTrip: PostgresOneTrip | undefined;
   private skippedRowsTimer: NodeJS.Timeout | undefined;
 
   private constructor(options: ResolvedPostgresStoreOptions) {
@@ -113,6 +117,12 @@ export class PostgresStore implements Store {
     try {
       if (store.options.migrate) await store.applyMigrations();
       await store.readDatabaseClock();
+      if (await store.hasMigration(oneTripFunctionsMigration.name)) {
+        store.oneTrip = new PostgresOneTrip(store.quotedSchema, (statement, values) => store.runStatement(statement, values), () => store.lookAgainSoon(), {
+          maxGroupsInFlight: store.options.maxCommitGroupsInFlight,
+          maxGroupSize: 64,
+        });
+      }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();
       await store.wakeChannel.start();
@@ -140,6 +150,20 @@ export class PostgresStore implements Store {
       return await applyMigrations(client, resolved.schema, pg.escapeIdentifier(resolved.schema));
     } finally {
       await client.end();
+    }
+  }
+
+  private async hasMigration(name: string): Promise<boolean> {
+    const connection = await this.checkOut();
+    try {
+      const result = await connection.client.query(`SELECT 1 FROM ${this.quotedSchema}.schema_migrations WHERE name = $1`, [name]);
+      connection.release();
+      return result.rows.length > 0;
+    } catch (error) {
+      connection.release(error);
+      // A schema created by hand without the migrations table: no functions either.
+      if ((error as { code?: unknown }).code === "42P01") return false;
+      throw error;
     }
   }
 
@@ -229,6 +253,44 @@ export class PostgresStore implements Store {
         // When BEGIN itself failed nothing ran, so a fresh connection may try again.
         const retry = isRetryable(error) || (broken && beginFailed);
         if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      }
+    }
+  }
+
+  /**
+   * Runs one statement as a transaction of its own (autocommit) and returns
+   * its first row: the one-request operations. A fresh clock reading rides
+   * along, pipelined, when due. Deadlocks and serialization failures retry
+   * (the statement applied nothing); any other failure is the caller's,
+   * because a statement whose answer was lost may have committed.
+   */
+  private runStatement<TRow>(statement: { name: string; text: string }, values: unknown[]): Promise<TRow> {
+    if (this.closed) return Promise.reject(new StoreClosedError(`the PostgreSQL store on schema ${this.schema} is closed`));
+    const running = this.runStatementWithRetries<TRow>(statement, values);
+    const tracked = running.catch(() => undefined);
+    this.active.add(tracked);
+    void tracked.finally(() => this.active.delete(tracked));
+    return running;
+  }
+
+  private async runStatementWithRetries<TRow>(statement: { name: string; text: string }, values: unknown[]): Promise<TRow> {
+    for (let attempt = 1; ; attempt++) {
+      const connection = await this.checkOut();
+      const { client } = connection;
+      const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
+      try {
+        const result = await client.query({ ...statement, values });
+        await clockReading;
+        connection.release();
+        const [row] = result.rows as TRow[];
+        if (row === undefined) throw new Error(`the PostgreSQL statement ${statement.name} returned no row`);
+        return row;
+      } catch (error) {
+        // An error the server answered leaves the connection usable; anything else may have broken it.
+        const answered = typeof (error as { code?: unknown } | null)?.code === "string";
+        connection.release(connection.failed() !== undefined || !answered ? error : undefined);
+        if (!isRetryable(error) || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       }
     }

@@ -1,6 +1,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import type {
   AttributeRow,
+  ExecutionLease,
   ExecutionRow,
   ExecutionStatus,
   FlowRow,
@@ -154,6 +155,11 @@ export class SqliteTransaction implements StoreTransaction {
   async getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined> {
     if (this.detached) await this.attach();
     return this.get<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND execution_id = ?`, flowId, executionId);
+  }
+
+  async readLease(flowId: string, executionId: string): Promise<ExecutionLease | undefined> {
+    if (this.detached) await this.attach();
+    return this.get<ExecutionLease>("SELECT claimed_by AS claimedBy, lease_token AS leaseToken FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
   }
 
   async updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void> {

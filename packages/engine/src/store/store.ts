@@ -8,6 +8,7 @@
  * `@perdure/engine/testing` proves it.
  */
 import type { FlowStatus } from "../flow/flow-status.ts";
+import type { OneTripOperations } from "./step-commit.ts";
 import type { StoreClock } from "./store-clock.ts";
 
 /** A Flow instance row. JSON columns hold encoded text. */
@@ -60,6 +61,9 @@ export interface ExecutionRow {
   lastError: string | null;
   createdAt: number;
 }
+
+/** Who holds an execution's lease, with which token: what a commit's fence compares. */
+export type ExecutionLease = Pick<ExecutionRow, "claimedBy" | "leaseToken">;
 
 export interface AttributeRow {
   name: string;
@@ -136,6 +140,12 @@ export interface StoreTransaction {
 
   insertExecution(row: ExecutionRow): Promise<void>;
   getExecution(flowId: string, executionId: string): Promise<ExecutionRow | undefined>;
+  /**
+   * Only the lease columns of an execution: a commit's fence, which already
+   * holds the row it claimed. Optional: without it the engine reads the
+   * whole row with {@link getExecution}.
+   */
+  readLease?(flowId: string, executionId: string): Promise<ExecutionLease | undefined>;
   updateExecution(flowId: string, executionId: string, fields: Partial<ExecutionRow>): Promise<void>;
   deleteExecution(flowId: string, executionId: string): Promise<void>;
   /** Every unfinished execution of the Flow (only those in `status` when given), oldest first. */
@@ -207,6 +217,12 @@ export interface Store {
    * clock. Local waits (poll intervals, backoff sleeps) use local timers.
    */
   readonly clock: StoreClock;
+  /**
+   * One-request forms of a plain Step commit and of a flow start, for stores
+   * that pay a round trip per statement (see `step-commit.ts`). Absent: the
+   * engine uses {@link transaction} for everything.
+   */
+  readonly oneTrip?: OneTripOperations | undefined;
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
   /** Tells this process and, where the store can, other processes about a change. */

@@ -2,22 +2,14 @@ import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "../step/attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
-import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
+import type { OneTripOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
+import type { ClaimedAttempt } from "./commit-attempt-types.ts";
+import { claimCatalogOf, claimedAttemptOf } from "./one-trip-commit.ts";
 import { Snapshot } from "./snapshot.ts";
 
-/** One attempt a Worker holds a lease on, with the snapshot taken at claim. */
-export interface ClaimedAttempt {
-  flow: FlowCore;
-  execution: ExecutionRow;
-  options: ExecutionOptions;
-  method: "wait_until" | "execute";
-  methodOptions: ResolvedMethodOptions;
-  input: unknown;
-  snapshot: Snapshot;
-  claimedAt: number;
-}
+export type { ClaimedAttempt } from "./commit-attempt-types.ts";
 
 /** What one claim transaction produced, and what it changed for others. */
 export interface ClaimBatch {
@@ -138,8 +130,32 @@ function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.af
   else if (batch.changed[0] !== undefined) durableBoundary(name, batch.changed[0].flowId);
 }
 
+/**
+ * Claims in one request of a store's one-trip operations, while the tasks in
+ * line are plain (see `store/step-commit.ts`); the rest in a transaction.
+ * The request is the commit, so only its after-commit boundary is marked.
+ */
+async function claimInOneTrip(store: Store, oneTrip: OneTripOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
+  const now = store.clock.now();
+  const { flowTypes, catalog } = claimCatalogOf(flows);
+  const reply = await oneTrip.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
+  const batch: ClaimBatch = { claims: [], changed: [] };
+  for (const claimed of reply.claims) {
+    const attempt = claimedAttemptOf(flows, claimed, now);
+    if (attempt !== undefined) batch.claims.push(attempt);
+  }
+  markClaimBoundary("worker.claim.after-commit", batch);
+  if (reply.claimStopped && batch.claims.length < limit) {
+    const rest = await claimTasks(store, flows, workerId, limit - batch.claims.length, { general: true });
+    batch.claims.push(...rest.claims);
+    batch.changed.push(...rest.changed);
+  }
+  return batch;
+}
+
 /** Claims up to `limit` queued tasks in one short transaction of its own. */
-export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
+export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number, how: { general?: boolean } = {}): Promise<ClaimBatch> {
+  if (store.oneTrip !== undefined && how.general !== true && limit > 0) return claimInOneTrip(store, store.oneTrip, flows, workerId, limit);
   const now = store.clock.now();
   const batch = await store.transaction(async (transaction) => {
     const claimed = await claimInTransaction(transaction, flows, workerId, limit, now);

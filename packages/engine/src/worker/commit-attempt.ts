@@ -1,42 +1,69 @@
-import { FlowTransaction, type EncodedMovement } from "../flow/flow-transaction.ts";
-import { failAttempt, type AttemptError } from "../step/attempt-failure.ts";
+import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { failAttempt } from "../step/attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
-import type { FlowCore } from "../flow/flow.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import type { Store, StoreTransaction } from "../store/store.ts";
-import type { Conditions } from "../timer/condition.ts";
-import type { StagedWrite } from "./attempt-context.ts";
-import { claimInTransaction, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
+import type { OneTripOperations } from "../store/step-commit.ts";
+import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
+import { claimInTransaction, claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
+import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
+import { claimedAttemptOf, decisionSummary, planOneTripCommit } from "./one-trip-commit.ts";
 
-/** An `execute` decision with every value encoded, ready to commit. */
-export interface PreparedDecision {
-  kind: "move" | "dead_end" | "complete" | "fail";
-  movements: EncodedMovement[];
-  cancelStepTypes: readonly string[];
-  output: string | undefined;
-  error: string | undefined;
+export type { AttemptOutcome, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
+
+/**
+ * The execution as this attempt holds it, or undefined when the fence fails
+ * (the lease lapsed, was taken over, or the execution was cancelled). While
+ * the lease holds only heartbeats change the row (lease expiry, checkpoint),
+ * so a store that can read just the lease saves reading the row again; a
+ * failed attempt reads it whole, as its retry bookkeeping starts from it.
+ */
+async function fencedExecution(transaction: StoreTransaction, claim: ClaimedAttempt, workerId: string, whole: boolean): Promise<ExecutionRow | undefined> {
+  const { execution } = claim;
+  const holds = (lease: ExecutionLease | undefined): boolean => lease !== undefined && lease.claimedBy === workerId && lease.leaseToken === execution.leaseToken;
+  if (!whole && transaction.readLease !== undefined) {
+    const lease = await transaction.readLease(execution.flowId, execution.executionId);
+    // A copy: the commit moves its status along, and a retried commit starts from the claimed row again.
+    return holds(lease) ? { ...execution } : undefined;
+  }
+  const current = await transaction.getExecution(execution.flowId, execution.executionId);
+  return holds(current) ? current : undefined;
 }
 
-/** What an attempt produced. */
-export type AttemptOutcome =
-  | { kind: "wait_until"; conditions: Conditions | null; writes: readonly StagedWrite[]; publishes: readonly StagedWrite[] }
-  | { kind: "execute"; decision: PreparedDecision; writes: readonly StagedWrite[]; publishes: readonly StagedWrite[] }
-  | { kind: "error"; error: AttemptError };
-
-function decisionSummary(decision: PreparedDecision): string {
-  return JSON.stringify({
-    kind: decision.kind,
-    ...(decision.movements.length > 0 ? { moveTo: decision.movements.map((movement) => movement.stepType) } : {}),
-    ...(decision.cancelStepTypes.length > 0 ? { cancel: decision.cancelStepTypes } : {}),
-    ...(decision.error === undefined ? {} : { error: decision.error }),
-  });
-}
-
-/** Which tasks the committing Worker takes next, in the same transaction. */
-export interface ClaimNext {
-  flows: ReadonlyMap<string, FlowCore>;
-  /** Free slots, counting the one this attempt is about to free. */
-  limit: number;
+/**
+ * The one-request commit (see `store/step-commit.ts`); undefined when the
+ * outcome needs the general path or the store answered `fallback`.
+ */
+async function commitInOneTrip(
+  store: Store,
+  oneTrip: OneTripOperations,
+  claim: ClaimedAttempt,
+  workerId: string,
+  outcome: AttemptOutcome,
+  next: ClaimNext | undefined,
+  now: number,
+): Promise<ClaimedAttempt[] | undefined> {
+  const plan = planOneTripCommit(claim, workerId, outcome, next, now);
+  if (plan === undefined) return undefined;
+  const { execution } = claim;
+  durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
+  const reply = await oneTrip.commitStep(plan);
+  if (reply.outcome === "fallback") return undefined;
+  if (reply.outcome === "committed") durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
+  const claims: ClaimedAttempt[] = [];
+  for (const claimed of reply.claims) {
+    const attempt = next === undefined ? undefined : claimedAttemptOf(next.flows, claimed, now);
+    if (attempt !== undefined) claims.push(attempt);
+  }
+  if (next !== undefined && reply.claimStopped && claims.length < next.limit) {
+    // A task the store could not claim alone (locks, loads, movement options) is next in line.
+    const rest = await claimTasks(store, next.flows, workerId, next.limit - claims.length, { general: true });
+    claims.push(...rest.claims);
+    for (const changed of rest.changed) changed.announce(store);
+  }
+  const queuedTask = plan.movements.length > 0 || plan.ready !== null;
+  const othersMayClaim = next === undefined || claims.length >= next.limit;
+  if (reply.outcome === "committed" && queuedTask && othersMayClaim) store.wake({ kind: "tasks", at: now });
+  return claims;
 }
 
 /**
@@ -48,6 +75,10 @@ export interface ClaimNext {
 export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next?: ClaimNext): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
   const now = store.clock.now();
+  if (store.oneTrip !== undefined) {
+    const claims = await commitInOneTrip(store, store.oneTrip, claim, workerId, outcome, next, now);
+    if (claims !== undefined) return claims;
+  }
   let nextBatch: ClaimBatch = { claims: [], changed: [] };
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);
@@ -65,8 +96,8 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
   return nextBatch.claims;
 
   async function commitInTransaction(transaction: StoreTransaction): Promise<FlowTransaction | undefined> {
-    const current = await transaction.getExecution(execution.flowId, execution.executionId);
-    if (current === undefined || current.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return undefined;
+    const current = await fencedExecution(transaction, claim, workerId, outcome.kind === "error");
+    if (current === undefined) return undefined;
     const flowTransaction = await FlowTransaction.open(transaction, claim.flow, execution.flowId, now);
     if (flowTransaction === undefined) return undefined;
     if (outcome.kind === "error") {
@@ -84,8 +115,10 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
       attempt: current.attempt,
       startedAt: claim.claimedAt,
     };
+    // Locks are taken at claim for the claimed method only, so a method without locks holds none.
+    const holdsLocks = claim.methodOptions.lockNames.length > 0;
     if (outcome.kind === "wait_until") {
-      await transaction.releaseLocks(execution.flowId, execution.executionId);
+      if (holdsLocks) await transaction.releaseLocks(execution.flowId, execution.executionId);
       const stored = outcome.conditions === null ? null : storeConditions(current.stepType, outcome.conditions, now);
       await flowTransaction.recordHistory({ ...history, outcome: stored === null ? null : JSON.stringify(stored), error: null });
       if (stored === null) await flowTransaction.makeReady(current, { firedTimers: [], messages: [] });
@@ -96,7 +129,7 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
       if (decision.kind === "move") for (const movement of decision.movements) await flowTransaction.schedule(movement);
       if (decision.kind === "complete") await flowTransaction.finish("completed", decision.output === undefined ? {} : { output: decision.output }, current.executionId);
       if (decision.kind === "fail") await flowTransaction.finish("failed", { error: decision.error ?? "failed" }, current.executionId);
-      await flowTransaction.removeExecution(current);
+      await flowTransaction.removeExecution(current, { holdsLocks });
       await flowTransaction.recordHistory({ ...history, outcome: decisionSummary(decision), error: null });
     }
     await flowTransaction.close();

@@ -35,6 +35,13 @@ export class Snapshot implements PlainAttributeReader {
     this.flow = flow;
   }
 
+  /** A snapshot of plain Attributes only, read by the store along with a claim, for a Step that selects nothing else. */
+  static ofPlainAttributes(flow: FlowCore, rows: readonly { name: string; value: string }[]): Snapshot {
+    const snapshot = new Snapshot(flow);
+    for (const row of rows) snapshot.values.set(slot(row.name, ""), row.value);
+    return snapshot;
+  }
+
   /** Reads plain Attributes and everything the Step (and its movement) selects. */
   static async load(
     transaction: StoreTransaction,

@@ -1,6 +1,6 @@
 import { describeValue, rpc } from "@perdure/engine";
-import type { AgentMessage } from "../../values/agent-message.ts";
-import { messageSequenceKey } from "../../values/agent-message.ts";
+import { readAgentMessagePage } from "../messages/list-agent-messages-page.ts";
+import { deletedBeforeSequenceOf, readStoredMessages } from "../messages/stored-messages-reader.ts";
 import type { AgentMessagePage } from "../../values/agent-message-page.ts";
 import type { AgentPlan } from "../../values/agent-plan.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
@@ -9,6 +9,7 @@ import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";
 import { createExecutePlanRpc } from "./execute-plan.ts";
+import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
@@ -111,14 +112,12 @@ export function createSessionRpcs(environment: SessionEnvironment) {
     answerQuestion: createAnswerQuestionRpc(environment),
     ...createTurnControlRpcs(environment),
     executePlan: createExecutePlanRpc(environment),
+    updateSessionSettings: createUpdateSessionSettingsRpc(environment),
     getAgentSnapshot: rpc<undefined, AgentSnapshot>({
       name: "get_agent_snapshot",
       handler: async (context) => {
-        const messages: AgentMessage[] = [];
-        for (const key of await context.keys(persistence.agentMessages)) {
-          const message = await context.read(persistence.agentMessages.instance(key));
-          if (message !== undefined) messages.push(message);
-        }
+        const index = await context.read(persistence.agentMessageIndex);
+        const messages = await readStoredMessages(context, persistence, index);
         const toolCalls = [];
         for (const key of await context.keys(persistence.agentToolCalls)) {
           const record = await context.read(persistence.agentToolCalls.instance(key));
@@ -137,7 +136,9 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           ...planField(await context.read(persistence.agentPlan)),
           queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           steeredMessages: steered.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
-          contextSummary: null,
+          deletedBeforeSequence: deletedBeforeSequenceOf(index),
+          contextSummary: (await context.read(persistence.contextSummary)) ?? null,
+          sessionSettings: (await context.read(persistence.sessionSettings)) ?? {},
         };
       },
     }),
@@ -145,18 +146,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       name: "list_agent_messages",
       parseInput: parseListAgentMessages,
       handler: async (context, input) => {
-        const before = input?.beforeSequence ?? null;
-        const limit = input?.limit ?? 50;
-        const state = await context.read(persistence.agentState);
-        const end = Math.min((state?.messageCount ?? 0) + 1, before ?? Number.MAX_SAFE_INTEGER);
-        const first = Math.max(1, end - limit);
-        const keys = end <= 1 ? [] : await context.keys(persistence.agentMessages, { fromKey: messageSequenceKey(first), toKey: messageSequenceKey(end) });
-        const messages: AgentMessage[] = [];
-        for (const key of keys) {
-          const message = await context.read(persistence.agentMessages.instance(key));
-          if (message !== undefined) messages.push(message);
-        }
-        return { messages, nextBeforeSequence: first > 1 ? first : null, deletedBeforeSequence: null };
+        return readAgentMessagePage(context, persistence, input?.beforeSequence ?? null, input?.limit ?? 50);
       },
     }),
   };

@@ -154,9 +154,9 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         }
         // Whether this commit cancels the Step that drives the turn (its model call, or the record of a failed one):
         // then FinishTurnCancellation ends the turn; otherwise ResumeTurn or ApplyTurnControl still will.
-        const drivers: readonly string[] = [AgentStepType.RunModel, AgentStepType.RecordTurnFailure];
+        const drivers: readonly string[] = [AgentStepType.RunModel, AgentStepType.CompactContext, AgentStepType.RecordTurnFailure];
         const modelCallCancelled = (await context.activeExecutions()).some((execution) => drivers.includes(execution.stepType));
-        context.cancelSteps([AgentStepType.RunModel, AgentStepType.RecordTurnFailure, AgentStepType.PollToolTask]);
+        context.cancelSteps([AgentStepType.RunModel, AgentStepType.CompactContext, AgentStepType.RecordTurnFailure, AgentStepType.PollToolTask]);
         context.moveTo(AgentStepType.FinishTurnCancellation, { turn_id: turnId, model_call_cancelled: modelCallCancelled });
         return true;
       },

@@ -16,8 +16,10 @@ import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, readState, startTurn, turnMessageCount } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { moveToModelInputStep } from "../messages/model-input-loads.ts";
 import { interactionModeForMessages } from "./await-user-message.ts";
 import { recordRetry } from "./tool-step-input.ts";
+import { emitActivationRoot } from "../../tracing/activation-root.ts";
 
 function parseTurnId(input: unknown): string | null {
   return typeof input === "string" && input !== "" ? input : null;
@@ -60,8 +62,9 @@ async function startSteeredTurn(context: ExecuteContext, environment: SessionEnv
   const mode = interactionModeForMessages(messages, context.read(persistence.agentPlan));
   const started = await startTurn(context, persistence, state, messages.map((message) => runner.buildUserMessage(message.text)), (turnId) =>
     createEventWriter(context, persistence, turnId), mode);
+  await emitActivationRoot(context, environment, { turnId: started.activeTurnId, lastMessageSequence: started.messageCount });
   context.write(persistence.agentState, started);
-  return moveTo(AgentStepType.RunModel);
+  return moveToModelInputStep(context, environment, AgentStepType.RunModel);
 }
 
 export function createApplyTurnControlStep(environment: SessionEnvironment): StepDefinition<unknown> {

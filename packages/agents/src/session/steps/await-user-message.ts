@@ -14,6 +14,8 @@ import { activatePlan } from "../plans/plan-writes.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { readState, startTurn } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { moveToModelInputStep } from "../messages/model-input-loads.ts";
+import { emitActivationRoot } from "../../tracing/activation-root.ts";
 
 function isExecutable(plan: AgentPlan | undefined): plan is AgentPlan {
   return plan !== undefined && (plan.status === "draft" || plan.status === "active");
@@ -29,8 +31,9 @@ async function startMessageTurn(context: ExecuteContext, environment: SessionEnv
   const mode = interactionModeForMessages([message], context.read(persistence.agentPlan));
   const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(message.text), (turnId) =>
     createEventWriter(context, persistence, turnId), mode);
+  await emitActivationRoot(context, environment, { turnId: state.activeTurnId, lastMessageSequence: state.messageCount });
   context.write(persistence.agentState, state);
-  return moveTo(AgentStepType.RunModel);
+  return moveToModelInputStep(context, environment, AgentStepType.RunModel);
 }
 
 async function startExecutingTurn(context: ExecuteContext, environment: SessionEnvironment, revision: number): Promise<StepDecision> {
@@ -46,13 +49,16 @@ async function startExecutingTurn(context: ExecuteContext, environment: SessionE
   }, "executing");
   await activatePlan(context, persistence, plan, turnEvents);
   await turnEvents.write("plan_execution_started", { revision });
+  await emitActivationRoot(context, environment, { turnId: state.activeTurnId, lastMessageSequence: state.messageCount });
   context.write(persistence.agentState, state);
-  return moveTo(AgentStepType.RunModel);
+  return moveToModelInputStep(context, environment, AgentStepType.RunModel);
 }
 
 export function createAwaitUserMessageStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence } = environment;
   return defineStep(AgentStepType.AwaitUserMessage, {
+    // A Step that stores messages loads the whole window, so a rollover can move its oldest.
+    load: [persistence.agentMessages.all()],
     // Queued messages come first; only the current revision's approval can start a turn.
     waitUntil: (context) => {
       const plan = context.read(persistence.agentPlan);
@@ -63,7 +69,7 @@ export function createAwaitUserMessageStep(environment: SessionEnvironment): Ste
     executeOptions: { locks: [persistence.pendingPlanExecution, persistence.turnCancellationRequest] },
     execute: async (context) => {
       // A steer that arrived as the turn ended: ApplyTurnControl starts a turn with the steered messages.
-      if (context.consumed(persistence.turnControlRequests).length > 0) return moveTo(AgentStepType.ApplyTurnControl, null);
+      if (context.consumed(persistence.turnControlRequests).length > 0) return moveToModelInputStep(context, environment, AgentStepType.ApplyTurnControl, null);
       const [queued] = context.consumed(persistence.queuedUserMessages);
       if (queued !== undefined) return startMessageTurn(context, environment, queued.message);
       const plan = context.read(persistence.agentPlan);

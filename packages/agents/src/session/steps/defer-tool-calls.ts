@@ -19,6 +19,7 @@ import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, finishToolCall, isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { interruptRaisedPayload } from "./interrupt-events.ts";
+import { activationTraceContextField } from "../../tracing/activation-root.ts";
 
 /** `CallTool` for effects that may repeat, `CallSingleAttemptTool` for the rest. */
 export function toolStepFor(effect: AgentToolCallRecord["effect"]): string {
@@ -86,7 +87,7 @@ export async function deferToolCalls(
   const interrupts: AgentInterrupt[] = [...(context.read(persistence.pendingInterrupts) ?? [])];
   const movements: Movement[] = [];
   for (const [index, call] of outcome.toolCalls.entries()) {
-    const record = newRecord(call, turnId, firstOrder + index);
+    const record: AgentToolCallRecord = { ...newRecord(call, turnId, firstOrder + index), ...activationTraceContextField(context, environment) };
     const isBuiltIn = builtIns.includes(call.toolName);
     const work = state.interactionMode === "planning" && !(isBuiltIn && call.toolName === "write_todos")
       ? await rejectInPlanningTurn(deferral, record)

@@ -6,11 +6,12 @@
  * whose poll the RPC cancelled to `CancelToolTask` and ends, and
  * `ResumeTurn` ends the turn once every call is final.
  */
-import { deadEnd, defineStep, movement, moveTo, moveToMany, type StepDefinition } from "@perdure/engine";
+import { deadEnd, defineStep, movement, moveToMany, type StepDefinition } from "@perdure/engine";
 import { loadedToolCalls } from "../build-turn-context.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { readState } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { moveToModelInputStep } from "../messages/model-input-loads.ts";
 import { recordRetry } from "./tool-step-input.ts";
 
 /** The input `cancel_turn` gives: the turn, and whether it cancelled the Step that drove it. A bare turn ID reads as no model call. */
@@ -30,7 +31,7 @@ export function createFinishTurnCancellationStep(environment: SessionEnvironment
       const { turnId, modelCallCancelled } = parseFinishInput(input);
       if (turnId === null || state.activeTurnId !== turnId) return deadEnd();
       // Exactly one Step drives a turn: when cancel_turn cancelled it, this Step takes over; otherwise ResumeTurn or ApplyTurnControl ends the turn.
-      if (modelCallCancelled) return moveTo(AgentStepType.ApplyTurnControl, turnId);
+      if (modelCallCancelled) return moveToModelInputStep(context, environment, AgentStepType.ApplyTurnControl, turnId);
       const abandoned = loadedToolCalls(context, environment).filter((record) => record.status === "waiting_for_task");
       // A poll started after cancel_turn committed is cancelled here too; it would hand its task over itself.
       return abandoned.length === 0

@@ -20,6 +20,7 @@ import { AgentStepType } from "../step-types.ts";
 import { recordToolQuestion } from "./record-tool-question.ts";
 import { parseToolCallId } from "./tool-step-input.ts";
 import { isTurnCancelled } from "./turn-control-checks.ts";
+import { withToolSpan } from "../../tracing/tool-span.ts";
 
 const timerIdCharacters = /[^A-Za-z0-9_.:-]/g;
 
@@ -64,7 +65,7 @@ async function poll(context: ExecuteContext, environment: SessionEnvironment, re
   };
   let outcome: unknown;
   try {
-    outcome = await withBackgroundHeartbeat(context, () => (runner.pollToolTask as NonNullable<typeof runner.pollToolTask>)(request));
+    outcome = await withToolSpan(context, environment, record, () => withBackgroundHeartbeat(context, () => (runner.pollToolTask as NonNullable<typeof runner.pollToolTask>)(request)));
   } catch (error) {
     if (!ToolExecutionError.isInstance(error) || context.cancellationSignal.aborted) throw error;
     await finishToolCall(context, persistence, record, "failed", { output: failedToolResult(error.message), error: error.message }, events);

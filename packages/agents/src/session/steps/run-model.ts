@@ -9,6 +9,10 @@ import { withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, readState, turnMessageCount } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { moveToModelInputStep, requireModelInputLoaded } from "../messages/model-input-loads.ts";
+import { warnWhenHistoryDeleted } from "../messages/deleted-history-warning.ts";
+import { compactionThroughSequence, startCompaction } from "./compaction-trigger.ts";
+import { withChatSpan } from "../../tracing/chat-span.ts";
 import { deferToolCalls } from "./defer-tool-calls.ts";
 import { turnControlOf } from "./turn-control-checks.ts";
 
@@ -42,7 +46,8 @@ function checkOutcome(outcome: AgentTurnOutcome): void {
   }
 }
 
-async function recordUsage(context: ExecuteContext, environment: SessionEnvironment, usage: AgentUsage, events: AgentEventWriter): Promise<void> {
+/** Adds a model call's usage to `AgentUsage` and writes `usage_recorded`. */
+export async function recordUsage(context: ExecuteContext, environment: SessionEnvironment, usage: AgentUsage, events: AgentEventWriter): Promise<void> {
   const { agentUsage } = environment.persistence;
   const session = addAgentUsage(context.read(agentUsage) ?? emptyAgentUsage(), usage);
   context.write(agentUsage, session);
@@ -59,25 +64,33 @@ async function completeTurn(context: ExecuteContext, environment: SessionEnviron
   return moveTo(AgentStepType.AwaitUserMessage);
 }
 
+/** `RunModel`'s timeouts and retries, which `CompactContext` shares. */
+export const modelCallExecuteOptions = {
+  timeoutMs: 15 * 60_000,
+  heartbeatTimeoutMs: 2 * 60_000,
+  retry: { maximumAttempts: 3, totalDurationMs: 30 * 60_000 },
+};
+
 /** `RunModel`: one model call from committed state, then the turn's answer or its tool calls. */
 export function createRunModelStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence, runner } = environment;
   return defineStep(AgentStepType.RunModel, {
     load: [persistence.agentMessages.all(), persistence.agentToolCalls.all(), persistence.steeredUserMessages],
     failureRoute: AgentStepType.RecordTurnFailure,
-    executeOptions: {
-      timeoutMs: 15 * 60_000,
-      heartbeatTimeoutMs: 2 * 60_000,
-      retry: { maximumAttempts: 3, totalDurationMs: 30 * 60_000 },
-    },
+    executeOptions: modelCallExecuteOptions,
     execute: async (context) => {
       const state = readState(context, persistence);
       const turnId = state.activeTurnId;
       if (turnId === null) return moveTo(AgentStepType.AwaitUserMessage);
       // A steered or cancelled turn ends here, without a model call.
-      if (turnControlOf(context, environment, turnId) !== null) return moveTo(AgentStepType.ApplyTurnControl, turnId);
+      if (turnControlOf(context, environment, turnId) !== null) return moveToModelInputStep(context, environment, AgentStepType.ApplyTurnControl, turnId);
+      requireModelInputLoaded(context, environment);
       const turn = buildTurnContext(context, environment, state, turnId);
-      const outcome = await withBackgroundHeartbeat(context, () => runner.runModelStep(turn));
+      // Under a compaction policy, an input near the context window is summarized first, without a model call.
+      const throughSequence = await compactionThroughSequence(environment, turn, state);
+      if (throughSequence !== null) return startCompaction(context, environment, state, throughSequence);
+      warnWhenHistoryDeleted(context, environment);
+      const outcome = await withChatSpan(context, environment, turn, () => withBackgroundHeartbeat(context, () => runner.runModelStep(turn)));
       // cancel_turn cancelled this execution: its commit would be dropped, so write no events for an answer nobody keeps.
       if (context.cancellationSignal.aborted) throw new Error(`the model call of ${turnId} was cancelled; its answer is dropped`);
       // The model answered (and was paid for); its record commits with this Step.

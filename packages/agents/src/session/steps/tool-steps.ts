@@ -10,6 +10,8 @@ import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, isoNow, readToolCall, readToolCallIfStored } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { emitActivationRoot, withTraceContext } from "../../tracing/activation-root.ts";
+import { withToolSpan } from "../../tracing/tool-span.ts";
 import { toolStepFor } from "./defer-tool-calls.ts";
 import { recordToolQuestion } from "./record-tool-question.ts";
 import { recordToolTaskStarted } from "./record-tool-task-started.ts";
@@ -48,6 +50,8 @@ export function createAwaitToolApprovalStep(environment: SessionEnvironment): St
         context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.interruptId !== interruptId));
       }
       const [resolution] = context.consumed(persistence.interruptResolutions.instance(interruptId));
+      // An answer or an expired deadline starts an activation; the approved call's spans join its trace.
+      const traceContext = await emitActivationRoot(context, environment, { turnId: record.turnId });
       const approved = !context.timerFired("deadline") && resolution?.message.approved === true;
       const rejectionMessage = context.timerFired("deadline") ? approvalDeadlinePassed : (resolution?.message.rejectionMessage ?? null);
       await events.write("interrupt_resolved", {
@@ -55,7 +59,7 @@ export function createAwaitToolApprovalStep(environment: SessionEnvironment): St
         rejection_message: approved ? null : rejectionMessage, cancellation_reason: null,
       });
       if (approved) {
-        context.write(persistence.agentToolCalls.instance(toolCallId), { ...record, status: "approved" });
+        context.write(persistence.agentToolCalls.instance(toolCallId), withTraceContext({ ...record, status: "approved" }, traceContext));
         return moveTo(toolStepFor(record.effect), toolCallId);
       }
       await finishToolCall(context, persistence, record, "rejected", { output: rejectedToolResult(rejectionMessage), error: rejectionMessage }, events);
@@ -95,7 +99,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   };
   let result: unknown;
   try {
-    result = await withBackgroundHeartbeat(context, () => runner.executeDeferredToolCall(execution));
+    result = await withToolSpan(context, environment, toolCall, () => withBackgroundHeartbeat(context, () => runner.executeDeferredToolCall(execution)));
   } catch (error) {
     if (!ToolExecutionError.isInstance(error)) throw error;
     durableBoundary("agent.tool.before-record", context.flowId, record.toolName);

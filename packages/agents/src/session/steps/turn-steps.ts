@@ -7,6 +7,7 @@ import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, readState } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
+import { moveToModelInputStep } from "../messages/model-input-loads.ts";
 import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
 
 /**
@@ -51,7 +52,9 @@ export function createResumeTurnStep(environment: SessionEnvironment): StepDefin
         return moveTo(AgentStepType.ResumeTurn, expected);
       }
       context.write(persistence.agentState, { ...state, status: "running_model" });
-      return turnControlOf(context, environment, turnId) === null ? moveTo(AgentStepType.RunModel) : moveTo(AgentStepType.ApplyTurnControl, turnId);
+      return turnControlOf(context, environment, turnId) === null
+        ? moveToModelInputStep(context, environment, AgentStepType.RunModel)
+        : moveToModelInputStep(context, environment, AgentStepType.ApplyTurnControl, turnId);
     },
   });
 }
@@ -60,7 +63,10 @@ export function createResumeTurnStep(environment: SessionEnvironment): StepDefin
 export function createRecordTurnFailureStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence, runner } = environment;
   return defineStep<unknown>(AgentStepType.RecordTurnFailure, {
-    load: [persistence.agentMessages.all(), persistence.agentToolCalls.all()],
+    // A failure route has static options: it loads every kept chunk when the runner rebuilds the unfinished turn from the messages.
+    load: runner.buildUnfinishedTurnMessages === undefined
+      ? [persistence.agentMessages.all(), persistence.agentToolCalls.all()]
+      : [persistence.agentMessages.all(), persistence.agentMessageChunks.all(), persistence.agentToolCalls.all()],
     executeOptions: { retry: recordRetry },
     execute: async (context) => {
       const state = readState(context, persistence);

@@ -8,6 +8,7 @@ import { ChatPanel } from "./chat/ChatPanel.tsx";
 import { liveSessionOf } from "./chat/live-session.ts";
 import { Inspector, type InspectorTab } from "./inspector/Inspector.tsx";
 import { SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
+import { ModelPicker } from "./ModelPicker.tsx";
 
 export type LayoutMode = "chat" | "split" | "inspector";
 
@@ -79,6 +80,14 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
           <span className="muted small">{inspection.data?.flowType ?? props.summary?.agent ?? ""}</span>
         </div>
         <div className="workspace-actions">
+          {flowStatus === "running" && (inspection.data?.features?.modelChoices?.length ?? 0) > 1 && (
+            <ModelPicker
+              sessionId={sessionId}
+              choices={inspection.data?.features?.modelChoices ?? []}
+              settings={inspection.data?.snapshot.session_settings ?? {}}
+              onChanged={refresh}
+            />
+          )}
           {flowStatus === "running" && (
             <button type="button" className="button button-ghost small danger" onClick={() => void stop()} disabled={stopping} title="Stop the session's Flow for good">
               {stopping ? "Stopping…" : "Stop session"}

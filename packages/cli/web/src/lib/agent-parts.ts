@@ -146,3 +146,23 @@ export function toolTaskOf(part: Part): ToolTaskData | undefined {
 export function turnControlOf(part: Part | { type: string; data?: unknown }): TurnControlData | undefined {
   return dataOf<TurnControlData>(part as Part, "data-agent-turn-control", (data) => typeof data.turnId === "string" && (data.outcome === "steered" || data.outcome === "cancelled"));
 }
+
+/** `data-agent-mcp-tool-progress`: the latest progress an MCP server reported for a running call. */
+export interface McpToolProgressData {
+  toolCallId: string;
+  toolName: string;
+  server: string;
+  progress: number;
+  total: number | null;
+  message: string | null;
+}
+
+export function mcpToolProgressOf(part: Part): McpToolProgressData | undefined {
+  return dataOf<McpToolProgressData>(part, "data-agent-mcp-tool-progress", (data) => typeof data.toolCallId === "string" && typeof data.progress === "number");
+}
+
+/** A progress line: "2 of 3 · indexing" with a total, "40 · indexing" without one. */
+export function describeMcpToolProgress(progress: McpToolProgressData): string {
+  const amount = progress.total === null ? String(progress.progress) : `${progress.progress} of ${progress.total}`;
+  return progress.message === null || progress.message === "" ? amount : `${amount} · ${progress.message}`;
+}

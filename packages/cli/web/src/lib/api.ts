@@ -136,7 +136,18 @@ export interface WireSnapshot {
   plan: unknown;
   queued_messages: WireQueuedMessage[];
   steered_messages: WireQueuedMessage[];
-  context_summary: unknown;
+  context_summary: WireContextSummary | null;
+  /** The settings the next turn starts with; absent from an older server. */
+  session_settings?: Record<string, unknown>;
+}
+
+/** `ContextSummary`: what compaction summarized, through `last_sequence`. */
+export interface WireContextSummary {
+  summary: string;
+  last_sequence: number;
+  generation: number;
+  turn_id: string;
+  created_at: string;
 }
 
 /** `GET /api/sessions/:id/inspect`. */
@@ -151,12 +162,25 @@ export interface SessionInspection {
   snapshot: WireSnapshot;
   /** What the session's agent accepts. */
   features?: AgentFeatures;
+  /** Where the session's messages are; absent from an older server. */
+  messageStorage?: MessageStorage;
+}
+
+/** The `AgentMessages` window and the archive chunks of a session. */
+export interface MessageStorage {
+  hasIndex: boolean;
+  windowFirstSequence: number;
+  windowMessageCount: number;
+  chunks: { firstSequence: number; lastSequence: number; messageCount: number; isOversized: boolean }[];
+  deletedBeforeSequence: number | null;
 }
 
 /** What an agent accepts (`describeAgentSessionFeatures`). */
 export interface AgentFeatures {
   planModeEnabled: boolean;
   builtInTools: string[];
+  /** Names the agent accepts as `sessionSettings.model`, the default first; absent from an older server. */
+  modelChoices?: string[];
 }
 
 /** An `AgentEvent` as wire JSON, with its payload parsed. */
@@ -217,6 +241,9 @@ export const api = {
   /** Stops the running turn (`cancel_turn`). */
   cancelTurn: (sessionId: string, turnId: string | null): Promise<{ cancelled: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/cancel`, { method: "POST", body: JSON.stringify({ turnId }) }),
+  /** Replaces the session's settings (`update_session_settings`); its next turn starts with them. */
+  updateSessionSettings: (sessionId: string, sessionSettings: Record<string, unknown>): Promise<{ updated: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/settings`, { method: "POST", body: JSON.stringify({ sessionSettings }) }),
   stopSession: (sessionId: string): Promise<{ stopped: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/stop`, { method: "POST", body: "{}" }),
   eventsUrl: (sessionId: string): string => `/api/sessions/${sessionPath(sessionId)}/events`,

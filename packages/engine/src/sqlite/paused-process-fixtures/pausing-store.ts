@@ -23,7 +23,8 @@ interface Call {
 function kindOf(calls: readonly Call[]): string | undefined {
   const [first] = calls;
   if (first === undefined) return undefined;
-  if (first.method === "getExecution" && first.args[0] === globalThis.perdurePausedCommitArmed) return "commit";
+  // A commit's fence reads the lease (or, where a store cannot, the whole execution) first.
+  if ((first.method === "readLease" || first.method === "getExecution") && first.args[0] === globalThis.perdurePausedCommitArmed) return "commit";
   if (calls.some((call) => call.method === "writeAttribute" && call.args[1] === "Note")) return "rpc";
   if (first.method === "touchWorker") return "liveness";
   if (first.method !== "findClaimable") return undefined;

@@ -3,7 +3,7 @@
 // updates in the order they happened.
 import { isToolUIPart, type DynamicToolUIPart, type UIMessage } from "ai";
 import { useState } from "react";
-import { askUserAnswerOf, planPartOf, questionOf, questionResolutionOf, timerOf, toolTaskOf, turnControlOf, type QuestionData, type QuestionResolutionData, type QuestionResponse, type TurnControlData } from "../../lib/agent-parts.ts";
+import { askUserAnswerOf, mcpToolProgressOf, planPartOf, questionOf, questionResolutionOf, timerOf, toolTaskOf, turnControlOf, type QuestionData, type QuestionResolutionData, type QuestionResponse, type TurnControlData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { DurableWaitCard } from "./DurableWaitCard.tsx";
 import { PlanUpdateNote } from "./PlanView.tsx";
@@ -139,6 +139,10 @@ export function MessageList(props: MessageListProps) {
           const task = toolTaskOf(part);
           return task === undefined ? [] : [[task.toolCallId, task] as const];
         }));
+        const progress = new Map(message.parts.flatMap((part) => {
+          const latest = mcpToolProgressOf(part);
+          return latest === undefined ? [] : [[latest.toolCallId, latest] as const];
+        }));
         const outcome = message.parts.map(turnControlOf).findLast((candidate) => candidate !== undefined) ?? (turnId === null ? undefined : props.turnOutcomes.get(turnId));
         const lastTextIndex = visible.findLastIndex((part) => part.type === "text");
         return (
@@ -195,6 +199,7 @@ export function MessageList(props: MessageListProps) {
                     part={tool}
                     record={props.toolRecords.get(tool.toolCallId)}
                     task={tasks.get(tool.toolCallId)}
+                    progress={progress.get(tool.toolCallId)}
                     onApprovalResponse={props.onApprovalResponse}
                     disabled={props.approvalsDisabled}
                   />

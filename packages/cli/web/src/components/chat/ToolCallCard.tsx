@@ -3,7 +3,7 @@
 // Reject.
 import type { DynamicToolUIPart } from "ai";
 import { useState } from "react";
-import type { ToolTaskData } from "../../lib/agent-parts.ts";
+import { describeMcpToolProgress, type McpToolProgressData, type ToolTaskData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { formatDuration } from "../../lib/format.ts";
 import { ShieldIcon, ToolIcon } from "../Icons.tsx";
@@ -16,6 +16,8 @@ export interface ToolCallCardProps {
   record: WireToolCall | undefined;
   /** The remote task the call started, with its latest status, if it started one. */
   task?: ToolTaskData | undefined;
+  /** The latest progress its MCP server reported, while the stream carries it. */
+  progress?: McpToolProgressData | undefined;
   onApprovalResponse: (approvalId: string, approved: boolean, reason?: string) => void;
   disabled: boolean;
 }
@@ -75,7 +77,7 @@ function TaskStatus(props: { task: ToolTaskData; record: WireToolCall | undefine
 }
 
 export function ToolCallCard(props: ToolCallCardProps) {
-  const { part, record, task } = props;
+  const { part, record, task, progress } = props;
   const state = task !== undefined && task.status === "running" && part.state === "input-available"
     ? { label: "task running", tone: "blue" as Tone, pulse: true }
     : describeState(part);
@@ -111,6 +113,12 @@ export function ToolCallCard(props: ToolCallCardProps) {
             <ValueView value={part.input} emptyLabel="no arguments" />
           </div>
           {task !== undefined && <TaskStatus task={task} record={record} />}
+          {progress !== undefined && (part.state === "input-available" || (part.state === "approval-responded" && part.approval.approved)) && (
+            <div className="tool-section" data-testid="tool-progress">
+              <div className="tool-section-label">Progress</div>
+              <div>{describeMcpToolProgress(progress)}</div>
+            </div>
+          )}
           {part.state === "output-available" && (
             <div className="tool-section">
               <div className="tool-section-label">Result</div>

@@ -25,7 +25,7 @@ function familyOf(type: string): string {
   if (type === "turn_failed") return "error";
   if (type.startsWith("turn_")) return "turn";
   if (type.endsWith("_delta")) return "text";
-  if (type.startsWith("tool_") || type === "timer_started") return "tool";
+  if (type.startsWith("tool_") || type === "timer_started" || type.startsWith("mcp.")) return "tool";
   if (type.startsWith("interrupt_")) return "interrupt";
   if (type === "usage_recorded") return "usage";
   return "other";
@@ -59,6 +59,12 @@ function summarize(event: ReceivedEvent): string {
       const session = payload.session as { total_tokens?: number } | undefined;
       return `+${recorded?.total_tokens ?? 0} tokens (session ${session?.total_tokens ?? 0})`;
     }
+    case "mcp.tool_progress": {
+      const total = typeof payload.total === "number" ? ` of ${payload.total}` : "";
+      return `${str(payload.tool_name)} · ${str(payload.progress)}${total}${payload.message ? ` · ${str(payload.message)}` : ""}`;
+    }
+    case "mcp.task_status":
+      return `${str(payload.tool_name)} · task ${str(payload.task_id)} ${str(payload.status)}${payload.status_message ? `: ${str(payload.status_message)}` : ""}`;
     default:
       return oneLine(payload, 100);
   }

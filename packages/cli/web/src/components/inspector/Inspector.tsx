@@ -5,6 +5,8 @@ import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
 import { useNow } from "../../lib/hooks.ts";
 import { EventLog } from "./EventLog.tsx";
 import { InterruptsPanel, Panel, SessionSummaryPanel, StatePanel, ToolCallsPanel, UsagePanel } from "./Panels.tsx";
+import { MessageStoragePanel } from "./MessageStoragePanel.tsx";
+import { ContextSummaryPanel } from "./ContextSummaryPanel.tsx";
 import { StepTimeline } from "./StepTimeline.tsx";
 
 export type InspectorTab = "overview" | "state" | "events";
@@ -78,6 +80,8 @@ export function Inspector(props: InspectorProps) {
         <div className="inspector-body inspector-grid">
           <StatePanel inspection={inspection} />
           <UsagePanel usage={inspection.snapshot.usage} />
+          {inspection.messageStorage !== undefined && <MessageStoragePanel storage={inspection.messageStorage} />}
+          {inspection.snapshot.context_summary !== null && <ContextSummaryPanel summary={inspection.snapshot.context_summary} />}
         </div>
       )}
       {props.tab === "events" && <EventLog events={props.events} state={props.eventState} onClear={props.onClearEvents} />}

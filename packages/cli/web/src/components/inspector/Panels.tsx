@@ -212,7 +212,7 @@ export function StatePanel(props: { inspection: SessionInspection }) {
         ["queued messages", snapshot.queued_message_count],
         ["steered messages", snapshot.steered_messages.length],
         ["plan", snapshot.plan === null ? <span className="muted">none</span> : "present"],
-        ["context summary", snapshot.context_summary === null ? <span className="muted">none</span> : "present"],
+        ["context summary", snapshot.context_summary === null ? <span className="muted">none</span> : `through #${snapshot.context_summary.last_sequence}`],
         ["created", <span title={state.created_at}>{formatClock(state.created_at)}</span>],
         ["updated", <span title={state.updated_at}>{formatClock(state.updated_at)}</span>],
       ];

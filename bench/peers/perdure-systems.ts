@@ -1,0 +1,61 @@
+/**
+ * Perdure as a {@link WorkloadSystem}: a Worker and a Client in this process
+ * on SQLite (process-crash-safe or full) or on PostgreSQL, running the no-op
+ * chain flow. A flow of N Steps is a chain of N no-op Step executions after
+ * its start Step (so a 0-Step flow is a start Step that completes at once),
+ * which is what a DBOS workflow calling N steps or a Restate handler running
+ * N `ctx.run` blocks records.
+ */
+import { Client, Worker } from "@perdure/engine";
+import type { SqliteDurability } from "@perdure/engine/sqlite";
+import { createNoopChainFlow, FinalStepSignals } from "../engine/flows.ts";
+import { createBenchmarkPostgresSchema } from "../engine/scenarios/postgres-support.ts";
+import { confirmCompleted, openTemporaryBenchmarkStore, WorkerErrorCollector } from "../engine/support.ts";
+import type { WorkloadSystem } from "./workload.ts";
+
+export interface PerdureSystemOptions {
+  /** Worker concurrency: at least the number of concurrent callers. */
+  concurrency: number;
+}
+
+function perdureSystem(name: string, store: import("@perdure/engine").Store, options: PerdureSystemOptions, dispose: () => Promise<void>): WorkloadSystem & { start(): Promise<void> } {
+  const signals = new FinalStepSignals();
+  const errors = new WorkerErrorCollector();
+  const flow = createNoopChainFlow("PeerChain", signals);
+  const worker = new Worker({ store, flows: [flow], concurrency: options.concurrency, onError: errors.onError });
+  const client = new Client({ store });
+  return {
+    name,
+    start: () => worker.start(),
+    async runFlow(flowId, steps) {
+      const finished = signals.expect(flowId);
+      // The chain's start Step counts down: `remaining` more Steps after it.
+      await client.start(flow, flowId, { remaining: steps });
+      await finished;
+      await confirmCompleted(client, flowId);
+      errors.throwIfAny();
+    },
+    async close() {
+      await worker.close();
+      await dispose();
+    },
+  };
+}
+
+/** Perdure on a fresh SQLite file. */
+export async function openPerdureSqlite(durability: SqliteDurability, options: PerdureSystemOptions): Promise<WorkloadSystem> {
+  const temporary = openTemporaryBenchmarkStore(durability);
+  const label = durability === "full" ? "Perdure SQLite FULL" : "Perdure SQLite NORMAL";
+  const system = perdureSystem(label, temporary.store, options, () => temporary.dispose());
+  await system.start();
+  return system;
+}
+
+/** Perdure on a fresh schema of the PostgreSQL server at `connectionString`. */
+export async function openPerdurePostgres(connectionString: string, options: PerdureSystemOptions): Promise<WorkloadSystem> {
+  const schema = createBenchmarkPostgresSchema(connectionString);
+  const store = await schema.open({ poolSize: Math.max(10, options.concurrency + 2) });
+  const system = perdureSystem("Perdure PostgreSQL", store, options, () => schema.dispose());
+  await system.start();
+  return system;
+}

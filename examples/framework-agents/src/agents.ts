@@ -1,0 +1,8 @@
+/**
+ * The entry `perdure dev` serves: the same order desk written with two
+ * frameworks, each a durable session through its adapter.
+ *
+ *   npm start --workspace @perdure/example-framework-agents
+ */
+export { vercelAiOrderDeskFlow } from "./vercel-ai-agent.ts";
+export { openAiOrderDeskFlow } from "./openai-agents-agent.ts";

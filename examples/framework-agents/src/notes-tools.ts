@@ -1,0 +1,46 @@
+/**
+ * The shop's notes, from the example notes MCP server, as each framework's
+ * own schema-only tools: the contract's recipe for MCP tools with an adapter.
+ * Each wrapped tool calls `notes.callTool` with the durable call's key, and
+ * the source's policies (from the tools' annotations) go to the session.
+ * A server that cannot be listed gives no tools and a warning; the agents
+ * still run.
+ */
+import { tool as openAiTool } from "@openai/agents";
+import { jsonSchema, tool as aiSdkTool, type JSONSchema7, type ToolSet } from "ai";
+import { McpToolSource, type McpTool } from "@perdure/agents/mcp";
+import { getDeferredToolExecution } from "@perdure/agents-openai-agents";
+import { getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
+import { notesMcpServerConfig } from "@perdure/example-mcp-notes-server";
+
+/** The notes server; its file is PERDURE_NOTES_FILE, else .perdure/notes.json. */
+export const notes = new McpToolSource([notesMcpServerConfig()]);
+
+/** Listed once, when the entry module loads. */
+const listed: McpTool[] = await notes.listTools();
+
+function idempotencyKeyOf(key: string | undefined, toolName: string): string {
+  if (key === undefined) throw new Error(`${toolName} ran outside a durable tool Step`);
+  return key;
+}
+
+/** The notes tools for the AI SDK agent. */
+export function aiSdkNotesTools(): ToolSet {
+  return Object.fromEntries(listed.map((mcpTool) => [mcpTool.name, aiSdkTool({
+    description: mcpTool.description,
+    inputSchema: jsonSchema<Record<string, unknown>>(mcpTool.inputSchema as JSONSchema7),
+    execute: (input) => notes.callTool(mcpTool.name, input, { idempotencyKey: idempotencyKeyOf(getAgentToolExecutionScope()?.idempotencyKey, mcpTool.name) }),
+  })]));
+}
+
+/** The notes tools for the OpenAI Agents SDK agent. */
+export function openAiNotesTools(): ReturnType<typeof openAiTool>[] {
+  return listed.map((mcpTool) => openAiTool({
+    name: mcpTool.name,
+    description: mcpTool.description,
+    parameters: mcpTool.inputSchema as never,
+    strict: false,
+    errorFunction: null,
+    execute: (input) => notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(getDeferredToolExecution()?.idempotencyKey, mcpTool.name) }),
+  }));
+}

@@ -1,0 +1,138 @@
+/**
+ * The PostgreSQL store's one-request Step commit and flow start: each is one
+ * named prepared statement calling a function of migration 0002, sent
+ * outside an explicit transaction, so the statement is the transaction.
+ */
+import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
+import type {
+  ClaimCatalog,
+  FlowStart,
+  FlowStartReply,
+  OneTripOperations,
+  StepCommit,
+  StepCommitReply,
+  StoreClaim,
+  TaskClaim,
+  TaskClaimReply,
+} from "../store/step-commit.ts";
+import { encodeInstanceKey } from "./instance-key.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns, statementName } from "./postgres-columns.ts";
+import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
+
+/** Runs one statement on a pooled connection (with the store's clock reading riding along) and returns its first row. */
+export type RunStatement = <TRow>(statement: { name: string; text: string }, values: unknown[]) => Promise<TRow>;
+
+type ColumnRow = Record<string, unknown>;
+
+/** The function sets a movement's Flow ID (and numbers it). */
+const skippedMovementFields: ReadonlySet<string> = new Set(["flowId"]);
+
+function columnsOf<TRow extends object>(row: TRow, columns: Record<string, string>, skip: ReadonlySet<string> = new Set()): ColumnRow {
+  const converted: ColumnRow = {};
+  for (const [field, value] of Object.entries(row)) {
+    if (skip.has(field)) continue;
+    const column = columns[field];
+    if (column === undefined) throw new Error(`no column for field ${field}`);
+    converted[column] = value;
+  }
+  return converted;
+}
+
+function executionOf(columns: ColumnRow): ExecutionRow {
+  const row: Record<string, unknown> = {};
+  for (const field of executionFields) row[field] = columns[executionFieldColumns[field]] ?? null;
+  return row as unknown as ExecutionRow;
+}
+
+interface ClaimedReply {
+  claims: { execution: ColumnRow; attributes: [string, string][] }[];
+  stopped: boolean;
+  skipped: boolean;
+}
+
+/** Step commits and flow starts in one round trip each, on the functions of migration 0002. */
+export class PostgresOneTrip implements OneTripOperations {
+  private readonly run: RunStatement;
+  private readonly commitStatement: { name: string; text: string };
+  private readonly startStatement: { name: string; text: string };
+  private readonly claimStatement: { name: string; text: string };
+  private readonly groupStatement: { name: string; text: string };
+  private readonly groups: StepCommitGroups;
+  private readonly onSkippedRows: () => void;
+  /** The catalog's JSON text, made once per catalog (one per Worker). */
+  private readonly catalogTexts = new WeakMap<ClaimCatalog, string>();
+
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions) {
+    this.run = run;
+    this.onSkippedRows = onSkippedRows;
+    const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
+    const startText = `SELECT ${quotedSchema}.perdure_start_flow($1::jsonb, $2::jsonb) AS reply`;
+    this.commitStatement = { name: statementName(commitText), text: commitText };
+    this.startStatement = { name: statementName(startText), text: startText };
+    const claimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply`;
+    this.claimStatement = { name: statementName(claimText), text: claimText };
+    const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
+    this.groupStatement = { name: statementName(groupText), text: groupText };
+    this.groups = new StepCommitGroups({
+      single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
+      group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
+    }, groupOptions);
+  }
+
+  private catalogText(catalog: ClaimCatalog | undefined): string | null {
+    if (catalog === undefined) return null;
+    let text = this.catalogTexts.get(catalog);
+    if (text === undefined) {
+      text = JSON.stringify(catalog);
+      this.catalogTexts.set(catalog, text);
+    }
+    return text;
+  }
+
+  async commitStep(commit: StepCommit): Promise<StepCommitReply> {
+    const request = {
+      flowId: commit.flowId,
+      executionId: commit.executionId,
+      workerId: commit.workerId,
+      leaseToken: commit.leaseToken,
+      method: commit.method,
+      now: commit.now,
+      startedAt: commit.startedAt,
+      writes: commit.writes.map((write) => [write.name, encodeInstanceKey(write.key), write.value]),
+      movements: commit.movements.map((movement) => columnsOf(movement, executionFieldColumns, skippedMovementFields)),
+      finish: commit.finish,
+      ready: commit.ready,
+      outcome: commit.outcome,
+      historyKeep: commit.historyKeep,
+      claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
+    };
+    const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as { outcome: StepCommitReply["outcome"]; claimed: ClaimedReply | null };
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed) };
+  }
+
+  async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
+    const { reply } = await this.run<{ reply: ClaimedReply }>(
+      this.claimStatement,
+      [claim.workerId, claim.claim.flowTypes, this.catalogText(claim.claim.catalog), claim.claim.limit, claim.now],
+    );
+    return this.claimsOf(reply);
+  }
+
+  private claimsOf(claimed: ClaimedReply | null): TaskClaimReply {
+    if (claimed?.skipped === true) this.onSkippedRows();
+    const claims: StoreClaim[] = (claimed?.claims ?? []).map((claim) => ({
+      execution: executionOf(claim.execution),
+      plainAttributes: claim.attributes.map(([name, value]): AttributeRow => ({ name, key: "", value })),
+    }));
+    return { claims, claimStopped: claimed?.stopped === true };
+  }
+
+  async startFlow(start: FlowStart): Promise<FlowStartReply> {
+    const { reply } = await this.run<{ reply: { created: boolean; flowType?: string; status?: FlowRow["status"]; requestId?: string | null } }>(
+      this.startStatement,
+      [JSON.stringify(columnsOf(start.flow, flowFieldColumns)), start.startExecution === null ? null : JSON.stringify(columnsOf(start.startExecution, executionFieldColumns))],
+    );
+    if (reply.created) return { created: true };
+    return { created: false, existing: { flowType: reply.flowType ?? "", status: reply.status ?? "running", requestId: reply.requestId ?? null } };
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The optional one-trip operations of the Store contract: a plain Step
+ * commit and a flow start, each sent to the database as one request.
+ *
+ * A store over the network (PostgreSQL) pays a round trip for every answer
+ * the engine waits for. The engine's general commit path reads, decides and
+ * writes in several steps; for the common Step result — attribute writes,
+ * new movements or a completion, no publishes and no cancellations — every
+ * decision can be made before the transaction, so the store can fence,
+ * write, record history and claim the next tasks in one request. A store
+ * that offers these operations must give exactly the rows the general path
+ * would; the conformance suite runs both paths. A store without them (the
+ * SQLite store, where a statement costs no round trip) leaves them out.
+ */
+import type { AttributeRow, ExecutionRow, FlowRow } from "./store.ts";
+
+/**
+ * Method options of one Step method that the store may claim on its own:
+ * `[timeoutMs, heartbeatTimeoutMs]`, keyed by {@link claimCatalogKey}. Only
+ * methods without locks and without load selections are listed; a queued
+ * task of any other method, or one with movement options, stops the store's
+ * claim, and the engine claims the rest in a transaction of its own.
+ */
+export type ClaimCatalog = Readonly<Record<string, readonly [timeoutMs: number, heartbeatTimeoutMs: number | null]>>;
+
+/** The key of a {@link ClaimCatalog} entry: Flow type, Step type and execution status (`asking` for waitUntil, `ready` for execute). */
+export function claimCatalogKey(flowType: string, stepType: string, status: "asking" | "ready"): string {
+  return `${flowType} ${stepType} ${status}`;
+}
+
+/** Which tasks to claim in the same request, for the committing Worker. */
+export interface StepCommitClaim {
+  flowTypes: readonly string[];
+  limit: number;
+  catalog: ClaimCatalog;
+}
+
+/** A Step method's result with every decision made and every value encoded. */
+export interface StepCommit {
+  flowId: string;
+  executionId: string;
+  /** The fence: the commit applies only while the execution is still leased to this Worker with this token. */
+  workerId: string;
+  leaseToken: number;
+  method: "wait_until" | "execute";
+  now: number;
+  /** When the attempt was claimed (its history entry's start). */
+  startedAt: number;
+  /** Attribute writes in order; `null` deletes. */
+  writes: readonly { name: string; key: string; value: string | null }[];
+  /** `execute` only: new executions, numbered by the store from the Flow's next sequence number, in order. */
+  movements: readonly Omit<ExecutionRow, "seq" | "executionId">[];
+  /** `execute` only: ends the Flow. The store answers `fallback` when the Flow has other executions (they need cancelling). */
+  finish: { status: "completed" | "failed"; output: string | null; error: string | null } | null;
+  /** `wait_until` only (a wait without conditions): the execution becomes ready with this wait result and retry window. */
+  ready: { waitResult: string; expiresAt: number | null } | null;
+  /** The history entry's outcome text. */
+  outcome: string | null;
+  /** The Flow's history retention; 0 records no history. */
+  historyKeep: number;
+  claim: StepCommitClaim | undefined;
+}
+
+/** One task the store claimed along with a commit: its leased row and the Flow's plain Attributes. */
+export interface StoreClaim {
+  execution: ExecutionRow;
+  plainAttributes: AttributeRow[];
+}
+
+/** What a {@link StepCommit} did. */
+export interface StepCommitReply {
+  /**
+   * `committed`; `fenced` (the lease was lost: nothing written, the claim
+   * still ran); `fallback` (the store cannot apply this commit alone —
+   * nothing was written or claimed, run the general path).
+   */
+  outcome: "committed" | "fenced" | "fallback";
+  claims: StoreClaim[];
+  /** The claim stopped at a task the catalog does not cover, with slots left: claim the rest the general way. */
+  claimStopped: boolean;
+}
+
+/** A flow start: the Flow row and, when the Flow has a start Step, its first execution (sequence number 1). */
+export interface FlowStart {
+  flow: FlowRow;
+  startExecution: ExecutionRow | null;
+}
+
+/** What a {@link FlowStart} did: created the Flow, or found one (which it left alone). */
+export type FlowStartReply = { created: true } | { created: false; existing: Pick<FlowRow, "flowType" | "status" | "requestId"> };
+
+/** A claim on its own, as a Worker with free slots makes it. */
+export interface TaskClaim {
+  workerId: string;
+  now: number;
+  claim: StepCommitClaim;
+}
+
+/** What a {@link TaskClaim} claimed. */
+export interface TaskClaimReply {
+  claims: StoreClaim[];
+  /** As in {@link StepCommitReply}: claim the rest the general way. */
+  claimStopped: boolean;
+}
+
+/** The one-trip operations a store may offer. */
+export interface OneTripOperations {
+  commitStep(commit: StepCommit): Promise<StepCommitReply>;
+  claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
+  startFlow(start: FlowStart): Promise<FlowStartReply>;
+}

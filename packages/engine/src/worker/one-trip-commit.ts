@@ -1,0 +1,142 @@
+/**
+ * The one-request form of a Step commit (see `store/step-commit.ts`): which
+ * outcomes qualify, the request for them, the claim catalog of a Worker's
+ * Flow types, and the claimed attempts built from the store's reply.
+ */
+import type { FlowCore } from "../flow/flow.ts";
+import { newExecutionRow } from "../flow/flow-transaction.ts";
+import { resolveExecutionOptions } from "../step/execution-options.ts";
+import type { ResolvedMethodOptions } from "../step/step-options.ts";
+import type { StoredWaitResult } from "../step/stored-conditions.ts";
+import type { ExecutionRow } from "../store/store.ts";
+import { claimCatalogKey, type ClaimCatalog, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
+import type { AttemptOutcome, ClaimedAttempt, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
+import { Snapshot } from "./snapshot.ts";
+
+interface FlowTypeCatalog {
+  flowTypes: string[];
+  catalog: ClaimCatalog;
+}
+
+const catalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
+
+function isPlainMethod(options: ResolvedMethodOptions): boolean {
+  return options.lockNames.length === 0;
+}
+
+/**
+ * The Step methods of these Flow types the store may claim on its own: no
+ * locks and no load selection, so that the claim is a lease and the snapshot
+ * is the plain Attributes. Computed once per Worker.
+ */
+export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>): FlowTypeCatalog {
+  const cached = catalogs.get(flows);
+  if (cached !== undefined) return cached;
+  const catalog: Record<string, readonly [number, number | null]> = {};
+  for (const flow of flows.values()) {
+    for (const stepType of flow.stepsByName.keys()) {
+      const options = resolveExecutionOptions(flow, stepType, null);
+      const load = options.step.options.load;
+      if (typeof load === "function" || (load !== undefined && load.length > 0)) continue;
+      if (options.step.waitUntil !== undefined && isPlainMethod(options.waitUntil)) {
+        catalog[claimCatalogKey(flow.flowType, stepType, "asking")] = [options.waitUntil.timeoutMs, options.waitUntil.heartbeatTimeoutMs];
+      }
+      if (isPlainMethod(options.execute)) {
+        catalog[claimCatalogKey(flow.flowType, stepType, "ready")] = [options.execute.timeoutMs, options.execute.heartbeatTimeoutMs];
+      }
+    }
+  }
+  const resolved = { flowTypes: [...flows.keys()], catalog };
+  catalogs.set(flows, resolved);
+  return resolved;
+}
+
+/** The claim part of a one-request commit, or undefined when the Worker claims nothing next. */
+export function oneTripClaimOf(next: ClaimNext | undefined): StepCommitClaim | undefined {
+  if (next === undefined || next.limit <= 0) return undefined;
+  const { flowTypes, catalog } = claimCatalogOf(next.flows);
+  return { flowTypes, catalog, limit: next.limit };
+}
+
+/** The history outcome text of an `execute` decision. */
+export function decisionSummary(decision: PreparedDecision): string {
+  return JSON.stringify({
+    kind: decision.kind,
+    ...(decision.movements.length > 0 ? { moveTo: decision.movements.map((movement) => movement.stepType) } : {}),
+    ...(decision.cancelStepTypes.length > 0 ? { cancel: decision.cancelStepTypes } : {}),
+    ...(decision.error === undefined ? {} : { error: decision.error }),
+  });
+}
+
+/** A new execution's row without the number the store assigns. */
+export function withoutNumber(row: ExecutionRow): Omit<ExecutionRow, "seq" | "executionId"> {
+  const copy: Partial<ExecutionRow> = { ...row };
+  delete copy.seq;
+  delete copy.executionId;
+  return copy as Omit<ExecutionRow, "seq" | "executionId">;
+}
+
+const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
+
+/**
+ * The one-request commit of an outcome, or undefined when the outcome needs
+ * the general path: a failed attempt, publishes (they may complete waits),
+ * cancellations, or a wait with conditions (Timers and matching).
+ */
+export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
+  if (outcome.kind === "error" || outcome.publishes.length > 0) return undefined;
+  const { execution, flow } = claim;
+  const base = {
+    flowId: execution.flowId,
+    executionId: execution.executionId,
+    workerId,
+    leaseToken: execution.leaseToken,
+    now,
+    startedAt: claim.claimedAt,
+    writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
+    historyKeep: flow.historyRetention,
+    claim: oneTripClaimOf(next),
+  };
+  if (outcome.kind === "wait_until") {
+    if (outcome.conditions !== null || claim.method !== "wait_until") return undefined;
+    const total = claim.options.execute.retry.totalDurationMs;
+    return {
+      ...base,
+      method: "wait_until",
+      movements: [],
+      finish: null,
+      ready: { waitResult: noWaitResult, expiresAt: total === null ? null : now + total },
+      outcome: null,
+    };
+  }
+  const { decision } = outcome;
+  if (decision.cancelStepTypes.length > 0 || claim.method !== "execute") return undefined;
+  let movements: StepCommit["movements"] = [];
+  if (decision.kind === "move") {
+    try {
+      // Numbered by the store; the placeholder sequence number is dropped.
+      movements = decision.movements.map((movement) => {
+        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now));
+      });
+    } catch {
+      // An unknown Step type: the general path reports it as it always does.
+      return undefined;
+    }
+  }
+  const finish = decision.kind === "complete" ? { status: "completed" as const, output: decision.output ?? null, error: null }
+    : decision.kind === "fail" ? { status: "failed" as const, output: null, error: decision.error ?? "failed" }
+    : null;
+  return { ...base, method: "execute", movements, finish, ready: null, outcome: decisionSummary(decision) };
+}
+
+/** The attempt a Worker runs for a task the store claimed along with a commit. */
+export function claimedAttemptOf(flows: ReadonlyMap<string, FlowCore>, claimed: StoreClaim, now: number): ClaimedAttempt | undefined {
+  const { execution } = claimed;
+  const flow = flows.get(execution.flowType);
+  if (flow === undefined) return undefined;
+  const options = resolveExecutionOptions(flow, execution.stepType, execution.movementOptions);
+  const method = execution.status === "asking" ? "wait_until" : "execute";
+  const methodOptions = method === "wait_until" ? options.waitUntil : options.execute;
+  const input: unknown = JSON.parse(execution.input);
+  return { flow, execution, options, method, methodOptions, input, snapshot: Snapshot.ofPlainAttributes(flow, claimed.plainAttributes), claimedAt: now };
+}
