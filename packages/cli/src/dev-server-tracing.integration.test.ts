@@ -4,6 +4,7 @@
  * the test, and one turn with a tool call.
  */
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -46,18 +47,45 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
-/** An OTLP/HTTP receiver on a loopback port that keeps every export request. */
-async function startOtlpReceiver(): Promise<{ server: Server; endpoint: string; received: ReceivedExport[] }> {
-  const received: ReceivedExport[] = [];
-  const server = createServer((request, response) => {
-    void readBody(request).then((text) => {
-      received.push({ path: request.url ?? "", contentType: request.headers["content-type"], body: JSON.parse(text) as OtlpExportRequest });
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end("{}");
-    });
-  });
-  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen));
-  return { server, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+interface OtlpReceiver {
+  server: Server;
+  endpoint: string;
+  /** The `authorization` header value an export must carry. */
+  authorization: string;
+  received: ReceivedExport[];
+  /** Requests refused for a missing or wrong `authorization` header. */
+  refused: number;
+}
+
+/**
+ * An OTLP/HTTP receiver on a loopback port that keeps every export request
+ * carrying its bearer token and answers 401 to any other caller.
+ */
+async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const authorization = `Bearer ${randomBytes(24).toString("base64url")}`;
+  const receiver: OtlpReceiver = {
+    server: createServer((request, response) => {
+      if (request.headers.authorization !== authorization) {
+        receiver.refused += 1;
+        request.resume();
+        response.writeHead(401, { "content-type": "application/json" });
+        response.end("{}");
+        return;
+      }
+      void readBody(request).then((text) => {
+        receiver.received.push({ path: request.url ?? "", contentType: request.headers["content-type"], body: JSON.parse(text) as OtlpExportRequest });
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end("{}");
+      });
+    }),
+    endpoint: "",
+    authorization,
+    received: [],
+    refused: 0,
+  };
+  await new Promise<void>((resolveListen) => receiver.server.listen(0, "127.0.0.1", resolveListen));
+  receiver.endpoint = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}`;
+  return receiver;
 }
 
 function attributeOf(attributes: readonly OtlpAttribute[], key: string): string | number | boolean | undefined {
@@ -65,7 +93,7 @@ function attributeOf(attributes: readonly OtlpAttribute[], key: string): string 
   return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue)) ?? value?.boolValue;
 }
 
-it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT sends a turn's invoke_agent, chat and execute_tool spans to the OTLP receiver", { timeout: 90_000 }, async (t) => {
+it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_HEADERS sends a turn's invoke_agent, chat and execute_tool spans to the OTLP receiver", { timeout: 90_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-tracing-"));
   mkdirSync(join(folder, "gates"));
   const receiver = await startOtlpReceiver();
@@ -75,7 +103,13 @@ it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT sends a turn's invoke_agent, ch
     port,
     databasePath: join(folder, "dev.db"),
     gateDirectory: join(folder, "gates"),
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "", OTEL_SERVICE_NAME: "" },
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=${encodeURIComponent(receiver.authorization)}`,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: "",
+      OTEL_SERVICE_NAME: "",
+    },
   });
   t.after(async () => {
     await server.kill();
@@ -101,6 +135,9 @@ it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT sends a turn's invoke_agent, ch
   const spans = receiver.received.flatMap((request) => request.body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({
     ...span, scope: scope.scope.name, serviceName: attributeOf(resource.resource.attributes, "service.name"),
   })))));
+  // The exporter sent the standard OTEL_EXPORTER_OTLP_HEADERS, so the receiver refused nothing.
+  assert.equal(receiver.refused, 0);
+  assert.ok(receiver.received.length > 0);
   assert.ok(receiver.received.every((request) => request.path === "/v1/traces" && request.contentType === "application/json"));
   const names = spans.map((span) => span.name);
   const root = spans.find((span) => span.name === "invoke_agent SupportAgent");

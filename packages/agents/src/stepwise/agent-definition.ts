@@ -4,6 +4,7 @@ import type { AgentPlan } from "../values/agent-plan.ts";
 import type { InteractionMode } from "../values/agent-state.ts";
 import type { SessionSettings } from "../values/session-settings.ts";
 import type { CompactionPolicy } from "../session/session-options.ts";
+import type { AgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
 import type { FunctionTool } from "./function-tool.ts";
 import type { ModelClient, ModelSettings } from "./model-client.ts";
@@ -81,6 +82,12 @@ export interface AgentDefinition {
   interruptDeadlineMs?: number | null;
   /** Passed to the session options. @default 10_485_760 */
   eventStreamCapacityBytes?: number;
+  /**
+   * OpenTelemetry spans of the session; passed to the session options. A
+   * Perdure extension: the contract's definition has no tracing field.
+   * @default tracing on, with the global tracer provider
+   */
+  tracing?: AgentTracingOptions;
 }
 
 export interface ResolvedAgentDefinition {

@@ -24,6 +24,7 @@ export function createStepwiseAgentSessionFlow(definition: AgentDefinition, flow
     ...(definition.interruptDeadlineMs === undefined ? {} : { interruptDeadlineMs: definition.interruptDeadlineMs }),
     ...(definition.compaction === undefined ? {} : { compaction: definition.compaction }),
     ...(definition.eventStreamCapacityBytes === undefined ? {} : { eventStreamCapacityBytes: definition.eventStreamCapacityBytes }),
+    ...(definition.tracing === undefined ? {} : { tracing: definition.tracing }),
   };
   return createAgentSessionFlow(runner, flowType, options);
 }

@@ -10,7 +10,7 @@ import type { SessionEnvironment } from "../session/session-environment.ts";
 import { messageSequenceKey, type FrameworkMessage } from "../values/agent-message.ts";
 import type { AgentUsage } from "../values/agent-usage.ts";
 import { runInContext, type ActiveAgentTracer } from "./agent-session-tracer.ts";
-import { inputMessagesContent, outputMessagesContent } from "./message-content.ts";
+import { assistantTextsOf, inputMessagesContent, outputMessagesContent } from "./message-content.ts";
 import { commonSpanAttributes, errorMessageOf, errorTypeOf, isSingleModelCall, modelCallAttributes, perdureAttributeKeys, usageAttributes, type SpanAttributes } from "./span-attributes.ts";
 import { guardTracing } from "./tracing-failure-log.ts";
 
@@ -28,6 +28,8 @@ export interface ModelCallSpanResult {
   /** The messages the call produced, in the order they will be stored after `input.messages`. */
   outputMessages?: readonly FrameworkMessage[] | undefined;
   requestedToolCalls?: readonly DeferredToolCall[] | undefined;
+  /** Text the call produced that is not stored as a message, such as a context summary (content capture only). */
+  outputText?: string | undefined;
 }
 
 function resultAttributes(active: ActiveAgentTracer, input: ModelCallSpanInput, result: ModelCallSpanResult): SpanAttributes {
@@ -39,7 +41,8 @@ function resultAttributes(active: ActiveAgentTracer, input: ModelCallSpanInput, 
   const requested = result.requestedToolCalls ?? [];
   if (requested.length > 0) attributes[perdureAttributeKeys.requestedToolCallIds] = requested.map((call) => call.toolCallId);
   if (active.options.shouldCaptureMessageContent && version !== "1.36.0") {
-    attributes["gen_ai.output.messages"] = outputMessagesContent(outputs, requested, result.modelCallMetadata?.finishReasons?.[0]);
+    const texts = typeof result.outputText === "string" ? [...assistantTextsOf(outputs), result.outputText] : assistantTextsOf(outputs);
+    attributes["gen_ai.output.messages"] = outputMessagesContent(texts, requested, result.modelCallMetadata?.finishReasons?.[0]);
   }
   return attributes;
 }

@@ -41,9 +41,14 @@ export function inputMessagesContent(messages: readonly FrameworkMessage[]): str
   return JSON.stringify(messages.map(contentMessage));
 }
 
-/** `gen_ai.output.messages`: the assistant text of the call and the tool calls it requested. */
-export function outputMessagesContent(messages: readonly FrameworkMessage[], toolCalls: readonly DeferredToolCall[], finishReason: string | undefined): string {
-  const text = messages.filter((message) => message.role === "assistant").map((message) => message.text).filter((part) => part !== "").join("\n");
+/** The assistant texts of the messages a model call produced. */
+export function assistantTextsOf(messages: readonly FrameworkMessage[]): string[] {
+  return messages.filter((message) => message.role === "assistant").map((message) => message.text);
+}
+
+/** `gen_ai.output.messages`: the assistant text of the call (its messages', or a summary's) and the tool calls it requested. */
+export function outputMessagesContent(assistantTexts: readonly string[], toolCalls: readonly DeferredToolCall[], finishReason: string | undefined): string {
+  const text = assistantTexts.filter((part) => part !== "").join("\n");
   const parts: ContentPart[] = [
     ...(text === "" ? [] : [{ type: "text" as const, content: text }]),
     ...toolCalls.map((call) => ({ type: "tool_call" as const, id: call.toolCallId, name: call.toolName, arguments: parsedArguments(call.arguments) })),

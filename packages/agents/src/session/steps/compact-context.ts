@@ -76,7 +76,7 @@ export function createCompactContextStep(environment: SessionEnvironment): StepD
       };
       const summarize = runner.summarizeContext.bind(runner);
       const result = await traceModelCall(context, environment, { turnId, messages: request.messages }, () => withBackgroundHeartbeat(context, () => summarize(request)),
-        (answer) => ({ modelCallMetadata: answer?.modelCallMetadata, usage: answer?.usage }));
+        (answer) => ({ modelCallMetadata: answer?.modelCallMetadata, usage: answer?.usage, outputText: answer?.summary }));
       // cancel_turn cancelled this execution: its commit would be dropped.
       if (context.cancellationSignal.aborted) throw new Error(`the compaction of ${turnId} was cancelled; its summary is dropped`);
       checkSummary(result);
