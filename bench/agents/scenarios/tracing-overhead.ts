@@ -4,8 +4,10 @@
  * tracing: off (`isEnabled: false`), the API without an SDK (the default,
  * with no global provider registered), and the SDK exporting every span to
  * memory through a SimpleSpanProcessor. The AsyncLocalStorage context
- * manager is registered for the whole run, as `NodeTracerProvider.register()`
- * would. All three share one store and one Worker and take turns one after
+ * manager is registered only for the SDK variant's turns, as
+ * `NodeTracerProvider.register()` would; the API-without-SDK turns run on the
+ * API's no-op context manager, as in an application that installed no SDK.
+ * All three share one store and one Worker and take turns one after
  * another, in a rotating order, so load from anything else on the machine
  * falls on all of them alike and every session's transcript grows alike.
  */
@@ -33,11 +35,21 @@ function tracingOptions(variant: TracingVariant, provider: BasicTracerProvider):
   return variant === "sdk-in-memory" ? { tracing: { tracerProvider: provider } } : {};
 }
 
+/**
+ * Registers the AsyncLocalStorage context manager for an SDK turn and
+ * removes it for the others. Turns never overlap (each one waits until its
+ * last commit), so no Step of one variant runs under another's manager.
+ */
+function useContextManagerFor(variant: TracingVariant, contextManager: AsyncLocalStorageContextManager): void {
+  context.disable();
+  if (variant === "sdk-in-memory") context.setGlobalContextManager(contextManager.enable());
+}
+
 /** Per-turn time and CPU of each tracing variant, the paired differences from "off", and the spans per turn. */
 export async function measureTracingOverhead(settings: BenchmarkSettings): Promise<ScenarioResult> {
   const turns = settings.quick ? 150 : 500;
   const warmUpTurns = settings.quick ? 30 : 100;
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const contextManager = new AsyncLocalStorageContextManager();
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const temporary = openTemporaryBenchmarkStore("process-crash-safe");
@@ -56,6 +68,7 @@ export async function measureTracingOverhead(settings: BenchmarkSettings): Promi
   try {
     await withTimeLimit("tracing overhead", 400_000, (async () => {
       for (const [variant, bench] of benches) {
+        useContextManagerFor(variant, contextManager);
         await startSession(bench, `warm-up-${variant}`);
         for (let turn = 1; turn <= warmUpTurns; turn++) await runOneTurn(bench, `warm-up-${variant}`, turn);
         await startSession(bench, `timed-${variant}`);
@@ -67,6 +80,7 @@ export async function measureTracingOverhead(settings: BenchmarkSettings): Promi
         for (let index = 0; index < variants.length; index++) {
           const variant = variants[(turn + index) % variants.length] as TracingVariant;
           const sample = samples.get(variant) as VariantSamples;
+          useContextManagerFor(variant, contextManager);
           const cpuAtStart = process.cpuUsage();
           sample.turnMs.push((await runOneTurn(benches.get(variant) as SessionBench, `timed-${variant}`, turn)).ms);
           const cpu = process.cpuUsage(cpuAtStart);
@@ -87,7 +101,7 @@ export async function measureTracingOverhead(settings: BenchmarkSettings): Promi
   }
   const off = samples.get("off") as VariantSamples;
   const measurements: Measurement[] = [];
-  const details: Record<string, unknown> = { turns, warmUpTurns, order: "rotating, one turn of each variant in turn" };
+  const details: Record<string, unknown> = { turns, warmUpTurns, order: "rotating, one turn of each variant in turn", contextManager: "AsyncLocalStorage for sdk-in-memory turns only" };
   for (const variant of variants) {
     const sample = samples.get(variant) as VariantSamples;
     const scenario = `tracing-overhead ${variant}`;
