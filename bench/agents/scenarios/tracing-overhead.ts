@@ -45,6 +45,14 @@ function useContextManagerFor(variant: TracingVariant, contextManager: AsyncLoca
   if (variant === "sdk-in-memory") context.setGlobalContextManager(contextManager.enable());
 }
 
+/** Only the SDK variant exports, and exactly its 4 spans per turn: invoke_agent, two chat, execute_tool. */
+function checkSpanCounts(samples: ReadonlyMap<TracingVariant, VariantSamples>, turns: number): void {
+  for (const [variant, sample] of samples) {
+    const expected = variant === "sdk-in-memory" ? 4 * turns : 0;
+    if (sample.spans !== expected) throw new Error(`tracing variant ${variant} exported ${sample.spans} spans in ${turns} turns; expected ${expected}`);
+  }
+}
+
 /** Per-turn time and CPU of each tracing variant, the paired differences from "off", and the spans per turn. */
 export async function measureTracingOverhead(settings: BenchmarkSettings): Promise<ScenarioResult> {
   const turns = settings.quick ? 150 : 500;
@@ -91,6 +99,7 @@ export async function measureTracingOverhead(settings: BenchmarkSettings): Promi
         }
       }
       for (const [variant, bench] of benches) await checkSessionState(bench, `timed-${variant}`, turns + 1);
+      checkSpanCounts(samples, turns);
       errors.throwIfAny();
     })());
   } finally {
