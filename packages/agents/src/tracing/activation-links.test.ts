@@ -1,8 +1,8 @@
 /**
  * How activations chain: overlapping approvals each get their own root and
- * their tools follow their own record, a steered turn and a queued turn
- * link to the root before them, and a sampled-out root stores its context
- * so the rest of its activation is dropped with it.
+ * their tools follow their own record, a steered turn, a queued turn and an
+ * expired approval deadline link to the root before them, and a sampled-out
+ * root stores its context so the rest of its activation is dropped with it.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -152,6 +152,42 @@ describe("activation roots and their links", () => {
         assert.equal(parentSpanIdOf(lastChat!), steeredRoot.spanContext().spanId);
         const [stored] = await harness.client.getAttributes("s1", flow.agentTraceContext);
         assert.equal(stored, traceParentOf(steeredRoot));
+      });
+    } finally {
+      await tracing.shutdown();
+    }
+  });
+
+  it("an approved single-attempt write gets a CallSingleAttemptTool span under its approval's root, and an expired approval deadline starts an activation of its own", async () => {
+    const tracing = startInMemoryTracing();
+    const runner = new TracedSessionRunner((input) => input.modelCall === 1
+      ? { toolCalls: [{ name: "charge_card", arguments: { order_id: "A" } }, { name: "charge_card", arguments: { order_id: "B" } }] }
+      : { text: `Charged: ${input.previousResults.map((call) => `${call.toolCallId}=${call.status}`).join(", ")}` }, {
+      charge_card: { effect: "non_idempotent_write", execute: async (args) => `charged ${String(args.order_id)}` },
+    });
+    const flow = createAgentSessionFlow(runner, "TracedDeadline", { interruptDeadlineMs: 3_600_000, tracing: { tracerProvider: tracing.provider, agentName: "Charges" } });
+    try {
+      await withHarness([flow], async (harness) => {
+        const sessions = new AgentSessionTestClient(harness.client, flow);
+        await sessions.startSession("s1", { initialMessage: "Charge A and B." });
+        await sessions.waitForPendingInterrupts("s1", 2);
+        await sessions.resolveInterrupt("s1", { interruptId: "turn-1-call-1-0-approval", approved: true });
+        await pollUntil(() => tracing.spansNamed("execute_tool charge_card")[0], { timeoutMs: 10_000, description: "the charge of A to end" });
+        assert.equal(await harness.client.skipTimer("s1", "deadline"), 1, "only B's approval still waits on its deadline");
+        await waitForTurns(harness, "s1", 1);
+
+        const roots = tracing.spansNamed("invoke_agent Charges");
+        assert.deepEqual(roots.map((root) => root.attributes["perdure.step.type"]), ["StartAgentSession", "AwaitToolApproval", "AwaitToolApproval"]);
+        const [startRoot, approvalA, deadlineB] = roots as [ReadableSpan, ReadableSpan, ReadableSpan];
+        assert.deepEqual(linkedTo(deadlineB), [idOf(approvalA)]);
+        const tools = tracing.spansNamed("execute_tool charge_card");
+        assert.deepEqual(tools.map((span) => [span.attributes["perdure.step.type"], span.attributes["gen_ai.tool.call.id"], parentSpanIdOf(span)]), [
+          ["CallSingleAttemptTool", "turn-1-call-1-0", approvalA.spanContext().spanId],
+        ]);
+        const chats = tracing.spansNamed("chat gpt-test");
+        assert.deepEqual(chats.map((chat) => parentSpanIdOf(chat)), [startRoot.spanContext().spanId, deadlineB.spanContext().spanId]);
+        const snapshot = await sessions.getAgentSnapshot("s1");
+        assert.equal(snapshot.messages.at(-1)?.text, "Charged: turn-1-call-1-0=succeeded, turn-1-call-1-1=rejected");
       });
     } finally {
       await tracing.shutdown();
