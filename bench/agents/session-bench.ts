@@ -60,7 +60,7 @@ export interface TurnTiming {
  * one read sees the ended turn. Each read is one more transaction (about
  * 0.05 ms); their count is reported.
  */
-export async function confirmTurnEnded(bench: SessionBench, sessionId: string, turnNumber: number): Promise<number> {
+export async function confirmTurnEnded(bench: Pick<SessionBench, "client" | "flow">, sessionId: string, turnNumber: number): Promise<number> {
   await nextMacrotask();
   for (let reads = 1; ; reads++) {
     const [state] = await bench.client.getAttributes(sessionId, bench.flow.agentState);
