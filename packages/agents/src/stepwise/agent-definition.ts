@@ -88,6 +88,19 @@ export interface AgentDefinition {
    * @default tracing on, with the global tracer provider
    */
   tracing?: AgentTracingOptions;
+  /**
+   * Passed to the session options, like the three below: the most messages
+   * the `AgentMessages` window holds. A Perdure extension: the contract's
+   * definition lists no message storage fields.
+   * @default 64
+   */
+  messageWindowSize?: number;
+  /** Passed to the session options: the most messages per archive chunk. @default 32 */
+  messageChunkSize?: number;
+  /** Passed to the session options: the most bytes per archive chunk, 1 to 8,388,608. @default 1_048_576 (1 MiB) */
+  messageChunkMaxBytes?: number;
+  /** Passed to the session options: with `compaction`, the stored messages retention always keeps; `null` keeps every message. @default 1_000 */
+  retainedMessageLimit?: number | null;
 }
 
 export interface ResolvedAgentDefinition {
