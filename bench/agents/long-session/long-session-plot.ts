@@ -8,7 +8,8 @@
 /** What the plot draws, one entry per turn unless said otherwise. */
 export interface LongSessionPlotData {
   title: string;
-  subtitle: string;
+  /** One line each, under the title. */
+  subtitle: readonly string[];
   turnMs: readonly number[];
   /** Turns (1-based) whose Steps included a `CompactContext`. */
   compactingTurns: ReadonlySet<number>;
@@ -150,13 +151,13 @@ function legend(x: number, y: number, entries: readonly { color: string; label: 
 
 /** The whole plot as an SVG document. */
 export function renderLongSessionPlot(data: LongSessionPlotData): string {
-  const timeFrame: Frame = { left: 100, top: 110, width: 1180, height: 430 };
+  const timeFrame: Frame = { left: 100, top: 125, width: 1180, height: 415 };
   const storeFrame: Frame = { left: 100, top: 650, width: 1180, height: 180 };
   const parts = [
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     text(width / 2, 34, data.title, `font-size="24" font-weight="700" text-anchor="middle" fill="${colors.text}"`),
-    text(width / 2, 60, data.subtitle, `font-size="16" text-anchor="middle" fill="#52606d"`),
-    ...legend(timeFrame.left, 94, [
+    ...data.subtitle.map((line, index) => text(width / 2, 60 + index * 21, line, `font-size="16" text-anchor="middle" fill="#52606d"`)),
+    ...legend(timeFrame.left, 114, [
       { color: colors.dot, label: "one turn", kind: "dot" },
       { color: colors.compacting, label: "turn that compacted", kind: "dot" },
       { color: colors.median, label: "median of 50 turns", kind: "line" },

@@ -2,24 +2,25 @@
  * The long-session scenario: one Stepwise session on the scripted model runs
  * 2,000 turns, each with a `read` tool call and an answer, under a
  * compaction policy and the default retention (1,000 messages). For every
- * turn it records the wall time, the store rows read and whether the turn
- * compacted; every 50 turns, the store's size. The target: the median turn
- * of 1,901–2,000 within 1.1× of the median of 101–200, and a store whose
- * size retention bounds.
+ * turn it records the wall and CPU time, the store rows read and whether
+ * the turn compacted; every 50 turns, the store's size. The target: the
+ * median turn of 1,901–2,000 within 1.1× of the median of 101–200, and a
+ * store whose size retention bounds. Inside each of those two ranges a fresh
+ * reference session takes a turn after every turn, so the ratio can also be
+ * read against the machine's load at the time.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Worker } from "@perdure/engine";
 import { benchDirectory } from "../../engine/cli.ts";
 import { mebibyte, median, openTemporaryBenchmarkStore, withTimeLimit, WorkerErrorCollector, type BenchmarkSettings, type Measurement, type ScenarioResult } from "../../engine/support.ts";
 import { FinalAnswerSignals } from "../scripted-runner.ts";
-import { confirmTurnEnded, percentile } from "../session-bench.ts";
+import { percentile } from "../session-bench.ts";
 import { createLongSessionFlow, longSessionCompaction } from "./long-session-agent.ts";
-import { renderLongSessionPlot } from "./long-session-plot.ts";
+import { writeLongSessionPlot } from "./long-session-plot-file.ts";
 import { installRowReadCounter, readRowReadCounts, rowReadsBetween, type RowReadCounts } from "./row-read-counter.ts";
 import { readStoreFootprint, type StoreFootprint } from "./store-footprint.ts";
-import { writeSvgAsPng } from "./svg-to-png.ts";
+import { runTimedTurn, type TurnTime } from "./timed-turn.ts";
 
 const sessionId = "long";
 /** Where the plots go, relative to bench/; each SVG is written beside its PNG. */
@@ -36,11 +37,21 @@ function longSessionTurns(settings: BenchmarkSettings): number {
   return turns;
 }
 
+/**
+ * A fresh session whose turns interleave with the long session's inside one
+ * compared range. Both references do the same work (turns 1–100 of a new
+ * session), so a difference between them is the machine, not the session:
+ * other processes on shared cores shift turn times by tens of percent for
+ * hundreds of turns at a time.
+ */
+interface ReferenceSession {
+  sessionId: string;
+  range: [number, number];
+  times: TurnTime[];
+}
+
 /** One turn as measured. */
-interface TurnRecord {
-  ms: number;
-  /** This process's CPU time (user + system) during the turn: the Worker, the store and the client all run here. */
-  cpuMs: number;
+interface TurnRecord extends TurnTime {
   reads: RowReadCounts;
   compacted: boolean;
 }
@@ -84,6 +95,12 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
   await worker.start();
   try {
     const records: TurnRecord[] = [];
+    const timing = { client, flow, signals };
+    const ranges = comparedRanges(turns);
+    const references: ReferenceSession[] = [
+      { sessionId: "reference-early", range: ranges.early, times: [] },
+      { sessionId: "reference-late", range: ranges.late, times: [] },
+    ];
     const footprints: { turn: number; footprint: StoreFootprint }[] = [];
     const totalMs = await withTimeLimit("long session", 30 * 60_000, (async () => {
       await client.start(flow, sessionId, {});
@@ -93,15 +110,17 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
       for (let turn = 1; turn <= turns; turn++) {
         const summariesBefore = counters.summaryCalls;
         const readsBefore = readRowReadCounts();
-        const finalAnswer = signals.expect(sessionId);
-        const cpuAtStart = process.cpuUsage();
-        const turnStartedAt = performance.now();
-        if (!(await client.invokeRPC(flow.sendUserMessage, sessionId, { text: `Where is order ${turn}?` }))) throw new Error(`session ${sessionId} refused message ${turn}`);
-        await finalAnswer;
-        await confirmTurnEnded({ client, flow }, sessionId, turn);
-        const ms = performance.now() - turnStartedAt;
-        const cpu = process.cpuUsage(cpuAtStart);
-        records.push({ ms, cpuMs: (cpu.user + cpu.system) / 1000, reads: rowReadsBetween(readsBefore, readRowReadCounts()), compacted: counters.summaryCalls > summariesBefore });
+        const time = await runTimedTurn(timing, sessionId, turn);
+        records.push({ ...time, reads: rowReadsBetween(readsBefore, readRowReadCounts()), compacted: counters.summaryCalls > summariesBefore });
+        // Inside a compared range, a fresh reference session's turn follows each turn, so both see the same load on the machine.
+        for (const reference of references) {
+          if (turn < reference.range[0] || turn > reference.range[1]) continue;
+          if (turn === reference.range[0]) {
+            await client.start(flow, reference.sessionId, {});
+            await waitUntilAwaitingMessage(client, reference.sessionId);
+          }
+          reference.times.push(await runTimedTurn(timing, reference.sessionId, turn - reference.range[0] + 1));
+        }
         errors.throwIfAny();
         if (turn % footprintEveryTurns === 0) footprints.push({ turn, footprint: readStoreFootprint(temporary.path) });
       }
@@ -116,7 +135,8 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
     if (state?.turnCount !== turns || state.messageCount !== 4 * turns || state.lastTurnError !== null || state.activeTurnId !== null) {
       throw new Error(`after ${turns} turns the session's state is ${JSON.stringify(state)}`);
     }
-    if (counters.toolRuns !== turns) throw new Error(`the tool ran ${counters.toolRuns} times in ${turns} turns`);
+    const referenceTurns = references.reduce((sum, reference) => sum + reference.times.length, 0);
+    if (counters.toolRuns !== turns + referenceTurns) throw new Error(`the tool ran ${counters.toolRuns} times in ${turns} + ${referenceTurns} reference turns`);
     const [index] = await client.getAttributes(sessionId, flow.agentMessageIndex);
     const [summary] = await client.getAttributes(sessionId, flow.contextSummary);
     if (index === undefined) throw new Error("the session never rolled its window over");
@@ -124,7 +144,7 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
     const storedMessages = state.messageCount - index.firstSequence + 1;
 
     const milliseconds = records.map((record) => record.ms);
-    const ranges = comparedRanges(turns);
+    const [earlyReference, lateReference] = references.map((reference) => median(reference.times.map((time) => time.ms))) as [number, number];
     const earlyMedian = median(inRange(milliseconds, ranges.early));
     const lateMedian = median(inRange(milliseconds, ranges.late));
     const plainMs = (range: [number, number]) => median(inRange(records, range).filter((record) => !record.compacted).map((record) => record.ms));
@@ -145,6 +165,14 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
         unit: "×",
         target: { maximum: targetRatio, text: `≤ ${targetRatio}×` },
         note: `without the compacting turns: ${plainMs(ranges.early).toFixed(2)} → ${plainMs(ranges.late).toFixed(2)} ms`,
+      },
+      {
+        scenario,
+        metric: "late/early ratio against fresh reference sessions",
+        value: (lateMedian / lateReference) / (earlyMedian / earlyReference),
+        unit: "×",
+        target: { maximum: targetRatio, text: `≤ ${targetRatio}×` },
+        note: `each range's median over the median of a fresh session's turns 1–100 run between its turns: ${earlyReference.toFixed(2)} and ${lateReference.toFixed(2)} ms`,
       },
       { scenario, metric: `median process CPU per turn, ${rangeText(ranges.early)}`, value: cpuMedian(ranges.early), unit: "ms", note: "less sensitive than wall time to other processes on the cores" },
       { scenario, metric: `median process CPU per turn, ${rangeText(ranges.late)}`, value: cpuMedian(ranges.late), unit: "ms", note: `ratio ${(cpuMedian(ranges.late) / cpuMedian(ranges.early)).toFixed(2)}` },
@@ -172,51 +200,27 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
     ];
 
     const relativePlotPath = options.compaction ? longSessionPlotPaths.compacting : longSessionPlotPaths.baseline;
-    const plotPath = resolve(benchDirectory, relativePlotPath);
-    mkdirSync(dirname(plotPath), { recursive: true });
-    const policyText = options.compaction
-      ? `context window ${longSessionCompaction.contextWindowTokens.toLocaleString("en-US")} tokens, ${compactingTurns.length} compactions, retention 1,000 messages`
-      : "no compaction policy, so no retention (the baseline)";
-    const svg = renderLongSessionPlot({
-      title: `Perdure: a ${turns.toLocaleString("en-US")}-turn ${options.compaction ? "compacting " : ""}session on SQLite (scripted model, one read tool per turn)`,
-      subtitle: `${policyText}; median ${earlyMedian.toFixed(2)} ms (${rangeText(ranges.early)}) → ${lateMedian.toFixed(2)} ms (${rangeText(ranges.late)}), ratio ${(lateMedian / earlyMedian).toFixed(2)}`,
-      turnMs: milliseconds,
-      compactingTurns: new Set(compactingTurns),
-      attributeRowsRead: attributeRows,
-      storeSizes: footprints.map((sample) => ({
-        turn: sample.turn,
-        bytes: storeBytes(sample.footprint),
-        attributeBytes: sample.footprint.tableBytes.attributes ?? 0,
-        streamBytes: sample.footprint.tableBytes.stream_messages ?? 0,
-      })),
-      comparedRanges: [
-        { firstTurn: ranges.early[0], lastTurn: ranges.early[1], medianMs: earlyMedian, label: `${earlyMedian.toFixed(2)} ms` },
-        { firstTurn: ranges.late[0], lastTurn: ranges.late[1], medianMs: lateMedian, label: `${lateMedian.toFixed(2)} ms` },
-      ],
-    });
-    writeFileSync(plotPath.replace(/\.png$/, ".svg"), svg);
-    await writeSvgAsPng(svg, plotPath, { width: 1400, height: 900 });
 
-    return {
-      measurements,
-      details: {
-        turns,
-        totalMs,
-        compaction: options.compaction ? longSessionCompaction : null,
-        plot: relativePlotPath,
-        comparedRanges: ranges,
-        compactingTurns,
-        messageIndex: { chunks: index.chunks.length, firstSequence: index.firstSequence, windowFirstSequence: index.windowFirstSequence },
-        summary: summary === undefined ? null : { generation: summary.generation, lastSequence: summary.lastSequence },
-        perHundredTurnsMedianMs: Array.from({ length: Math.ceil(turns / 100) }, (_unused, hundred) => median(milliseconds.slice(hundred * 100, (hundred + 1) * 100))),
-        footprints,
-        turnMs: milliseconds.map((value) => Math.round(value * 1000) / 1000),
-        turnCpuMs: records.map((record) => Math.round(record.cpuMs * 1000) / 1000),
-        rowsRead: records.map((record) => record.reads.rows),
-        attributeRowsRead: attributeRows,
-        attributeValueBytesRead: records.map((record) => record.reads.attributeValueBytes),
-      },
+    const details = {
+      turns,
+      totalMs,
+      compaction: options.compaction ? longSessionCompaction : null,
+      plot: relativePlotPath,
+      comparedRanges: ranges,
+      compactingTurns,
+      referenceTurnMs: Object.fromEntries(references.map((reference) => [reference.sessionId, reference.times.map((time) => Math.round(time.ms * 1000) / 1000)])),
+      messageIndex: { chunks: index.chunks.length, firstSequence: index.firstSequence, windowFirstSequence: index.windowFirstSequence },
+      summary: summary === undefined ? null : { generation: summary.generation, lastSequence: summary.lastSequence },
+      perHundredTurnsMedianMs: Array.from({ length: Math.ceil(turns / 100) }, (_unused, hundred) => median(milliseconds.slice(hundred * 100, (hundred + 1) * 100))),
+      footprints,
+      turnMs: milliseconds.map((value) => Math.round(value * 1000) / 1000),
+      turnCpuMs: records.map((record) => Math.round(record.cpuMs * 1000) / 1000),
+      rowsRead: records.map((record) => record.reads.rows),
+      attributeRowsRead: attributeRows,
+      attributeValueBytesRead: records.map((record) => record.reads.attributeValueBytes),
     };
+    await writeLongSessionPlot(details, resolve(benchDirectory, relativePlotPath));
+    return { measurements, details };
   } finally {
     await worker.close();
     await temporary.dispose();
