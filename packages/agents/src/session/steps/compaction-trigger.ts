@@ -10,7 +10,7 @@ import type { SessionEnvironment } from "../session-environment.ts";
 import { AgentStepType } from "../step-types.ts";
 import { moveToModelInputStep } from "../messages/model-input-loads.ts";
 
-/** The input of `CompactContext`: the last message sequence to summarize. */
+/** The input of the `CompactContext` Step: the last message sequence to summarize (`{ "through_sequence" }` on the wire, as in `compaction_started`). */
 export interface CompactContextInput {
   throughSequence: number;
 }
