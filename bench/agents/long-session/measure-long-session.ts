@@ -39,8 +39,9 @@ function longSessionTurns(settings: BenchmarkSettings): number {
 
 /**
  * A fresh session whose turns interleave with the long session's inside one
- * compared range. Both references do the same work (turns 1–100 of a new
- * session), so a difference between them is the machine, not the session:
+ * compared range. Both references do the same work (the first turns of a
+ * new session, as many as the range has), so a difference between them is
+ * the machine, not the session:
  * other processes on shared cores shift turn times by tens of percent for
  * hundreds of turns at a time.
  */
@@ -172,7 +173,7 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
         value: (lateMedian / lateReference) / (earlyMedian / earlyReference),
         unit: "×",
         target: { maximum: targetRatio, text: `≤ ${targetRatio}×` },
-        note: `each range's median over the median of a fresh session's turns 1–100 run between its turns: ${earlyReference.toFixed(2)} and ${lateReference.toFixed(2)} ms`,
+        note: `each range's median over the median of a fresh session's turns 1–${ranges.early[1] - ranges.early[0] + 1} run between its turns: ${earlyReference.toFixed(2)} and ${lateReference.toFixed(2)} ms`,
       },
       { scenario, metric: `median process CPU per turn, ${rangeText(ranges.early)}`, value: cpuMedian(ranges.early), unit: "ms", note: "less sensitive than wall time to other processes on the cores" },
       { scenario, metric: `median process CPU per turn, ${rangeText(ranges.late)}`, value: cpuMedian(ranges.late), unit: "ms", note: `ratio ${(cpuMedian(ranges.late) / cpuMedian(ranges.early)).toFixed(2)}` },
