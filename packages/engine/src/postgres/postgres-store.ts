@@ -86,7 +86,7 @@ export class PostgresStore implements Store {
       lock_timeout: options.lockTimeoutMs,
     };
     // Pipelined: statements of a transaction go out without waiting for the previous answer.
-    this.pool = new pg.Pool({ ...connection, max: options.poolSize, types: typeParsers, pipeline: true });
+    this.pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: options.idleConnectionTimeoutMs, types: typeParsers, pipeline: true });
     // An idle connection that dies (server restart) is dropped by the pool; say so once.
     this.pool.on("error", (error) => options.onError(new Error(`perdure postgres: an idle connection failed: ${error.message}`, { cause: error })));
     this.events.setMaxListeners(0);
