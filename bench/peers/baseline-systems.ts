@@ -86,9 +86,8 @@ export function baselineSystems(): SystemEntry[] {
   const root = process.env["PERDURE_BENCH_BASELINE"];
   if (root === undefined || root === "") return [];
   return [
-    { key: "baseline-postgres", callers: 16, counted: true, open: ({ postgres }) => openBaseline(root, "postgres", 16, () => postgres().connectionString) },
-    { key: "baseline-sqlite-full", callers: 16, counted: true, open: () => openBaseline(root, "full", 16, () => "") },
-    { key: "baseline-sqlite-normal", callers: 16, counted: true, open: () => openBaseline(root, "process-crash-safe", 16, () => "") },
-    { key: "baseline-sqlite-normal-64", callers: 64, counted: false, open: () => openBaseline(root, "process-crash-safe", 64, () => "") },
+    { key: "baseline-postgres", counted: true, open: ({ postgres }) => openBaseline(root, "postgres", 64, () => postgres().connectionString) },
+    { key: "baseline-sqlite-full", counted: true, open: () => openBaseline(root, "full", 64, () => "") },
+    { key: "baseline-sqlite-normal", counted: true, open: () => openBaseline(root, "process-crash-safe", 64, () => "") },
   ];
 }

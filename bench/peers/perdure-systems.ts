@@ -16,6 +16,8 @@ import type { WorkloadSystem } from "./workload.ts";
 export interface PerdureSystemOptions {
   /** Worker concurrency: at least the number of concurrent callers. */
   concurrency: number;
+  /** PostgreSQL only: false runs every operation as a transaction, as a store without the one-request functions does. */
+  oneRequestCommits?: boolean;
 }
 
 function perdureSystem(name: string, store: import("@perdure/engine").Store, options: PerdureSystemOptions, dispose: () => Promise<void>): WorkloadSystem & { start(): Promise<void> } {
@@ -55,7 +57,9 @@ export async function openPerdureSqlite(durability: SqliteDurability, options: P
 export async function openPerdurePostgres(connectionString: string, options: PerdureSystemOptions): Promise<WorkloadSystem> {
   const schema = createBenchmarkPostgresSchema(connectionString);
   const store = await schema.open({ poolSize: Math.max(10, options.concurrency + 2) });
-  const system = perdureSystem("Perdure PostgreSQL", store, options, () => schema.dispose());
+  if (options.oneRequestCommits === false) store.oneTrip = undefined;
+  const label = options.oneRequestCommits === false ? "Perdure PostgreSQL, general path" : "Perdure PostgreSQL";
+  const system = perdureSystem(label, store, options, () => schema.dispose());
   await system.start();
   return system;
 }

@@ -1,11 +1,12 @@
 /**
  * Perdure side by side with other durable-execution systems, in one process
  * run, interleaved round by round so that a noisy stretch of the machine
- * hits every system alike. From the repo root:
+ * hits every system alike: flows of 0, 3 and 10 no-op Steps one at a time,
+ * then 16 and 64 concurrent callers. From the repo root:
  *
  *   npm run bench:peers                       # every system, a few minutes
  *   npm run bench:peers -- --quick            # fewer flows per round
- *   npm run bench:peers -- --systems=perdure-postgres,dbos
+ *   npm run bench:peers -- --systems=perdure-postgres,dbos,restate
  *   PERDURE_BENCH_BASELINE=/path/to/other/checkout npm run bench:peers   # adds "Perdure before" rows
  *
  * PostgreSQL is a private cluster the bench starts and stops itself
@@ -28,18 +29,20 @@ import { measureLatency, measureRound, measureThroughput, type WorkloadRound, ty
 /** A system the bench can run, opened once and measured every round. */
 export interface SystemEntry {
   key: string;
-  /** Concurrent callers of its throughput part. */
-  callers: number;
   /** Whether its statements are counted (Perdure only: the counters wrap this process's drivers). */
   counted: boolean;
   open(context: { postgres: () => BenchPostgres }): Promise<WorkloadSystem>;
 }
 
+/** Concurrent callers of the throughput part; Perdure's Workers run as many Steps at once as the most callers. */
+const callerCounts = [16, 64] as const;
+const concurrency = Math.max(...callerCounts);
+
 const perdureSystems: readonly SystemEntry[] = [
-  { key: "perdure-postgres", callers: 16, counted: true, open: ({ postgres }) => openPerdurePostgres(postgres().connectionString, { concurrency: 16 }) },
-  { key: "perdure-sqlite-full", callers: 16, counted: true, open: () => openPerdureSqlite("full", { concurrency: 16 }) },
-  { key: "perdure-sqlite-normal", callers: 16, counted: true, open: () => openPerdureSqlite("process-crash-safe", { concurrency: 16 }) },
-  { key: "perdure-sqlite-normal-64", callers: 64, counted: false, open: () => openPerdureSqlite("process-crash-safe", { concurrency: 64 }) },
+  { key: "perdure-postgres", counted: true, open: ({ postgres }) => openPerdurePostgres(postgres().connectionString, { concurrency }) },
+  { key: "perdure-postgres-general", counted: true, open: ({ postgres }) => openPerdurePostgres(postgres().connectionString, { concurrency, oneRequestCommits: false }) },
+  { key: "perdure-sqlite-full", counted: true, open: () => openPerdureSqlite("full", { concurrency }) },
+  { key: "perdure-sqlite-normal", counted: true, open: () => openPerdureSqlite("process-crash-safe", { concurrency }) },
 ];
 
 const { values } = parseArgs({
@@ -57,13 +60,14 @@ const selected = wanted === undefined ? allSystems : allSystems.filter((entry) =
 if (selected.length === 0) throw new Error(`--systems=${values.systems ?? ""} matches no system; known: ${allSystems.map((entry) => entry.key).join(", ")}`);
 const rounds = Number(values.rounds ?? (quick ? 1 : 3));
 if (!Number.isSafeInteger(rounds) || rounds <= 0) throw new Error(`--rounds=${values.rounds ?? ""} is invalid: use a positive integer`);
-const settingsFor = (entry: SystemEntry): WorkloadSettings => ({
+const settings: WorkloadSettings = {
   stepCounts: [0, 3, 10],
   flowsPerCount: quick ? 20 : 60,
-  callers: entry.callers,
+  callers: callerCounts,
   throughputSteps: 10,
-  flowsPerCaller: quick ? 8 : Math.max(6, Math.round(640 / entry.callers)),
-});
+  // About 6,400 Steps per caller count (2,560 with --quick).
+  flowsPerCaller: (callers) => (quick ? Math.max(4, Math.round(256 / callers)) : Math.max(6, Math.round(640 / callers))),
+};
 
 installStatementCounters();
 let postgres: BenchPostgres | undefined;
@@ -79,10 +83,10 @@ console.log(`Perdure and peers: engine ${revision?.commit.slice(0, 7) ?? "unknow
 async function countStatements(system: WorkloadSystem): Promise<{ perStep: StatementCounts; perZeroStepFlow: StatementCounts }> {
   const flows = 20;
   const zeroBefore = readStatementCounts();
-  await measureLatency(system, { stepCounts: [0], flowsPerCount: flows, callers: 1, throughputSteps: 0, flowsPerCaller: 0 });
+  await measureLatency(system, { ...settings, stepCounts: [0], flowsPerCount: flows });
   const zero = countsBetween(zeroBefore, readStatementCounts());
   const tenBefore = readStatementCounts();
-  await measureLatency(system, { stepCounts: [10], flowsPerCount: flows, callers: 1, throughputSteps: 0, flowsPerCaller: 0 });
+  await measureLatency(system, { ...settings, stepCounts: [10], flowsPerCount: flows });
   const ten = countsBetween(tenBefore, readStatementCounts());
   const per = (counts: StatementCounts, divisor: number): StatementCounts => ({
     statements: counts.statements / divisor,
@@ -98,7 +102,7 @@ try {
     try {
       const system = await entry.open({ postgres: postgresOnce });
       // Warm-up: connections, prepared statements, JIT.
-      await measureThroughput(system, entry.callers, 3, 2);
+      for (const callers of callerCounts) await measureThroughput(system, callers, 3, 2);
       opened.set(entry.key, system);
       console.log(system.name);
     } catch (error) {
@@ -114,7 +118,7 @@ try {
       process.stdout.write(`  round ${round}/${rounds} ${entry.key} ... `);
       let result: WorkloadRound;
       try {
-        result = await measureRound(system, settingsFor(entry));
+        result = await measureRound(system, settings);
       } catch (error) {
         // One system failing (a connection timeout on a loaded machine) leaves the others to finish.
         console.log("FAILED");
@@ -125,7 +129,8 @@ try {
         continue;
       }
       (roundsBySystem.get(entry.key) ?? roundsBySystem.set(entry.key, []).get(entry.key)!).push(result);
-      console.log(`${result.msPerStep.toFixed(3)} ms/Step, ${Math.round(result.stepsPerSecond)} Steps/s, 0-Step flow ${result.flowMsBySteps["0"]?.toFixed(2)} ms`);
+      const throughput = callerCounts.map((callers) => `${Math.round(result.stepsPerSecondByCallers[String(callers)] ?? Number.NaN)} Steps/s at ${callers}`).join(", ");
+      console.log(`${result.msPerStep.toFixed(3)} ms/Step, ${throughput}, 0-Step flow ${result.flowMsBySteps["0"]?.toFixed(2)} ms`);
     }
   }
   for (const entry of selected) {
@@ -141,9 +146,9 @@ try {
 interface SystemSummary {
   key: string;
   name: string;
-  callers: number;
   msPerStep: number;
-  stepsPerSecond: number;
+  /** Median Steps per second by caller count. */
+  stepsPerSecondByCallers: Record<string, number>;
   zeroStepFlowMs: number;
   counts: { perStep: StatementCounts; perZeroStepFlow: StatementCounts } | undefined;
   rounds: WorkloadRound[];
@@ -156,9 +161,8 @@ const summaries: SystemSummary[] = selected.flatMap((entry) => {
   return [{
     key: entry.key,
     name: system.name,
-    callers: entry.callers,
     msPerStep: median(measured.map((round) => round.msPerStep)),
-    stepsPerSecond: median(measured.map((round) => round.stepsPerSecond)),
+    stepsPerSecondByCallers: Object.fromEntries(callerCounts.map((callers) => [String(callers), median(measured.map((round) => round.stepsPerSecondByCallers[String(callers)] ?? Number.NaN))])),
     zeroStepFlowMs: median(measured.map((round) => round.flowMsBySteps["0"] ?? Number.NaN)),
     counts: countsBySystem.get(entry.key),
     rounds: measured,
@@ -166,16 +170,16 @@ const summaries: SystemSummary[] = selected.flatMap((entry) => {
 });
 
 console.log("");
-const header = ["system", "per Step (slope)", "Steps/s", "callers", "0-Step flow", "statements/Step", "round trips/Step", "each round (ms/Step; Steps/s)"];
+const stepsPerSecondAt = (summary: SystemSummary, callers: number): number => summary.stepsPerSecondByCallers[String(callers)] ?? Number.NaN;
+const header = ["system", "per Step (slope)", ...callerCounts.map((callers) => `Steps/s, ${callers} callers`), "0-Step flow", "statements/Step", "round trips/Step", "each round (ms/Step; Steps/s by callers)"];
 const rows = summaries.map((summary) => [
   summary.name,
   `${summary.msPerStep.toFixed(3)} ms`,
-  Math.round(summary.stepsPerSecond).toLocaleString("en-US"),
-  String(summary.callers),
+  ...callerCounts.map((callers) => Math.round(stepsPerSecondAt(summary, callers)).toLocaleString("en-US")),
   `${summary.zeroStepFlowMs.toFixed(2)} ms`,
   summary.counts === undefined ? "" : (summary.counts.perStep.statements + summary.counts.perStep.controlStatements).toFixed(1),
   summary.counts === undefined || !summary.key.includes("postgres") ? "" : summary.counts.perStep.roundTrips.toFixed(2),
-  summary.rounds.map((round) => `${round.msPerStep.toFixed(3)}; ${Math.round(round.stepsPerSecond)}`).join(" / "),
+  summary.rounds.map((round) => `${round.msPerStep.toFixed(3)}; ${callerCounts.map((callers) => Math.round(round.stepsPerSecondByCallers[String(callers)] ?? Number.NaN)).join(", ")}`).join(" / "),
 ]);
 const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
 const line = (cells: readonly string[]): string => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
@@ -184,21 +188,24 @@ console.log(widths.map((width) => "-".repeat(width)).join("  "));
 for (const row of rows) console.log(line(row));
 
 const peers = summaries.filter((summary) => !summary.key.startsWith("perdure") && !summary.key.startsWith("baseline"));
-const ratios: { perdure: string; peer: string; perStep: number; stepsPerSecond: number; zeroStepFlow: number }[] = [];
-for (const perdure of summaries.filter((summary) => summary.key.startsWith("perdure") && summary.callers === 16)) {
+const ratios: { perdure: string; peer: string; perStep: number; stepsPerSecondByCallers: Record<string, number>; zeroStepFlow: number }[] = [];
+for (const perdure of summaries.filter((summary) => summary.key.startsWith("perdure"))) {
   for (const peer of peers) {
     ratios.push({
       perdure: perdure.name,
       peer: peer.name,
       perStep: perdure.msPerStep / peer.msPerStep,
-      stepsPerSecond: perdure.stepsPerSecond / peer.stepsPerSecond,
+      stepsPerSecondByCallers: Object.fromEntries(callerCounts.map((callers) => [String(callers), stepsPerSecondAt(perdure, callers) / stepsPerSecondAt(peer, callers)])),
       zeroStepFlow: perdure.zeroStepFlowMs / peer.zeroStepFlowMs,
     });
   }
 }
 if (ratios.length > 0) {
-  console.log("\nratios (Perdure / peer): per Step (lower is better), Steps/s at 16 callers (higher is better), 0-Step flow (lower is better)");
-  for (const ratio of ratios) console.log(`  ${ratio.perdure} / ${ratio.peer}: ${ratio.perStep.toFixed(2)}x, ${ratio.stepsPerSecond.toFixed(2)}x, ${ratio.zeroStepFlow.toFixed(2)}x`);
+  console.log(`\nratios (Perdure / peer): per Step (lower is better), Steps/s at ${callerCounts.join(" and ")} callers (higher is better), 0-Step flow (lower is better)`);
+  for (const ratio of ratios) {
+    const throughput = callerCounts.map((callers) => `${(ratio.stepsPerSecondByCallers[String(callers)] ?? Number.NaN).toFixed(2)}x`).join(", ");
+    console.log(`  ${ratio.perdure} / ${ratio.peer}: ${ratio.perStep.toFixed(2)}x, ${throughput}, ${ratio.zeroStepFlow.toFixed(2)}x`);
+  }
 }
 for (const failure of failures) console.log(`\n${failure.system} did not run: ${failure.error.split("\n")[0] ?? ""}`);
 

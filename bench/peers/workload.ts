@@ -21,9 +21,8 @@ export interface WorkloadRound {
   flowMsBySteps: Record<string, number>;
   /** Least-squares slope of flow time over Step count: the cost of one more Step. */
   msPerStep: number;
-  /** Steps per second with `callers` callers each running flows of `throughputSteps` Steps. */
-  stepsPerSecond: number;
-  callers: number;
+  /** Steps per second by number of concurrent callers, each running flows of `throughputSteps` Steps one after another. */
+  stepsPerSecondByCallers: Record<string, number>;
   throughputSteps: number;
 }
 
@@ -31,11 +30,12 @@ export interface WorkloadSettings {
   stepCounts: readonly number[];
   /** Sequential flows per Step count for the latency part. */
   flowsPerCount: number;
-  callers: number;
+  /** Concurrent callers of the throughput part, measured one count after another. */
+  callers: readonly number[];
   /** Steps of each flow in the throughput part. */
   throughputSteps: number;
-  /** Flows each caller runs in the throughput part. */
-  flowsPerCaller: number;
+  /** Flows each caller runs in the throughput part, by caller count. */
+  flowsPerCaller(callers: number): number;
 }
 
 let flowSerial = 0;
@@ -79,10 +79,13 @@ export async function measureThroughput(system: WorkloadSystem, callers: number,
   return (callers * flowsPerCaller * steps) / seconds;
 }
 
-/** One round: latency by Step count, the per-Step slope, then throughput. */
+/** One round: latency by Step count, the per-Step slope, then throughput at each caller count. */
 export async function measureRound(system: WorkloadSystem, settings: WorkloadSettings): Promise<WorkloadRound> {
   const flowMsBySteps = await measureLatency(system, settings);
   const msPerStep = slope(settings.stepCounts.map((steps) => ({ x: steps, y: flowMsBySteps[String(steps)] ?? Number.NaN })));
-  const stepsPerSecond = await measureThroughput(system, settings.callers, settings.throughputSteps, settings.flowsPerCaller);
-  return { flowMsBySteps, msPerStep, stepsPerSecond, callers: settings.callers, throughputSteps: settings.throughputSteps };
+  const stepsPerSecondByCallers: Record<string, number> = {};
+  for (const callers of settings.callers) {
+    stepsPerSecondByCallers[String(callers)] = await measureThroughput(system, callers, settings.throughputSteps, settings.flowsPerCaller(callers));
+  }
+  return { flowMsBySteps, msPerStep, stepsPerSecondByCallers, throughputSteps: settings.throughputSteps };
 }
