@@ -1,5 +1,5 @@
 /**
- * Both example agents on a real engine: a lookup answered from its tool, a
+ * The example agents on a real engine: a lookup answered from its tool, a
  * refund that waits for approval and then runs once under the call's key.
  */
 import assert from "node:assert/strict";
@@ -16,8 +16,9 @@ after(() => rmSync(notesFolder, { recursive: true, force: true }));
 process.env.PERDURE_NOTES_FILE = join(notesFolder, "notes.json");
 const { openAiOrderDeskFlow } = await import("./openai-agents-agent.ts");
 const { vercelAiOrderDeskFlow } = await import("./vercel-ai-agent.ts");
+const { mastraOrderDeskFlow } = await import("./mastra-agent.ts");
 
-for (const [framework, flow] of [["AI SDK", vercelAiOrderDeskFlow], ["OpenAI Agents SDK", openAiOrderDeskFlow]] as [string, AgentSessionFlow][]) {
+for (const [framework, flow] of [["AI SDK", vercelAiOrderDeskFlow], ["OpenAI Agents SDK", openAiOrderDeskFlow], ["Mastra", mastraOrderDeskFlow]] as [string, AgentSessionFlow][]) {
   void test(`the ${framework} order desk looks up an order, refunds one only after approval, and reads the notes MCP server in a tool Step`, async (t) => {
     const engine = await PrivateEngine.start();
     const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [flow], workerOptions: { pollIntervalMs: 20 } });

@@ -6,9 +6,12 @@
  * A server that cannot be listed gives no tools and a warning; the agents
  * still run.
  */
+import type { ToolsInput } from "@mastra/core/agent";
+import { createTool } from "@mastra/core/tools";
 import { tool as openAiTool } from "@openai/agents";
 import { jsonSchema, tool as aiSdkTool, type JSONSchema7, type ToolSet } from "ai";
 import { McpToolSource, type McpTool } from "@perdure/agents/mcp";
+import { idempotencyKeyRequestContextKey } from "@perdure/agents-mastra";
 import { getDeferredToolExecution } from "@perdure/agents-openai-agents";
 import { getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
 import { notesMcpServerConfig } from "@perdure/example-mcp-notes-server";
@@ -43,4 +46,17 @@ export function openAiNotesTools(): ReturnType<typeof openAiTool>[] {
     errorFunction: null,
     execute: (input) => notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(getDeferredToolExecution()?.idempotencyKey, mcpTool.name) }),
   }));
+}
+
+/** The notes tools for the Mastra agent. */
+export function mastraNotesTools(): ToolsInput {
+  return Object.fromEntries(listed.map((mcpTool) => [mcpTool.name, createTool({
+    id: mcpTool.name,
+    description: mcpTool.description,
+    inputSchema: mcpTool.inputSchema as never,
+    execute: async (input, { requestContext }) => {
+      const key: unknown = requestContext?.get(idempotencyKeyRequestContextKey);
+      return notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(typeof key === "string" ? key : undefined, mcpTool.name) });
+    },
+  })]));
 }

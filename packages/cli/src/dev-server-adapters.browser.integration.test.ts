@@ -1,7 +1,7 @@
 /**
  * `perdure dev` in Chromium hosting agents written with other frameworks:
- * the example order desk as an AI SDK `ToolLoopAgent` and as an OpenAI
- * Agents SDK `Agent`, each made durable by its adapter. For each, a lookup
+ * the example order desk as an AI SDK `ToolLoopAgent`, an OpenAI Agents
+ * SDK `Agent` and a Mastra `Agent`, each made durable by its adapter. For each, a lookup
  * answered from its tool, a refund that runs only after Approve, and the
  * turn's tool Steps in the inspector.
  */
@@ -14,16 +14,16 @@ import { DevServerProcess, repositoryRoot } from "./test-fixtures/dev-server-pro
 
 const adaptersEntry = resolve(repositoryRoot, "examples/framework-agents/src/agents.ts");
 
-void test("perdure dev in Chromium hosts the AI SDK and OpenAI Agents SDK order desks: tools in their own Steps, an approved refund, and the inspector's tool Steps", testOptions, async (t) => {
+void test("perdure dev in Chromium hosts the AI SDK, OpenAI Agents SDK and Mastra order desks: tools in their own Steps, an approved refund, and the inspector's tool Steps", testOptions, async (t) => {
   const prepared = await prepare(t);
   const server = await DevServerProcess.start({ ...prepared, entry: adaptersEntry, env: { PERDURE_NOTES_FILE: join(prepared.folder, "notes.json") } });
   prepared.defer(() => server.stop());
   const { page } = await openBrowser(prepared);
   await page.goto(server.url);
   const agents = await getJson<{ agents: string[] }>(`${server.url}/api/agents`);
-  assert.deepEqual(agents.agents.toSorted(), ["OpenAiAgentsOrderDesk", "VercelAiOrderDesk"]);
+  assert.deepEqual(agents.agents.toSorted(), ["MastraOrderDesk", "OpenAiAgentsOrderDesk", "VercelAiOrderDesk"]);
 
-  for (const agent of ["VercelAiOrderDesk", "OpenAiAgentsOrderDesk"]) {
+  for (const agent of ["VercelAiOrderDesk", "OpenAiAgentsOrderDesk", "MastraOrderDesk"]) {
     const sessions = page.getByRole("complementary", { name: "Sessions" });
     await sessions.getByRole("combobox", { name: "Agent for new sessions" }).selectOption(agent);
     const before = page.url();

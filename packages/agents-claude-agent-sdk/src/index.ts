@@ -1,0 +1,2 @@
+/** placeholder while the adapter is written */
+export {};

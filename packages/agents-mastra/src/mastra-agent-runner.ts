@@ -1,0 +1,144 @@
+/**
+ * `MastraAgentRunner`: a Mastra `Agent` as the session's runner. Each
+ * `RunModel` runs one step of Mastra's own loop (`agent.stream` with
+ * `maxSteps: 1`), the agent's tools offered as Mastra client tools, so Mastra
+ * hands each call back instead of running it; each call then runs the
+ * agent's own tool in its own tool Step.
+ */
+import { Agent } from "@mastra/core/agent";
+import { RequestContext } from "@mastra/core/request-context";
+import {
+  emptyAgentUsage,
+  outcomeUnknownToolResult,
+  selectUnstoredToolCalls,
+  ToolExecutionError,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type AgentUsage,
+  type DeferredToolCall,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  type ModelCallMetadata,
+  type ToolExecutionResult,
+} from "@perdure/agents";
+import { assistantMessage, modelMessagesOf, toolResultMessage, userMessage, type MastraModelMessage } from "./mastra-messages.ts";
+import { readMastraStep, type MastraStep } from "./mastra-step.ts";
+import { builtInClientTool, checkDeferrableTool, executeMastraTool, frameworkPolicyOf, schemaOnlyTool, type MastraTool } from "./mastra-tools.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent, whatever its tools, output and request context
+export type AnyMastraAgent = Agent<any, any, any, any>;
+
+/** Options of {@link MastraAgentRunner}. */
+export interface MastraAgentRunnerOptions {
+  /**
+   * Makes the request context of each model call and each tool call, for an
+   * agent whose instructions, model or tools read it. The tool Step adds the
+   * call's idempotency key under `idempotencyKeyRequestContextKey`.
+   * @default () => new RequestContext()
+   */
+  createRequestContext?: () => RequestContext;
+}
+
+function checkAgent(agent: AnyMastraAgent): void {
+  if (agent.hasOwnMemory()) {
+    throw new TypeError(`agent ${agent.name} has Mastra memory; the session stores the conversation, so create the agent without memory (see the package README's limits)`);
+  }
+}
+
+function usageOf(step: MastraStep): AgentUsage {
+  const usage = step.usage;
+  return {
+    ...emptyAgentUsage(),
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    totalTokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
+    reasoningTokens: usage.reasoningTokens ?? 0,
+    cachedInputTokens: usage.cachedInputTokens ?? 0,
+    requests: 1,
+  };
+}
+
+function metadataOf(step: MastraStep): ModelCallMetadata {
+  return {
+    ...(step.modelId === undefined ? {} : { requestModel: step.modelId, responseModel: step.modelId }),
+    ...(step.provider === undefined ? {} : { providerName: step.provider }),
+    ...(step.responseId === undefined ? {} : { responseId: step.responseId }),
+    ...(step.finishReason === undefined ? {} : { finishReasons: [step.finishReason] }),
+  };
+}
+
+/**
+ * Runs a Mastra `Agent` as the session's runner.
+ *
+ * @example
+ * const runner = new MastraAgentRunner(supportAgent);
+ * export const supportFlow = createAgentSessionFlow(runner, "SupportAgent", { toolPolicies });
+ */
+export class MastraAgentRunner implements AgentFrameworkRunner {
+  readonly agent: AnyMastraAgent;
+  private readonly createRequestContext: () => RequestContext;
+
+  constructor(agent: AnyMastraAgent, options: MastraAgentRunnerOptions = {}) {
+    if (!(agent instanceof Agent)) throw new TypeError("MastraAgentRunner takes an Agent of @mastra/core");
+    checkAgent(agent);
+    this.agent = agent;
+    this.createRequestContext = options.createRequestContext ?? (() => new RequestContext());
+  }
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return userMessage(text);
+  }
+
+  /** The agent's own tools, each checked to be runnable in a Step. */
+  private async deferrableTools(requestContext: RequestContext): Promise<Record<string, MastraTool>> {
+    const tools = (await this.agent.listTools({ requestContext })) as Record<string, MastraTool>;
+    for (const [name, tool] of Object.entries(tools)) checkDeferrableTool(this.agent.name, name, tool);
+    return tools;
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const requestContext = this.createRequestContext();
+    const tools = await this.deferrableTools(requestContext);
+    const clientTools: Record<string, MastraTool> = Object.fromEntries(Object.entries(tools).map(([name, tool]) => [name, schemaOnlyTool(tool)]));
+    for (const definition of turn.enabledBuiltInTools ?? []) clientTools[definition.name] = builtInClientTool(definition);
+    // The previous round's results, stored with this model call's output.
+    const results = selectUnstoredToolCalls(turn).map((call) => toolResultMessage(call, call.output ?? outcomeUnknownToolResult));
+    const input = [...modelMessagesOf(turn.messages), ...results.map((result) => result.frameworkItem as MastraModelMessage)];
+    const step = await readMastraStep(this.agent, input, {
+      // Client tools only: Mastra hands every call back. activeTools hides the tools Mastra would run inline (sub-agents, workflows, workspace).
+      clientTools,
+      activeTools: Object.keys(clientTools),
+      abortSignal: turn.cancellationSignal,
+      requestContext,
+    }, turn.events);
+    const newMessages = [...results, ...(step.assistantMessage === undefined ? [] : [assistantMessage(step.assistantMessage)])];
+    const usage = usageOf(step);
+    const modelCallMetadata = metadataOf(step);
+    if (step.toolCalls.length === 0) return { kind: "turn_completed", newMessages, usage, modelCallMetadata };
+    const toolCalls = await Promise.all(step.toolCalls.map(async (call): Promise<DeferredToolCall> => {
+      const tool = tools[call.toolName];
+      return {
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        arguments: call.arguments,
+        policy: turn.resolveToolPolicy(call.toolName, tool === undefined ? undefined : await frameworkPolicyOf(tool, call.arguments, call.toolCallId)),
+      };
+    }));
+    // The session keeps the turn's messages; the run state only names the response the calls came from.
+    const frameworkRunState = JSON.stringify({ responseId: step.responseId ?? null, toolCallIds: step.toolCalls.map((call) => call.toolCallId) });
+    return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages, modelCallMetadata };
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const requestContext = this.createRequestContext();
+    const tools = (await this.agent.listTools({ requestContext })) as Record<string, MastraTool>;
+    const tool = tools[call.toolCall.toolName];
+    if (tool === undefined) throw new ToolExecutionError(`agent ${this.agent.name} has no tool ${call.toolCall.toolName}`);
+    return { output: await executeMastraTool(String(this.agent.id), tool, call, requestContext) };
+  }
+
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    return selectUnstoredToolCalls(turn).map((call) => toolResultMessage(call, call.output ?? outcomeUnknownToolResult));
+  }
+}

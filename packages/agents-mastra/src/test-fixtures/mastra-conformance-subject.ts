@@ -1,0 +1,33 @@
+/**
+ * The Mastra adapter as a subject of the runner conformance tests: an
+ * `Agent` on the scripted AI SDK mock model, the neutral tools as Mastra
+ * `createTool` tools that read their idempotency key from the request
+ * context.
+ */
+import { fileURLToPath } from "node:url";
+import { Agent } from "@mastra/core/agent";
+import { createTool } from "@mastra/core/tools";
+import type { RunnerConformanceSubject } from "@perdure/agents/testing";
+import { asMastraModel, conformanceLanguageModel } from "./scripted-language-model.ts";
+import { createMastraAgentSessionFlow } from "../create-mastra-agent-session-flow.ts";
+import { idempotencyKeyRequestContextKey } from "../idempotency-key.ts";
+
+export const mastraConformanceSubject: RunnerConformanceSubject = {
+  name: "Mastra adapter",
+  createFlow: (setup) => {
+    const tools = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, createTool({
+      id: neutral.name,
+      description: neutral.description,
+      inputSchema: neutral.parameters as never,
+      execute: async (input, context) => {
+        const key: unknown = context.requestContext?.get(idempotencyKeyRequestContextKey);
+        if (typeof key !== "string") throw new Error(`${neutral.name} ran outside a durable tool Step`);
+        return neutral.execute(input as Record<string, unknown>, { idempotencyKey: key });
+      },
+    })]));
+    const agent = new Agent({ id: "conformance", name: "conformance", instructions: setup.instructions, model: asMastraModel(conformanceLanguageModel(setup.model)), tools });
+    const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
+    return createMastraAgentSessionFlow(agent, setup.flowType, { toolPolicies, builtInTools: [...setup.builtInTools] });
+  },
+  workerEntryModulePath: fileURLToPath(new URL("./mastra-conformance-worker-main.ts", import.meta.url)),
+};
