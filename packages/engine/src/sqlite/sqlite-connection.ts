@@ -9,6 +9,8 @@
  * Transactions take turns on the connection, and each holds SQLite's write
  * lock only while the event loop cannot turn (see `transaction-run.ts`), so a
  * process paused at an await holds no lock that other processes wait for.
+ * Transactions asked for in the same turn share one SQLite transaction and
+ * one COMMIT (see `commit-group.ts`).
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -17,6 +19,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { WakeEvent } from "../store/store.ts";
 import { preparePrivateDatabaseFile } from "./private-database-file.ts";
+import { CommitGroup, type MemberSettled } from "./commit-group.ts";
 import { sqliteSchema } from "./schema.ts";
 import { SqliteTransactionConflict } from "./sqlite-transaction-conflict.ts";
 import { TransactionRun, type TransactionHost, type TransactionStatements } from "./transaction-run.ts";
@@ -60,6 +63,7 @@ export class SqliteConnection implements TransactionHost {
   private idleWaiters: (() => void)[] = [];
   private users = 0;
   private secret: Buffer | undefined;
+  private readonly group = new CommitGroup(this);
 
   private constructor(settings: SqliteConnectionSettings, key: string) {
     this.settings = settings;
@@ -170,12 +174,33 @@ export class SqliteConnection implements TransactionHost {
     }
   }
 
+  get runsWaiting(): boolean {
+    return this.jobs.length > 0;
+  }
+
+  beginMember(): void {
+    this.group.beginMember();
+  }
+
+  commitMember(settled: MemberSettled): void {
+    this.group.commitMember(settled);
+  }
+
+  rollbackMember(): void {
+    this.group.rollbackMember();
+  }
+
+  commitGroup(): void {
+    this.group.commit();
+  }
+
   whenFree(job: () => void): void {
     this.jobs.push(job);
     if (this.holder !== undefined || this.draining || this.drainQueued) return;
-    // Work never starts inside the caller's own call.
+    // Work never starts inside the caller's own call. It starts after this turn's callbacks and
+    // microtasks, so that the transactions they ask for queue up and share one commit.
     this.drainQueued = true;
-    queueMicrotask(() => {
+    setImmediate(() => {
       this.drainQueued = false;
       this.drain();
     });
@@ -196,7 +221,11 @@ export class SqliteConnection implements TransactionHost {
     try {
       while (this.holder === undefined) {
         const job = this.jobs.shift();
-        if (job === undefined) break;
+        if (job === undefined) {
+          // Nobody else waits to join: the open group commits now.
+          this.group.commit();
+          break;
+        }
         job();
       }
     } finally {

@@ -15,6 +15,7 @@
  * read, and the run ends as a conflict: the caller runs the work again.
  */
 import type { SQLInputValue, StatementSync } from "node:sqlite";
+import type { MemberSettled } from "./commit-group.ts";
 import { SqliteTransactionConflict } from "./sqlite-transaction-conflict.ts";
 import { mayWrite, outcomeOf, runStatement, sameOutcome, type LoggedStatement, type StatementKind, type StatementOutcome } from "./statement-log.ts";
 
@@ -31,6 +32,14 @@ export interface TransactionStatements {
 
 /** What a run needs from the connection it runs on. */
 export interface TransactionHost {
+  /** Starts the run's part of the connection's group commit (see `commit-group.ts`). */
+  beginMember(): void;
+  /** Keeps the run's writes for the group's COMMIT; `settled` hears when it landed, or why not. */
+  commitMember(settled: MemberSettled): void;
+  /** Undoes the run's writes only. */
+  rollbackMember(): void;
+  /** Commits the open group, if any: before a transaction of its own. */
+  commitGroup(): void;
   readonly busyTimeoutMs: number;
   /** Runs `job` once no run holds the connection, after the jobs queued before it. */
   whenFree(job: () => void): void;
@@ -76,6 +85,8 @@ export class TransactionRun<TResult> implements TransactionStatements {
   /** Counts the stretches during which the run held the lock, so a late check of an earlier one does nothing. */
   private stretch = 0;
   private statementsAtCheck = 0;
+  /** Whether the run holds a member's part of the connection's group commit (from its first stretch until it commits, rolls back or lets go). */
+  private member = false;
 
   constructor(host: TransactionHost, work: (statements: TransactionStatements) => Promise<TResult>) {
     this.host = host;
@@ -132,10 +143,11 @@ export class TransactionRun<TResult> implements TransactionStatements {
     return runStatement(this.host.statement(sql), kind, parameters);
   }
 
-  /** Has the connection: takes the write lock and starts the work. */
+  /** Has the connection: takes the write lock (or joins the open group) and starts the work. */
   private begin(): void {
     try {
-      this.host.exec("BEGIN IMMEDIATE");
+      this.host.beginMember();
+      this.member = true;
     } catch (error) {
       this.finish({ kind: "failed", error });
       return;
@@ -181,6 +193,8 @@ export class TransactionRun<TResult> implements TransactionStatements {
   private letGo(): void {
     const dataVersion = this.dataVersion();
     this.rollback();
+    // The members before this one keep their writes; what this run recorded begins from them.
+    this.host.commitGroup();
     this.recordOutcomes(dataVersion);
     this.phase = "detached";
     this.host.release();
@@ -214,6 +228,7 @@ export class TransactionRun<TResult> implements TransactionStatements {
   /** Takes the lock and replays the log; undefined when every statement gave back what it did before. */
   private beginAndReplay(): Broken | undefined {
     try {
+      this.host.commitGroup();
       this.host.exec("BEGIN IMMEDIATE");
     } catch (error) {
       return { conflict: false, error: asError(error) };
@@ -269,6 +284,12 @@ export class TransactionRun<TResult> implements TransactionStatements {
   }
 
   private commit(value: TResult): void {
+    if (this.member) {
+      this.member = false;
+      // Settled once the group's COMMIT returns; a failed group runs its members again, unless this one was alone.
+      this.host.commitMember((failure) => this.finish(failure === undefined ? { kind: "committed", value } : failure.alone ? { kind: "failed", error: failure.error } : { kind: "conflict" }));
+      return;
+    }
     try {
       this.host.exec("COMMIT");
     } catch (error) {
@@ -280,6 +301,11 @@ export class TransactionRun<TResult> implements TransactionStatements {
   }
 
   private rollback(): void {
+    if (this.member) {
+      this.member = false;
+      this.host.rollbackMember();
+      return;
+    }
     if (!this.host.inTransaction) return;
     try {
       this.host.exec("ROLLBACK");
