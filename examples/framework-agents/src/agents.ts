@@ -7,3 +7,4 @@
 export { vercelAiOrderDeskFlow } from "./vercel-ai-agent.ts";
 export { openAiOrderDeskFlow } from "./openai-agents-agent.ts";
 export { mastraOrderDeskFlow } from "./mastra-agent.ts";
+export { claudeOrderDeskFlow } from "./claude-agent-sdk-agent.ts";

@@ -17,9 +17,10 @@ process.env.PERDURE_NOTES_FILE = join(notesFolder, "notes.json");
 const { openAiOrderDeskFlow } = await import("./openai-agents-agent.ts");
 const { vercelAiOrderDeskFlow } = await import("./vercel-ai-agent.ts");
 const { mastraOrderDeskFlow } = await import("./mastra-agent.ts");
+const { claudeOrderDeskFlow } = await import("./claude-agent-sdk-agent.ts");
 
-for (const [framework, flow] of [["AI SDK", vercelAiOrderDeskFlow], ["OpenAI Agents SDK", openAiOrderDeskFlow], ["Mastra", mastraOrderDeskFlow]] as [string, AgentSessionFlow][]) {
-  void test(`the ${framework} order desk looks up an order, refunds one only after approval, and reads the notes MCP server in a tool Step`, async (t) => {
+for (const [framework, flow] of [["AI SDK", vercelAiOrderDeskFlow], ["OpenAI Agents SDK", openAiOrderDeskFlow], ["Mastra", mastraOrderDeskFlow], ["Claude Agent SDK", claudeOrderDeskFlow]] as [string, AgentSessionFlow][]) {
+  void test(`the ${framework} order desk looks up an order, refunds one only after approval, and reads the notes MCP server through its tools`, async (t) => {
     const engine = await PrivateEngine.start();
     const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [flow], workerOptions: { pollIntervalMs: 20 } });
     t.after(async () => {

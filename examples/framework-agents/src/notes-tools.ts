@@ -6,11 +6,14 @@
  * A server that cannot be listed gives no tools and a warning; the agents
  * still run.
  */
+import { randomUUID } from "node:crypto";
+import { tool as claudeTool } from "@anthropic-ai/claude-agent-sdk";
 import type { ToolsInput } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
 import { tool as openAiTool } from "@openai/agents";
 import { jsonSchema, tool as aiSdkTool, type JSONSchema7, type ToolSet } from "ai";
 import { McpToolSource, type McpTool } from "@perdure/agents/mcp";
+import { currentDeferredToolExecution, zodRawShapeFromJsonSchema, type ClaudeSdkTool } from "@perdure/agents-claude-agent-sdk";
 import { idempotencyKeyRequestContextKey } from "@perdure/agents-mastra";
 import { getDeferredToolExecution } from "@perdure/agents-openai-agents";
 import { getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
@@ -59,4 +62,17 @@ export function mastraNotesTools(): ToolsInput {
       return notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(typeof key === "string" ? key : undefined, mcpTool.name) });
     },
   })]));
+}
+
+/**
+ * The notes tools for the Claude Agent SDK agent: SDK MCP tools whose JSON
+ * Schemas become zod raw shapes. A read runs inside the harness, where no
+ * durable call exists, so it sends a key of its own; a write runs in its
+ * tool Step and sends the call's key.
+ */
+export function claudeNotesTools(): ClaudeSdkTool[] {
+  return listed.map((mcpTool) => claudeTool(mcpTool.name, mcpTool.description, zodRawShapeFromJsonSchema(mcpTool.inputSchema), async (input) => {
+    const key = currentDeferredToolExecution()?.idempotencyKey ?? `read-in-harness/${randomUUID()}`;
+    return { content: [{ type: "text" as const, text: await notes.callTool(mcpTool.name, input, { idempotencyKey: key }) }] };
+  }, mcpTool.annotations === null ? {} : { annotations: mcpTool.annotations }));
 }

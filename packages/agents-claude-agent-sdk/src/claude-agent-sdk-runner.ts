@@ -1,0 +1,228 @@
+/**
+ * `ClaudeAgentSdkRunner`: the Claude Agent SDK's agent loop (the Claude Code
+ * harness) as the session's runner. Each `RunModel` runs the harness once,
+ * resumed from the session's stored transcript through a `SessionStore`.
+ * The harness asks `canUseTool` before each call: a read tool may run
+ * inside the harness; any other call is denied with `interrupt`, which
+ * stops the run, and becomes a deferred call that runs in its own tool Step.
+ * The next run resumes at the model's response with the recorded results.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { query, type CanUseTool, type Options, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import {
+  emptyAgentUsage,
+  outcomeUnknownToolResult,
+  selectUnstoredToolCalls,
+  ToolExecutionError,
+  type AgentFrameworkRunner,
+  type AgentToolCall,
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type DeferredToolCall,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  type ToolExecutionResult,
+} from "@perdure/agents";
+import { claudeSessionIdOf } from "./claude-session-id.ts";
+import { executeSdkTool, frameworkPolicyOf, harnessToolName, sessionToolName, toolServer, type ClaudeSdkTool } from "./claude-tools.ts";
+import { cutAtDeferral, messagesOfEntries, promptMessage, toolUsesOf, transcriptOf, usageOfEntries } from "./claude-transcript.ts";
+import { RunSessionStore } from "./run-session-store.ts";
+
+/** The agent the harness runs: its system prompt and its tools. */
+export interface ClaudeAgentSdkAgent {
+  /** The system prompt of every run. @default the SDK's default (no Claude Code preset) */
+  systemPrompt?: string;
+  /** SDK MCP tools (`tool(...)` of the SDK); the model calls them as `mcp__perdure__<name>`. @default [] */
+  tools?: readonly ClaudeSdkTool[];
+}
+
+/** Options of {@link ClaudeAgentSdkRunner}. */
+export interface ClaudeAgentSdkRunnerOptions {
+  /**
+   * The SDK's options for every run, such as `model`, `cwd`, `env`,
+   * `pathToClaudeCodeExecutable` or `tools` (Claude Code's own tools), or a
+   * function that makes them. The runner sets the prompt, resume, session
+   * store, `canUseTool`, MCP server `perdure`, system prompt and abort
+   * controller itself, and gives the harness a private `CLAUDE_CONFIG_DIR`
+   * and `CLAUDE_CODE_MAX_RETRIES=0` unless `env` sets it.
+   * @default { settingSources: [], tools: [] }
+   */
+  queryOptions?: Options | (() => Options | Promise<Options>);
+  /**
+   * Whether a call whose policy is `read` without approval runs inside the
+   * harness, in `RunModel`, as the contract says for this adapter. It then
+   * reruns whenever `RunModel` reruns (at least once), and its handler sees
+   * no `currentDeferredToolExecution()`. `false` runs every call in a tool
+   * Step.
+   * @default true
+   */
+  readToolsRunInHarness?: boolean;
+}
+
+/** What a run that stopped for deferred calls leaves for the next one. */
+interface ClaudeRunState {
+  /** The UUID of the transcript entry the next run resumes at. */
+  resumeAt: string;
+}
+
+function readRunState(text: string | null): ClaudeRunState | null {
+  if (text === null) return null;
+  const state = JSON.parse(text) as Partial<ClaudeRunState>;
+  return typeof state.resumeAt === "string" ? { resumeAt: state.resumeAt } : null;
+}
+
+/** The run's prompt when it carries the results of deferred calls: one user message of `tool_result` blocks. */
+async function* toolResultPrompt(sessionId: string, calls: readonly AgentToolCall[]): AsyncIterable<SDKUserMessage> {
+  const content = calls.map((call) => ({ type: "tool_result" as const, tool_use_id: call.toolCallId, content: call.output ?? outcomeUnknownToolResult }));
+  yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null, session_id: sessionId };
+}
+
+/** The text that starts the turn: its latest user message. */
+function turnPromptText(turn: AgentTurnContext): string {
+  const userMessage = turn.messages.findLast((message) => message.role === "user" && message.turnId === turn.turnId) ?? turn.messages.findLast((message) => message.role === "user");
+  if (userMessage === undefined) throw new Error(`turn ${turn.turnId} has no user message to prompt the harness with`);
+  return userMessage.text;
+}
+
+/**
+ * Runs the Claude Agent SDK's agent loop as the session's runner.
+ *
+ * @example
+ * const runner = new ClaudeAgentSdkRunner({ systemPrompt: "You help customers.", tools: [lookupOrder, refundOrder] }, { queryOptions: { model: "claude-sonnet-5-5" } });
+ * export const supportFlow = createAgentSessionFlow(runner, "SupportAgent", { toolPolicies });
+ */
+export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
+  readonly agent: ClaudeAgentSdkAgent;
+  private readonly tools: ReadonlyMap<string, ClaudeSdkTool>;
+  private readonly queryOptions: () => Promise<Options>;
+  private readonly readToolsRunInHarness: boolean;
+
+  constructor(agent: ClaudeAgentSdkAgent, options: ClaudeAgentSdkRunnerOptions = {}) {
+    this.agent = agent;
+    this.tools = new Map((agent.tools ?? []).map((sdkTool) => [sdkTool.name, sdkTool]));
+    const queryOptions = options.queryOptions ?? {};
+    this.queryOptions = async () => (typeof queryOptions === "function" ? queryOptions() : queryOptions);
+    this.readToolsRunInHarness = options.readToolsRunInHarness ?? true;
+  }
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return promptMessage(text);
+  }
+
+  /** The harness's permission prompt: a read may run in the harness; every other call of this run is deferred. */
+  private permissionPrompt(turn: AgentTurnContext, builtIns: ReadonlySet<string>, deferred: { firstToolUseId: string | null }): CanUseTool {
+    return async (harnessName, _input, { toolUseID }) => {
+      const name = sessionToolName(harnessName);
+      if (deferred.firstToolUseId !== null) return { behavior: "deny", message: "deferred to the session", interrupt: true };
+      const sdkTool = this.tools.get(name);
+      if (harnessName === name) {
+        // One of Claude Code's own tools: it can only run inside the harness, so the session's policy decides now.
+        const policy = turn.resolveToolPolicy(name);
+        return policy.requiresApproval
+          ? { behavior: "deny", message: `${name} needs approval, which a durable session cannot ask for inside the Claude Code harness` }
+          : { behavior: "allow" };
+      }
+      const policy = turn.resolveToolPolicy(name, frameworkPolicyOf(sdkTool));
+      if (this.readToolsRunInHarness && sdkTool !== undefined && !builtIns.has(name) && policy.effect === "read" && !policy.requiresApproval) return { behavior: "allow" };
+      deferred.firstToolUseId = toolUseID;
+      return { behavior: "deny", message: "deferred to the session", interrupt: true };
+    };
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const sessionId = claudeSessionIdOf(turn.flowId);
+    const transcript = transcriptOf(turn.messages);
+    const runState = readRunState(turn.frameworkRunState);
+    const results = selectUnstoredToolCalls(turn);
+    const builtIns = turn.enabledBuiltInTools ?? [];
+    const store = new RunSessionStore(sessionId, transcript);
+    const deferred: { firstToolUseId: string | null } = { firstToolUseId: null };
+    const abortController = new AbortController();
+    const abort = (): void => abortController.abort(turn.cancellationSignal.reason);
+    turn.cancellationSignal.addEventListener("abort", abort, { once: true });
+    const configDirectory = await mkdtemp(join(tmpdir(), "perdure-claude-code-"));
+    try {
+      const userOptions = await this.queryOptions();
+      const options: Options = {
+        settingSources: [],
+        tools: [],
+        ...userOptions,
+        // The session retries RunModel, so the harness does not retry model calls unless the options ask it to.
+        env: { ...process.env, CLAUDE_CODE_MAX_RETRIES: "0", ...userOptions.env, CLAUDE_CONFIG_DIR: configDirectory },
+        mcpServers: { ...userOptions.mcpServers, perdure: toolServer([...this.tools.values()], builtIns) },
+        ...(this.agent.systemPrompt === undefined ? {} : { systemPrompt: this.agent.systemPrompt }),
+        canUseTool: this.permissionPrompt(turn, new Set(builtIns.map((definition) => definition.name)), deferred),
+        sessionStore: store,
+        abortController,
+        ...(transcript.length === 0 ? { sessionId } : { resume: sessionId }),
+        ...(runState !== null && results.length > 0 ? { resumeSessionAt: runState.resumeAt } : {}),
+      };
+      const prompt = runState !== null && results.length > 0 ? toolResultPrompt(sessionId, results) : turnPromptText(turn);
+      try {
+        for await (const message of query({ prompt, options })) {
+          if (message.type !== "assistant" || message.parent_tool_use_id !== null) continue;
+          for (const block of message.message.content) {
+            if (block.type === "text") await turn.events.textDelta(block.text);
+            else if (block.type === "thinking") await turn.events.reasoningDelta(block.thinking);
+          }
+        }
+      } catch (error) {
+        // Denying with interrupt ends the harness's run with an error result; that stop is the deferral.
+        if (deferred.firstToolUseId === null) throw error;
+      }
+      return this.outcome(turn, transcript, store.newEntries(), deferred.firstToolUseId, userOptions.model);
+    } finally {
+      turn.cancellationSignal.removeEventListener("abort", abort);
+      await rm(configDirectory, { recursive: true, force: true });
+    }
+  }
+
+  private outcome(turn: AgentTurnContext, transcript: ReturnType<typeof transcriptOf>, entries: ReturnType<RunSessionStore["newEntries"]>, firstDeferredToolUseId: string | null, requestModel: string | undefined): AgentTurnOutcome {
+    const toolNames = new Map(toolUsesOf([...transcript, ...entries]).map((toolUse) => [toolUse.id, sessionToolName(toolUse.name)]));
+    const toolNameOf = (toolUseId: string): string => toolNames.get(toolUseId) ?? "";
+    const runUsage = usageOfEntries(entries);
+    const usage = {
+      ...emptyAgentUsage(),
+      inputTokens: runUsage.inputTokens,
+      outputTokens: runUsage.outputTokens,
+      totalTokens: runUsage.inputTokens + runUsage.outputTokens,
+      cachedInputTokens: runUsage.cachedInputTokens,
+      requests: runUsage.responses,
+    };
+    const modelCallMetadata = {
+      providerName: "anthropic",
+      ...(requestModel === undefined ? {} : { requestModel }),
+      ...(runUsage.model === undefined ? {} : { responseModel: runUsage.model }),
+      ...(runUsage.lastResponseId === undefined ? {} : { responseId: runUsage.lastResponseId }),
+    };
+    if (firstDeferredToolUseId === null) {
+      return { kind: "turn_completed", newMessages: messagesOfEntries(entries, toolNameOf), usage, modelCallMetadata };
+    }
+    const cut = cutAtDeferral(entries, firstDeferredToolUseId);
+    const toolCalls = cut.deferred.map((toolUse): DeferredToolCall => {
+      const name = sessionToolName(toolUse.name);
+      return { toolCallId: toolUse.id, toolName: name, arguments: JSON.stringify(toolUse.input), policy: turn.resolveToolPolicy(name, frameworkPolicyOf(this.tools.get(name))) };
+    });
+    const frameworkRunState = JSON.stringify({ resumeAt: cut.resumeAt } satisfies ClaudeRunState);
+    return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages: messagesOfEntries(cut.kept, toolNameOf), modelCallMetadata };
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const sdkTool = this.tools.get(call.toolCall.toolName);
+    if (sdkTool === undefined) throw new ToolExecutionError(`the agent has no tool ${call.toolCall.toolName} (the model called ${harnessToolName(call.toolCall.toolName)})`);
+    return { output: await executeSdkTool(sdkTool, call) };
+  }
+
+  /** The results of the turn's calls not stored yet; without transcript entries, the harness marks such a call interrupted when it resumes. */
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    return selectUnstoredToolCalls(turn).map((call) => ({
+      role: "tool",
+      text: call.output ?? outcomeUnknownToolResult,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      frameworkItem: { kind: "claude_code_transcript", entries: [] },
+    }));
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The agent's SDK MCP tools on both sides: served to the harness by one
+ * in-process MCP server, and run by a tool Step through their handler
+ * inside `currentDeferredToolExecution()`. The session's built-in tools are
+ * served alongside them, schemas converted to zod raw shapes.
+ */
+import { createSdkMcpServer, tool, type McpSdkServerConfigWithInstance, type SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
+import { ToolExecutionError, type BuiltInToolDefinition, type DeferredToolExecution, type FrameworkToolPolicy } from "@perdure/agents";
+import { z } from "zod";
+import { runInDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+import { zodRawShapeFromJsonSchema } from "./zod-raw-shape.ts";
+
+/**
+ * An SDK MCP tool of any argument shape, as `tool(...)` of the SDK makes it.
+ * Its handler takes `never` here so that a tool of every shape fits; the
+ * tool Step checks the arguments with `inputSchema` before it calls it.
+ */
+export interface ClaudeSdkTool {
+  name: string;
+  description: string;
+  inputSchema: SdkMcpToolDefinition["inputSchema"];
+  annotations?: SdkMcpToolDefinition["annotations"] | undefined;
+  handler: (args: never, extra: unknown) => ReturnType<SdkMcpToolDefinition["handler"]>;
+}
+
+/** The name of the in-process MCP server that serves the agent's tools to the harness. */
+export const claudeToolServerName = "perdure";
+
+const toolNamePrefix = `mcp__${claudeToolServerName}__`;
+
+/** The name the model calls a tool by. */
+export function harnessToolName(name: string): string {
+  return `${toolNamePrefix}${name}`;
+}
+
+/** The session's name of a tool the model called: the SDK MCP tool's own name, or the harness's name of one of its built-in tools. */
+export function sessionToolName(harnessName: string): string {
+  return harnessName.startsWith(toolNamePrefix) ? harnessName.slice(toolNamePrefix.length) : harnessName;
+}
+
+/** A built-in tool of the session as an SDK MCP tool; the session handles its calls, so the harness never runs it. */
+function builtInSdkTool(definition: BuiltInToolDefinition): ClaudeSdkTool {
+  return tool(definition.name, definition.description, zodRawShapeFromJsonSchema(definition.parameters as Record<string, unknown>), async () => {
+    throw new Error(`built-in tool ${definition.name} is handled by the session`);
+  }) as ClaudeSdkTool;
+}
+
+/** The MCP server of one run: the agent's tools and the turn's built-in tools. */
+export function toolServer(tools: readonly ClaudeSdkTool[], builtIns: readonly BuiltInToolDefinition[]): McpSdkServerConfigWithInstance {
+  return createSdkMcpServer({ name: claudeToolServerName, tools: [...tools, ...builtIns.map(builtInSdkTool)] as SdkMcpToolDefinition[] });
+}
+
+/** What an SDK MCP tool says of itself: `readOnlyHint` makes it a `read`, `idempotentHint` an `idempotent_write`, as for any MCP tool. */
+export function frameworkPolicyOf(sdkTool: ClaudeSdkTool | undefined): FrameworkToolPolicy | undefined {
+  const annotations = sdkTool?.annotations;
+  if (annotations?.readOnlyHint === true) return { effect: "read" };
+  if (annotations?.idempotentHint === true) return { effect: "idempotent_write" };
+  return undefined;
+}
+
+/** An MCP `CallToolResult` as the text the session records: text blocks joined, others as JSON; `isError` fails the call. */
+function resultText(result: { content?: readonly { type: string; text?: string | undefined }[] | undefined; isError?: boolean | undefined }): string {
+  const text = (result.content ?? []).map((block) => (block.type === "text" ? block.text ?? "" : JSON.stringify(block))).join("\n");
+  if (result.isError === true) throw new ToolExecutionError(text);
+  return text;
+}
+
+/**
+ * Runs a deferred call's handler in the tool Step, inside
+ * `currentDeferredToolExecution()`. The arguments are checked with the
+ * tool's zod shape first, as the harness would; a mismatch fails the call
+ * with zod's message.
+ */
+export async function executeSdkTool(sdkTool: ClaudeSdkTool, call: DeferredToolExecution): Promise<string> {
+  const parsed = z.object(sdkTool.inputSchema as z.ZodRawShape).safeParse(JSON.parse(call.toolCall.arguments === "" ? "{}" : call.toolCall.arguments));
+  if (!parsed.success) throw new ToolExecutionError(`the arguments of ${sdkTool.name} do not match its schema: ${parsed.error.message}`);
+  const handler = sdkTool.handler as (args: unknown, extra: unknown) => ReturnType<SdkMcpToolDefinition["handler"]>;
+  const result = await runInDeferredToolExecution(call, () => handler(parsed.data, { signal: call.cancellationSignal }));
+  return resultText(result);
+}

@@ -1,0 +1,35 @@
+/**
+ * The Claude Agent SDK adapter as a subject of the runner conformance tests:
+ * the real Claude Code harness against a loopback fake of the Messages API
+ * answering from the neutral script, the neutral tools as SDK MCP tools
+ * (schemas converted to zod raw shapes) that read their idempotency key
+ * from `currentDeferredToolExecution()`. The conformance tests run every
+ * call in a tool Step, so reads are not run inside the harness here.
+ */
+import { fileURLToPath } from "node:url";
+import { tool } from "@anthropic-ai/claude-agent-sdk";
+import type { RunnerConformanceSubject } from "@perdure/agents/testing";
+import { createClaudeAgentSdkSessionFlow } from "../create-claude-agent-sdk-session-flow.ts";
+import { currentDeferredToolExecution } from "../deferred-tool-execution-scope.ts";
+import { zodRawShapeFromJsonSchema } from "../zod-raw-shape.ts";
+import { conformanceScript, scriptedHarnessOptions } from "./scripted-harness-options.ts";
+
+export const claudeAgentSdkConformanceSubject: RunnerConformanceSubject = {
+  name: "Claude Agent SDK adapter",
+  createFlow: (setup) => {
+    const tools = setup.tools.map((neutral) => tool(neutral.name, neutral.description, zodRawShapeFromJsonSchema(neutral.parameters), async (args) => {
+      const execution = currentDeferredToolExecution();
+      if (execution === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
+      return { content: [{ type: "text" as const, text: await neutral.execute(args, { idempotencyKey: execution.idempotencyKey }) }] };
+    }));
+    const { queryOptions } = scriptedHarnessOptions(conformanceScript(setup.model));
+    const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
+    return createClaudeAgentSdkSessionFlow({ systemPrompt: setup.instructions, tools }, setup.flowType, {
+      queryOptions,
+      readToolsRunInHarness: false,
+      toolPolicies,
+      builtInTools: [...setup.builtInTools],
+    });
+  },
+  workerEntryModulePath: fileURLToPath(new URL("./claude-agent-sdk-conformance-worker-main.ts", import.meta.url)),
+};
