@@ -48,27 +48,27 @@ function readCommitted(path: string, flowId: string, name: string): string | und
 
 describe("SQLite group commit", { timeout: 20_000 }, () => {
   for (const durability of ["full", "process-crash-safe"] as const) {
-    it(`(${durability}) transactions asked for in one turn share one COMMIT, and one that fails leaves the others' writes`, async (t) => {
+    it(`(${durability}) transactions asked for in one turn share one COMMIT, and those that fail (the first one too) leave the others' writes`, async (t) => {
       const { store, path } = openStore(t, durability);
       // Asked for at different microtask depths of one turn, as Step handlers finish.
       const { result: outcomes, commits } = await countCommits(() => Promise.allSettled(Array.from({ length: 8 }, async (_unused, index) => {
         for (let hop = 0; hop < index * 20; hop++) await Promise.resolve();
         return store.transaction(async (transaction) => {
           await transaction.writeAttribute(`flow-${index}`, "Value", "", String(index));
-          if (index === 3) throw new Error("member 3 fails after writing");
+          if (index === 0 || index === 3) throw new Error(`member ${index} fails after writing`);
           return index;
         });
       })));
       assert.equal(commits, 1);
       outcomes.forEach((outcome, index) => {
-        if (index === 3) {
+        if (index === 0 || index === 3) {
           assert.equal(outcome.status, "rejected");
-          assert.match(String((outcome as PromiseRejectedResult).reason), /member 3 fails/);
+          assert.match(String((outcome as PromiseRejectedResult).reason), new RegExp(`member ${index} fails`));
         } else {
           assert.deepEqual(outcome, { status: "fulfilled", value: index });
         }
       });
-      for (let index = 0; index < 8; index++) assert.equal(readCommitted(path, `flow-${index}`, "Value"), index === 3 ? undefined : String(index));
+      for (let index = 0; index < 8; index++) assert.equal(readCommitted(path, `flow-${index}`, "Value"), index === 0 || index === 3 ? undefined : String(index));
     });
   }
 

@@ -4,8 +4,9 @@
  * transaction, so one COMMIT (one fsync under `full`, one write of the
  * shared pages to the WAL) lands them all.
  *
- * Each run is a member with a savepoint of its own. A member whose work
- * fails is rolled back to its savepoint and fails alone; the others go on.
+ * Each run after the first is a member with a savepoint of its own (the
+ * first needs none: undoing it is undoing the transaction). A member whose
+ * work fails is rolled back to its savepoint and fails alone; the others go on.
  * A member's result is handed back only once the group's COMMIT returned,
  * so nothing is acknowledged before it is durable. The group commits as soon
  * as no run is waiting for the connection (a run alone commits at once, as
@@ -38,6 +39,8 @@ const maxMembers = 64;
 export class CommitGroup {
   private readonly host: CommitGroupHost;
   private open = false;
+  /** Whether the running member took a savepoint (every member but the group's first). */
+  private inSavepoint = false;
   private readonly settled: MemberSettled[] = [];
 
   constructor(host: CommitGroupHost) {
@@ -49,19 +52,28 @@ export class CommitGroup {
     if (!this.open) {
       this.host.exec("BEGIN IMMEDIATE");
       this.open = true;
+      this.inSavepoint = false;
+      return;
     }
     this.host.exec(`SAVEPOINT ${savepoint}`);
+    this.inSavepoint = true;
   }
 
   /** Keeps a member's writes; they commit with the group, and `settled` hears when. */
   commitMember(settled: MemberSettled): void {
-    this.host.exec(`RELEASE ${savepoint}`);
+    if (this.inSavepoint) this.host.exec(`RELEASE ${savepoint}`);
     this.settled.push(settled);
     if (!this.host.runsWaiting || this.settled.length >= maxMembers) this.commit();
   }
 
   /** Undoes one member's writes and leaves the group's. */
   rollbackMember(): void {
+    if (this.host.inTransaction && !this.inSavepoint) {
+      // The group's first member: nothing else is in the transaction yet.
+      this.host.exec("ROLLBACK");
+      this.open = false;
+      return;
+    }
     if (this.host.inTransaction) {
       this.host.exec(`ROLLBACK TO ${savepoint}`);
       this.host.exec(`RELEASE ${savepoint}`);
