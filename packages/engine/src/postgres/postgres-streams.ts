@@ -1,5 +1,6 @@
 import type { PoolClient } from "pg";
 import type { StreamRow } from "../store/store.ts";
+import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
 
 /** One Stream write, as `StoreTransaction.appendStream` receives it. */
 export interface StreamAppend {
@@ -36,11 +37,13 @@ export async function appendStream(client: PoolClient, schema: string, append: S
     [flowType, stream, bytes],
   );
   let total = usage.rows[0]?.bytes ?? bytes;
+  let batchRows = firstStreamTrimBatchRows;
   while (total > capacityBytes) {
     const oldest = await client.query<{ id: number; bytes: number }>(
-      `SELECT id, bytes FROM ${schema}.stream_messages WHERE flow_type = $1 AND stream = $2 ORDER BY id LIMIT 64`,
-      [flowType, stream],
+      `SELECT id, bytes FROM ${schema}.stream_messages WHERE flow_type = $1 AND stream = $2 ORDER BY id LIMIT $3`,
+      [flowType, stream, batchRows],
     );
+    batchRows = nextStreamTrimBatchRows(batchRows);
     if (oldest.rows.length === 0) break;
     const doomed: number[] = [];
     let trimmedBytes = 0;

@@ -12,6 +12,7 @@ import type {
   StreamRow,
   TimerRow,
 } from "../store/store.ts";
+import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
 import type { TransactionStatements } from "./transaction-run.ts";
 
@@ -346,11 +347,13 @@ export class SqliteTransaction implements StoreTransaction {
       flowType, stream, bytes,
     );
     let total = usage?.bytes ?? bytes;
+    let batchRows = firstStreamTrimBatchRows;
     while (total > capacityBytes) {
       const oldest = this.all<{ id: number; bytes: number }>(
-        "SELECT id, bytes FROM stream_messages WHERE flow_type = ? AND stream = ? ORDER BY id LIMIT 64",
-        flowType, stream,
+        "SELECT id, bytes FROM stream_messages WHERE flow_type = ? AND stream = ? ORDER BY id LIMIT ?",
+        flowType, stream, batchRows,
       );
+      batchRows = nextStreamTrimBatchRows(batchRows);
       if (oldest.length === 0) break;
       let trimmedBytes = 0;
       let lastId = 0;

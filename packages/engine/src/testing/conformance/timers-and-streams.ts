@@ -153,6 +153,30 @@ export function timerAndStreamTests(options: StoreConformanceOptions): void {
     }
   });
 
+  it("a large Stream message pushes out as many small ones as its budget needs, and no more", async () => {
+    const progress = stream<string>("Progress", { capacityBytes: 2000 });
+    const Emit = defineStep<{ small: number; large: number }>("Emit", {
+      execute: async (context, input) => {
+        for (let index = 0; index < input.small; index += 1) await context.writeStream(progress, `message-${String(index).padStart(3, "0")}`);
+        if (input.large > 0) await context.writeStream(progress, "x".repeat(input.large));
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({ type: "StreamLargeMessage", start: "Emit", steps: [Emit], persistence: { progress } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      // 100 messages of 13 bytes, then one of 1,900: 1,200 bytes (93 messages) must go, over several reads.
+      await environment.client.start(flow, "large-1", { small: 100, large: 1900 });
+      await pollUntil(async () => (await environment.client.listStreamMessages("large-1", progress)).at(-1)?.value.length === 1900);
+      const retained = await environment.client.listStreamMessages("large-1", progress);
+      assert.deepEqual(retained.map((message) => message.value.length === 1900 ? "large" : message.value), [
+        "message-093", "message-094", "message-095", "message-096", "message-097", "message-098", "message-099", "large",
+      ]);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
   it("rejects resume tokens of another flow, forged tokens and oversized tokens with clear errors", async () => {
     const progress = stream<string>("Progress");
     const other = stream<string>("Other");
