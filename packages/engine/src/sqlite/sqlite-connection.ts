@@ -9,8 +9,9 @@
  * Transactions take turns on the connection, and each holds SQLite's write
  * lock only while the event loop cannot turn (see `transaction-run.ts`), so a
  * process paused at an await holds no lock that other processes wait for.
- * Transactions asked for in the same turn share one SQLite transaction and
- * one COMMIT (see `commit-group.ts`).
+ * Transactions that queue while one runs share one SQLite transaction and one
+ * COMMIT; under `full` the connection waits for the end of the turn before it
+ * starts, so that a turn's transactions gather (see `commit-group.ts`).
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -197,13 +198,17 @@ export class SqliteConnection implements TransactionHost {
   whenFree(job: () => void): void {
     this.jobs.push(job);
     if (this.holder !== undefined || this.draining || this.drainQueued) return;
-    // Work never starts inside the caller's own call. It starts after this turn's callbacks and
-    // microtasks, so that the transactions they ask for queue up and share one commit.
+    // Work never starts inside the caller's own call. Under `full`, where each COMMIT waits for an
+    // fsync, it starts after this turn's callbacks and microtasks, so that the transactions they ask
+    // for queue up and share one commit; without the fsync, waiting a turn would cost more than it
+    // saves for a lone transaction, and it would make the order of concurrent Steps vary more.
     this.drainQueued = true;
-    setImmediate(() => {
+    const start = (): void => {
       this.drainQueued = false;
       this.drain();
-    });
+    };
+    if (this.settings.durability === "full") setImmediate(start);
+    else queueMicrotask(start);
   }
 
   hold(run: object): void {
