@@ -59,13 +59,29 @@ export class PostgresTransaction implements StoreTransaction {
   skippedLockedRows = false;
   private readonly pendingWrites: Promise<void>[] = [];
   private writeError: Error | undefined;
+  /** Whether a statement other than a SELECT ran (row locks change nothing that a crash could lose). */
+  private changedRows = false;
 
   constructor(client: PoolClient, quotedSchema: string) {
     this.client = client;
     this.schema = quotedSchema;
   }
 
+  /**
+   * True while the transaction has run only SELECTs: it read, and perhaps
+   * locked Flow rows, but changed nothing, so its COMMIT has nothing to make
+   * durable.
+   */
+  get changedNothing(): boolean {
+    return !this.changedRows;
+  }
+
+  private noteStatement(text: string): void {
+    if (!this.changedRows && !/^\s*SELECT\b/i.test(text)) this.changedRows = true;
+  }
+
   private async rows<TRow extends QueryResultRow>(text: string, values: unknown[]): Promise<TRow[]> {
+    this.noteStatement(text);
     try {
       return (await this.client.query<TRow>({ name: statementName(text), text, values })).rows;
     } catch (error) {
@@ -75,6 +91,7 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   private async count(text: string, values: unknown[]): Promise<number> {
+    this.noteStatement(text);
     try {
       return (await this.client.query({ name: statementName(text), text, values })).rowCount ?? 0;
     } catch (error) {
@@ -89,6 +106,7 @@ export class PostgresTransaction implements StoreTransaction {
    * write on a pipelined connection.
    */
   private write(text: string, values: unknown[]): void {
+    this.noteStatement(text);
     const sent = this.client.query({ name: statementName(text), text, values }).then(
       () => undefined,
       (error: unknown) => {

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+
+const url = testDatabaseUrl();
+const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
+const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
+
+function requireUrl(): string {
+  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
+  return url;
+}
+
+/** The text of every statement this process sends through `pg` while `work` runs. */
+async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const sent: string[] = [];
+  prototype.query = function recordingQuery(this: unknown, ...args: unknown[]): unknown {
+    const first = args[0];
+    sent.push(typeof first === "string" ? first : String((first as { text?: unknown }).text));
+    return original.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    prototype.query = original;
+  }
+  return sent;
+}
+
+const relaxed = "SET LOCAL synchronous_commit = off";
+
+void test("a PostgreSQL transaction that only reads commits without waiting for a WAL flush, and one that writes still waits", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const flow = defineFlow({ type: "ReadCommit", start: "Hold", steps: [defineStep("Hold", { execute: () => completeFlow() })] });
+  const client = new Client({ store });
+  await client.start(flow, "read-commit-1", {});
+
+  // describe locks the Flow row, which gives its transaction an ID, but changes nothing.
+  const reading = await statementsDuring(() => client.describe("read-commit-1"));
+  const commitAt = reading.indexOf("COMMIT");
+  assert.ok(commitAt > 0, `describe committed: ${reading.join(" | ")}`);
+  assert.equal(reading[commitAt - 1], relaxed);
+
+  const writing = await statementsDuring(() => store.transaction(async (transaction) => {
+    await transaction.lockFlow("read-commit-1");
+    await transaction.writeAttribute("read-commit-1", "Note", "", "\"kept\"");
+  }));
+  assert.ok(writing.includes("COMMIT"));
+  assert.ok(!writing.includes(relaxed), `a writing transaction relaxed its commit: ${writing.join(" | ")}`);
+  assert.equal(await store.transaction((transaction) => transaction.readAttribute("read-commit-1", "Note", "")), "\"kept\"");
+});
