@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer as createHttp2Server } from "node:http2";
+import { createServer as createHttp2Server, type Http2Server } from "node:http2";
 import { createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,24 +80,33 @@ export async function openRestate(): Promise<WorkloadSystem> {
   };
   server.stdout?.on("data", keep);
   server.stderr?.on("data", keep);
+  // A bench that dies takes its server with it.
+  const killOnExit = (): void => {
+    server.kill("SIGKILL");
+  };
+  process.once("exit", killOnExit);
   // Warnings and errors only: the SDK logs every invocation at INFO, which would be bench-process work Perdure and DBOS do not do.
   const logger: restate.LoggerTransport = (meta, message, ...rest: unknown[]) => {
     if (String(meta.level) === "warn" || String(meta.level) === "error") console.error(`[restate sdk] ${String(message)}`, ...rest);
   };
-  const endpoint = createHttp2Server(restate.createEndpointHandler({ services: [chain], logger }));
+  let endpoint: Http2Server | undefined;
   const stop = async (): Promise<void> => {
-    await new Promise<void>((resolve) => endpoint.close(() => resolve()));
+    const listening = endpoint;
+    if (listening?.listening === true) await new Promise<void>((resolve) => listening.close(() => resolve()));
     if (server.exitCode === null) {
       const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));
       server.kill("SIGTERM");
       await Promise.race([exited, sleep(10_000)]);
       if (server.exitCode === null) server.kill("SIGKILL");
     }
+    process.off("exit", killOnExit);
     rmSync(folder, { recursive: true, force: true });
   };
   try {
-    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
-    const endpointAddress = endpoint.address();
+    const created = createHttp2Server(restate.createEndpointHandler({ services: [chain], logger }));
+    endpoint = created;
+    await new Promise<void>((resolve) => created.listen(0, "127.0.0.1", resolve));
+    const endpointAddress = created.address();
     if (endpointAddress === null || typeof endpointAddress === "string") throw new Error("the Restate endpoint has no port");
     await waitForHealth(`http://127.0.0.1:${adminPort}/health`, server, () => output);
     const registered = await fetch(`http://127.0.0.1:${adminPort}/deployments`, {
