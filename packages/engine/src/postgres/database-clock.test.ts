@@ -3,10 +3,9 @@ import { test } from "node:test";
 import pg from "pg";
 import { Client, defineFlow, defineStep, deadEnd, Worker } from "../index.ts";
 import { DatabaseClock, databaseClockResyncMs } from "./database-clock.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
 
 function fakeMonotonic(): { now: () => number; advance: (ms: number) => void } {
   let at = 1000;
@@ -46,7 +45,7 @@ void test("a reading with a round trip over a second does not replace a good one
 });
 
 void test("a PostgreSQL store in a process whose wall clock is 5 minutes fast stamps Flows and liveness with the database's time", {
-  skip: url === undefined && !inCi ? missingDatabaseMessage : false,
+  skip: postgresTestSkip(url),
 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);

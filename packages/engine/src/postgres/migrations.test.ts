@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
 import { PostgresStore } from "./postgres-store.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
 import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
@@ -12,16 +12,10 @@ import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
-const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
-
-function requireUrl(): string {
-  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
-  return url;
-}
+const skip = postgresTestSkip(url);
 
 void test("eight stores opening a fresh schema at once apply each migration exactly once", { skip }, async (t) => {
-  const temporary = createTemporaryPostgresSchema(requireUrl());
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const stores = await Promise.all(Array.from({ length: 8 }, () => temporary.open({ poolSize: 1 })));
   const client = new pg.Client({ connectionString: temporary.connectionString });
@@ -40,7 +34,7 @@ void test("eight stores opening a fresh schema at once apply each migration exac
 });
 
 void test("a schema migrated by a newer engine is refused with an error naming the unknown migration", { skip }, async (t) => {
-  const temporary = createTemporaryPostgresSchema(requireUrl());
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   await temporary.open();
   const client = new pg.Client({ connectionString: temporary.connectionString });
@@ -54,7 +48,7 @@ void test("a schema migrated by a newer engine is refused with an error naming t
 });
 
 void test("a schema of the previous version (migration 0001 only) with a Flow mid-run gets the one-trip functions on open, and the Flow finishes on them", { skip }, async (t) => {
-  const temporary = createTemporaryPostgresSchema(requireUrl());
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const setup = new pg.Client({ connectionString: temporary.connectionString });
   await setup.connect();

@@ -8,11 +8,10 @@ import { completeFlow, deadEnd, failFlow, moveTo, moveToMany, movement } from ".
 import { defineStep } from "../step/step.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
-const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
+const skip = postgresTestSkip(url);
 
 const counter = attribute<number>("Counter");
 const note = attribute<string>("Note");

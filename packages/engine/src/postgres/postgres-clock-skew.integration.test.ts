@@ -9,10 +9,9 @@ import { pollUntil } from "../testing/poll-until.ts";
 import { startWorkerProcess, type WorkerProcess } from "../testing/worker-process.ts";
 import { mixedCharged, mixedFlow, mixedRecovery, readLog, type MixedInput } from "../worker/crash-fixtures/flows.ts";
 import { realNow, timerFlow, type ClockLogEntry } from "./test-fixtures/clock-flows.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
 const workerMain = fileURLToPath(new URL("./test-fixtures/clock-worker-main.ts", import.meta.url));
 const skewPreload = pathToFileURL(fileURLToPath(new URL("./test-fixtures/skew-wall-clock.ts", import.meta.url))).href;
 const fiveMinutesMs = 5 * 60_000;
@@ -29,7 +28,7 @@ const lapseErrors = (history: readonly StepHistoryEntry[]): StepHistoryEntry[] =
 
 void test("Workers whose wall clocks are 5 minutes fast and 5 minutes slow run beside a normal one on PostgreSQL: no healthy claim is taken over, Timers fire on database time, and killed skewed Workers' Flows are taken over after the liveness timeout", {
   timeout: 180_000,
-  skip: url === undefined && !inCi ? missingDatabaseMessage : false,
+  skip: postgresTestSkip(url),
 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);

@@ -5,10 +5,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { attribute, attributeMap, Client, completeFlow, defineFlow, defineStep, moveTo, rpc, Worker } from "../index.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
 
 const stepsPerFlow = 25;
 const counter = attribute<number>("Counter");
@@ -42,7 +41,7 @@ const countingFlow = defineFlow({
 
 void test("when every connection of a Worker and Client is terminated mid-run (twice), they reconnect, every Flow finishes, and no acknowledged commit is lost", {
   timeout: 60_000,
-  skip: url === undefined && !inCi ? missingDatabaseMessage : false,
+  skip: postgresTestSkip(url),
 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const applicationName = `perdure_loss_${randomBytes(4).toString("hex")}`;

@@ -10,10 +10,9 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { attribute, Client, defineFlow, defineStep, deadEnd, rpc, Worker } from "../index.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
 const frozenMain = fileURLToPath(new URL("./test-fixtures/frozen-transaction-main.ts", import.meta.url));
 
 const notes = attribute<string>("Note");
@@ -28,7 +27,7 @@ const frozenFlow = defineFlow({
 
 void test("a process SIGSTOPped inside a transaction holding a Flow's row lock stops blocking it once the server ends its idle session", {
   timeout: 90_000,
-  skip: url === undefined && !inCi ? missingDatabaseMessage : false,
+  skip: postgresTestSkip(url),
 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);

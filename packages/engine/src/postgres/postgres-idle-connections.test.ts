@@ -4,16 +4,10 @@ import { test } from "node:test";
 import pg from "pg";
 import { pollUntil } from "../testing/poll-until.ts";
 import type { PostgresStore } from "./postgres-store.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
-const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
-
-function requireUrl(): string {
-  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
-  return url;
-}
+const skip = postgresTestSkip(url);
 
 /** Server sessions of one application name: the store's pooled connections plus its LISTEN connection. */
 async function sessionsOf(connectionString: string, applicationName: string): Promise<number> {
@@ -43,7 +37,7 @@ async function openEveryConnection(store: PostgresStore, poolSize: number): Prom
 }
 
 void test("the pool keeps idle connections warm by default and closes them after idleConnectionTimeoutMs", { skip }, async (t) => {
-  const connectionString = requireUrl();
+  const connectionString = requireTestDatabaseUrl();
   const temporary = createTemporaryPostgresSchema(connectionString);
   t.after(() => temporary.dispose());
   const suffix = randomBytes(4).toString("hex");

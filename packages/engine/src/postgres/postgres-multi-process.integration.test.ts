@@ -10,10 +10,9 @@ import { StepAttemptProgress } from "../step/recovery-error.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { startWorkerProcess, type WorkerProcess } from "../testing/worker-process.ts";
 import { commits, mixedCharged, mixedCounter, mixedFlow, mixedRecovery, readLog, type LogEntry, type MixedInput } from "../worker/crash-fixtures/flows.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
 const workerMain = fileURLToPath(new URL("./test-fixtures/postgres-worker-main.ts", import.meta.url));
 
 function starts(log: readonly LogEntry[], flowId: string, step: string): LogEntry[] {
@@ -26,7 +25,7 @@ function completedExecutes(history: readonly StepHistoryEntry[], stepType: strin
 
 void test("4 Worker processes on one PostgreSQL schema finish 200 Flows through random SIGKILLs: single-attempt effects at most once, retried effects committed exactly once", {
   timeout: 180_000,
-  skip: url === undefined && !inCi ? missingDatabaseMessage : false,
+  skip: postgresTestSkip(url),
 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);

@@ -5,16 +5,10 @@ import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { completeFlow } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
-const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
-
-function requireUrl(): string {
-  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
-  return url;
-}
+const skip = postgresTestSkip(url);
 
 /** The text of every statement this process sends through `pg` while `work` runs. */
 async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
@@ -37,7 +31,7 @@ async function statementsDuring(work: () => Promise<unknown>): Promise<string[]>
 const relaxed = "SET LOCAL synchronous_commit = off";
 
 void test("a PostgreSQL transaction that only reads commits without waiting for a WAL flush, and one that writes still waits", { skip }, async (t) => {
-  const temporary = createTemporaryPostgresSchema(requireUrl());
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
   const flow = defineFlow({ type: "ReadCommit", start: "Hold", steps: [defineStep("Hold", { execute: () => completeFlow() })] });

@@ -11,11 +11,10 @@ import { defineStep } from "../step/step.ts";
 import type { StepCommit, StepCommitReply } from "../store/step-commit.ts";
 import type { ExecutionRow } from "../store/store.ts";
 import { claimCatalogOf, withoutNumber } from "../worker/one-trip-commit.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
-const skip = url === undefined && !inCi ? missingDatabaseMessage : false;
+const skip = postgresTestSkip(url);
 
 const NoopStep = defineStep("Noop", { execute: () => completeFlow() });
 const groupFlow = defineFlow({ type: "GroupCommit", start: "Noop", steps: [NoopStep] });

@@ -14,6 +14,22 @@ export const missingDatabaseMessage =
   "no PostgreSQL server: set PERDURE_TEST_DATABASE_URL (or PERDURE_DATABASE_URL) to a database URL; "
   + "`eval \"$(scripts/start-test-postgres.sh)\"` starts a private server and sets it";
 
+/**
+ * The `skip` option of a PostgreSQL test: skipped without a server on a
+ * developer machine, run (and so failed) without one in CI, where `CI` is set.
+ */
+export function postgresTestSkip(url: string | undefined): string | false {
+  const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "";
+  return url === undefined && !inCi ? missingDatabaseMessage : false;
+}
+
+/** The test server's URL, or an error saying how to get one (a PostgreSQL test run in CI without a server). */
+export function requireTestDatabaseUrl(): string {
+  const url = testDatabaseUrl();
+  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
+  return url;
+}
+
 /** A private schema on the test server, dropped with everything in it by `dispose()`. */
 export interface TemporaryPostgresSchema {
   connectionString: string;
