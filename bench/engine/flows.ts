@@ -19,11 +19,11 @@ export class FinalStepSignals {
 }
 
 /** A chain of no-op Steps: the Step moves to itself until `remaining` reaches zero, then completes. */
-export function createNoopChainFlow(flowType: string, signals: FinalStepSignals): FlowCore {
+export function createNoopChainFlow(flowType: string, signals?: FinalStepSignals): FlowCore {
   const NoopStep = defineStep<{ remaining: number }>("Noop", {
     execute: (context, input) => {
       if (input.remaining > 0) return moveTo("Noop", { remaining: input.remaining - 1 });
-      signals.signal(context.flowId);
+      signals?.signal(context.flowId);
       return completeFlow();
     },
   });

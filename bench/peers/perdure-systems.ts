@@ -8,9 +8,9 @@
  */
 import { Client, Worker } from "@perdure/engine";
 import type { SqliteDurability } from "@perdure/engine/sqlite";
-import { createNoopChainFlow, FinalStepSignals } from "../engine/flows.ts";
+import { createNoopChainFlow } from "../engine/flows.ts";
 import { createBenchmarkPostgresSchema } from "../engine/scenarios/postgres-support.ts";
-import { confirmCompleted, openTemporaryBenchmarkStore, WorkerErrorCollector } from "../engine/support.ts";
+import { openTemporaryBenchmarkStore, WorkerErrorCollector } from "../engine/support.ts";
 import type { WorkloadSystem } from "./workload.ts";
 
 export interface PerdureSystemOptions {
@@ -21,20 +21,19 @@ export interface PerdureSystemOptions {
 }
 
 function perdureSystem(name: string, store: import("@perdure/engine").Store, options: PerdureSystemOptions, dispose: () => Promise<void>): WorkloadSystem & { start(): Promise<void> } {
-  const signals = new FinalStepSignals();
   const errors = new WorkerErrorCollector();
-  const flow = createNoopChainFlow("PeerChain", signals);
+  const flow = createNoopChainFlow("PeerChain");
   const worker = new Worker({ store, flows: [flow], concurrency: options.concurrency, onError: errors.onError });
   const client = new Client({ store });
   return {
     name,
     start: () => worker.start(),
     async runFlow(flowId, steps) {
-      const finished = signals.expect(flowId);
       // The chain's start Step counts down: `remaining` more Steps after it.
       await client.start(flow, flowId, { remaining: steps });
-      await finished;
-      await confirmCompleted(client, flowId);
+      // As a DBOS handle's getResult: wait for the committed end, then read it.
+      const ended = await client.waitForFlow(flowId, { timeoutMs: 60_000 });
+      if (ended.status !== "completed") throw new Error(`flow ${flowId} ended ${ended.status}: ${ended.error ?? ""}`);
       errors.throwIfAny();
     },
     async close() {

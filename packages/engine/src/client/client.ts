@@ -10,9 +10,11 @@ import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "../rpc/invoke-rpc.ts";
 import type { ActiveExecution, RpcReference } from "../rpc/rpc.ts";
+import type { FlowRead } from "../store/step-commit.ts";
 import type { FlowRow, HistoryRow, Store } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
+import { claimStartLocally } from "../worker/local-start-handoff.ts";
 
 /** Options of {@link Client}. */
 export interface ClientOptions {
@@ -31,6 +33,14 @@ export interface StartFlowOptions {
 }
 
 /** A Flow instance as `client.describe` reports it. */
+/** Options of `client.waitForFlow`. */
+export interface WaitForFlowOptions {
+  /** How long to wait for the Flow to end before describing it as it is. @default 30000 */
+  timeoutMs?: number;
+  /** Ends the wait early; the Flow is described as it is then. */
+  signal?: AbortSignal;
+}
+
 export interface FlowDescription {
   flowId: string;
   flowType: string;
@@ -117,13 +127,18 @@ export class Client {
       const row = { flowId, flowType: flow.flowType, status: "running" as const, input: encoded, output: null, error: null, requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1 };
       const startExecution = flow.startStepType === undefined ? null : newExecutionRow(flow, flowId, 1, { stepType: flow.startStepType, input: encoded, options: null, recoveryError: null }, now);
       // The start Step takes sequence number 1, so the Flow's next one is 2, as the general path leaves it.
-      const reply = await oneTrip.startFlow({ flow: { ...row, nextSeq: startExecution === null ? 1 : 2 }, startExecution });
+      const flowRow = { ...row, nextSeq: startExecution === null ? 1 : 2 };
+      // A Worker of this process with a slot free takes the start Step in this same request.
+      const local = startExecution === null ? undefined : claimStartLocally(this.store, flow, startExecution, now);
+      const reply = local === undefined
+        ? await oneTrip.startFlow({ flow: flowRow, startExecution })
+        : await local.run(() => oneTrip.startFlow({ flow: flowRow, startExecution: local.execution }), (started) => started.created);
       if (!reply.created) {
         const { existing } = reply;
         if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return { created: false };
         throw flowAlreadyExists(flowId, existing);
       }
-      if (startExecution !== null) this.store.wake({ kind: "tasks", at: now });
+      if (startExecution !== null && local === undefined) this.store.wake({ kind: "tasks", at: now });
       return { created: true };
     }
     const result = await this.store.transaction(async (transaction) => {
@@ -215,26 +230,77 @@ export class Client {
   /** Status, input, output and unfinished executions of a Flow instance. */
   async describe(flowId: string): Promise<FlowDescription> {
     checkFlowId(flowId);
-    return this.store.transaction(async (transaction) => {
-      const row = await transaction.lockFlow(flowId);
-      if (row === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
-      const executions = await transaction.listExecutions(flowId);
-      return {
-        flowId,
-        flowType: row.flowType,
-        status: row.status,
-        input: JSON.parse(row.input) as unknown,
-        output: row.output === null ? null : (JSON.parse(row.output) as unknown),
-        error: row.error,
-        createdAt: new Date(row.createdAt),
-        updatedAt: new Date(row.updatedAt),
-        executions: executions.map((execution) => ({
-          executionId: execution.executionId,
-          stepType: execution.stepType,
-          status: execution.claimedBy !== null ? "running" : execution.status === "asking" ? "waiting_to_be_asked" : execution.status,
-        })),
-      };
+    const read = this.store.oneTrip !== undefined
+      ? await this.store.oneTrip.readFlow(flowId)
+      : await this.store.transaction(async (transaction): Promise<FlowRead | undefined> => {
+        const flow = await transaction.lockFlow(flowId);
+        return flow === undefined ? undefined : { flow, executions: await transaction.listExecutions(flowId) };
+      });
+    if (read === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
+    const { flow: row, executions } = read;
+    return {
+      flowId,
+      flowType: row.flowType,
+      status: row.status,
+      input: JSON.parse(row.input) as unknown,
+      output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+      error: row.error,
+      createdAt: new Date(row.createdAt),
+      updatedAt: new Date(row.updatedAt),
+      executions: executions.map((execution) => ({
+        executionId: execution.executionId,
+        stepType: execution.stepType,
+        status: execution.claimedBy !== null ? "running" : execution.status === "asking" ? "waiting_to_be_asked" : execution.status,
+      })),
+    };
+  }
+
+  /**
+   * Waits until a Flow instance is no longer running, or `timeoutMs` passed,
+   * and describes it then; its `status` says which. Ends are announced to
+   * this process at once (and to others through the store's wake-ups, where
+   * it has them); the store's poll interval bounds a missed one.
+   *
+   * @example
+   * await client.start(orderFlow, "order-1", input);
+   * const { status, output } = await client.waitForFlow("order-1", { timeoutMs: 60_000 });
+   */
+  async waitForFlow(flowId: string, options: WaitForFlowOptions = {}): Promise<FlowDescription> {
+    checkFlowId(flowId);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) throw new InvalidInputError(`waitForFlow timeoutMs ${describeValue(options.timeoutMs)} is invalid: use a number of milliseconds, 0 or more`);
+    // A local wait: the monotonic clock, which no wall-clock jump moves.
+    const deadline = performance.now() + timeoutMs;
+    // Ends announced so far: one that comes while `describe` runs means look again at once.
+    let ends = 0;
+    let wakeUp: (() => void) | undefined;
+    const unsubscribe = this.store.subscribe((event) => {
+      if (event.kind !== "flow_finished" || event.flowId !== flowId) return;
+      ends += 1;
+      wakeUp?.();
     });
+    try {
+      for (;;) {
+        const endsBefore = ends;
+        const description = await this.describe(flowId);
+        const left = deadline - performance.now();
+        if (description.status !== "running" || left <= 0 || options.signal?.aborted === true) return description;
+        if (ends !== endsBefore) continue;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            options.signal?.removeEventListener("abort", done);
+            wakeUp = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, Math.min(left, this.store.pollIntervalMs));
+          options.signal?.addEventListener("abort", done, { once: true });
+          wakeUp = done;
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
   }
 
   /** Lists Flow instances in flow ID order, optionally of one type or status. */

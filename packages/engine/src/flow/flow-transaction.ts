@@ -70,6 +70,8 @@ export class FlowTransaction {
   private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
   claimedCancelled = false;
+  /** The Flow ended in this transaction. */
+  private finished = false;
   /** Earliest due time of a Timer this transaction set and did not fire. */
   private earliestTimerAt: number | undefined;
 
@@ -168,6 +170,7 @@ export class FlowTransaction {
     await this.cancelExecutions(executions.filter((execution) => execution.executionId !== exceptExecutionId));
     this.row.status = status;
     await this.transaction.updateFlow(this.flowId, { status, output: fields.output ?? null, error: fields.error ?? null });
+    this.finished = true;
   }
 
   /** Moves a waiting (or just-asked) execution to ready with its wait result. */
@@ -320,5 +323,6 @@ export class FlowTransaction {
     if (taskAt !== undefined && (taskAt > this.now || options.tasks !== false)) store.wake({ kind: "tasks", at: taskAt });
     if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
+    if (this.finished) store.wake({ kind: "flow_finished", flowId: this.flowId });
   }
 }

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { FlowRow } from "../store/store.ts";
-import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
 
-export { executionFieldColumns, executionFields, flowFieldColumns };
+export { executionFieldColumns, executionFields, flowFieldColumns, flowFields };
 
 /*
  * Column lists of the PostgreSQL store's statements, named as the Store

@@ -6,6 +6,7 @@
 import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
 import type {
   ClaimCatalog,
+  FlowRead,
   FlowStart,
   FlowStartReply,
   OneTripOperations,
@@ -16,7 +17,7 @@ import type {
   TaskClaimReply,
 } from "../store/step-commit.ts";
 import { encodeInstanceKey } from "./instance-key.ts";
-import { executionFieldColumns, executionFields, flowFieldColumns, statementName } from "./postgres-columns.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
 
 /** Runs one statement on a pooled connection (with the store's clock reading riding along) and returns its first row. */
@@ -44,6 +45,12 @@ function executionOf(columns: ColumnRow): ExecutionRow {
   return row as unknown as ExecutionRow;
 }
 
+function flowOf(columns: ColumnRow): FlowRow {
+  const row: Record<string, unknown> = {};
+  for (const field of flowFields) row[field] = columns[flowFieldColumns[field]] ?? null;
+  return row as unknown as FlowRow;
+}
+
 interface ClaimedReply {
   claims: { execution: ColumnRow; attributes: [string, string][] }[];
   stopped: boolean;
@@ -57,6 +64,7 @@ export class PostgresOneTrip implements OneTripOperations {
   private readonly startStatement: { name: string; text: string };
   private readonly claimStatement: { name: string; text: string };
   private readonly groupStatement: { name: string; text: string };
+  private readonly readStatement: { name: string; text: string };
   private readonly groups: StepCommitGroups;
   private readonly onSkippedRows: () => void;
   /** The catalog's JSON text, made once per catalog (one per Worker). */
@@ -73,6 +81,10 @@ export class PostgresOneTrip implements OneTripOperations {
     this.claimStatement = { name: statementName(claimText), text: claimText };
     const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
     this.groupStatement = { name: statementName(groupText), text: groupText };
+    // Two subqueries of one statement read one snapshot, so the executions belong to the Flow row read with them.
+    const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
+      (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
+    this.readStatement = { name: statementName(readText), text: readText };
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
@@ -125,6 +137,11 @@ export class PostgresOneTrip implements OneTripOperations {
       plainAttributes: claim.attributes.map(([name, value]): AttributeRow => ({ name, key: "", value })),
     }));
     return { claims, claimStopped: claimed?.stopped === true };
+  }
+
+  async readFlow(flowId: string): Promise<FlowRead | undefined> {
+    const { flow, executions } = await this.run<{ flow: ColumnRow | null; executions: ColumnRow[] }>(this.readStatement, [flowId]);
+    return flow === null ? undefined : { flow: flowOf(flow), executions: executions.map(executionOf) };
   }
 
   async startFlow(start: FlowStart): Promise<FlowStartReply> {

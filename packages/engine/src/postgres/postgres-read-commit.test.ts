@@ -5,6 +5,7 @@ import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { completeFlow } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
+import { readDatabaseTimeSql } from "./database-clock.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
@@ -38,8 +39,8 @@ void test("a PostgreSQL transaction that only reads commits without waiting for 
   const client = new Client({ store });
   await client.start(flow, "read-commit-1", {});
 
-  // describe locks the Flow row, which gives its transaction an ID, but changes nothing.
-  const reading = await statementsDuring(() => client.describe("read-commit-1"));
+  // Locking the Flow row gives a transaction an ID, but changes nothing.
+  const reading = await statementsDuring(() => store.transaction((transaction) => transaction.lockFlow("read-commit-1")));
   const commitAt = reading.indexOf("COMMIT");
   assert.ok(commitAt > 0, `describe committed: ${reading.join(" | ")}`);
   assert.equal(reading[commitAt - 1], relaxed);
@@ -51,4 +52,26 @@ void test("a PostgreSQL transaction that only reads commits without waiting for 
   assert.ok(writing.includes("COMMIT"));
   assert.ok(!writing.includes(relaxed), `a writing transaction relaxed its commit: ${writing.join(" | ")}`);
   assert.equal(await store.transaction((transaction) => transaction.readAttribute("read-commit-1", "Note", "")), "\"kept\"");
+});
+
+void test("describe on PostgreSQL is one statement that neither opens a transaction nor locks the Flow, and sees a Flow and its executions together", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const flow = defineFlow({ type: "ReadInOne", start: "Hold", steps: [defineStep("Hold", { execute: () => completeFlow() })] });
+  const client = new Client({ store });
+  await client.start(flow, "read-in-one-1", { note: "kept" });
+
+  const sent = await statementsDuring(async () => {
+    const description = await client.describe("read-in-one-1");
+    assert.equal(description.status, "running");
+    assert.deepEqual(description.input, { note: "kept" });
+    assert.deepEqual(description.executions, [{ executionId: "1", stepType: "Hold", status: "ready" }]);
+    assert.equal(description.createdAt.getTime(), description.updatedAt.getTime());
+  });
+  // A stale clock reading may ride along; it is not part of the read.
+  const reads = sent.filter((text) => text !== readDatabaseTimeSql);
+  assert.equal(reads.length, 1, reads.join(" | "));
+  assert.ok(!/FOR (UPDATE|SHARE)|BEGIN|COMMIT/.test(reads[0] ?? ""), reads[0]);
+  await assert.rejects(client.describe("no-such-flow"), { name: "FlowNotFoundError" });
 });

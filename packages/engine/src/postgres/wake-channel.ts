@@ -28,7 +28,7 @@ const reconnectDelaysMs = [50, 100, 250, 500, 1000, 2000, 5000];
 function isWakeEvent(value: unknown): value is WakeEvent {
   if (typeof value !== "object" || value === null) return false;
   const kind = (value as { kind?: unknown }).kind;
-  return kind === "tasks" || kind === "timers" || kind === "stream" || kind === "executions_cancelled";
+  return kind === "tasks" || kind === "timers" || kind === "stream" || kind === "executions_cancelled" || kind === "flow_finished";
 }
 
 /**

@@ -103,9 +103,17 @@ export interface TaskClaimReply {
   claimStopped: boolean;
 }
 
+/** A Flow row with its unfinished executions (in sequence order), read at one moment. */
+export interface FlowRead {
+  flow: FlowRow;
+  executions: ExecutionRow[];
+}
+
 /** The one-trip operations a store may offer. */
 export interface OneTripOperations {
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;
+  /** Reads a Flow and its executions in one statement that locks and writes nothing; undefined when no Flow has the ID. */
+  readFlow(flowId: string): Promise<FlowRead | undefined>;
 }

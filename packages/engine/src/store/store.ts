@@ -201,7 +201,9 @@ export type WakeEvent =
   /** A Timer was set (or skipped) that falls due at `dueAt`. */
   | { kind: "timers"; dueAt: number }
   | { kind: "stream"; flowId: string; stream: string }
-  | { kind: "executions_cancelled"; flowId: string };
+  | { kind: "executions_cancelled"; flowId: string }
+  /** A Flow instance ended: completed, failed or stopped. */
+  | { kind: "flow_finished"; flowId: string };
 
 /** A database the engine runs on. */
 export interface Store {

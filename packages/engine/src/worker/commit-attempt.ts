@@ -63,6 +63,7 @@ async function commitInOneTrip(
   const queuedTask = plan.movements.length > 0 || plan.ready !== null;
   const othersMayClaim = next === undefined || claims.length >= next.limit;
   if (reply.outcome === "committed" && queuedTask && othersMayClaim) store.wake({ kind: "tasks", at: now });
+  if (reply.outcome === "committed" && plan.finish !== null) store.wake({ kind: "flow_finished", flowId: execution.flowId });
   return claims;
 }
 

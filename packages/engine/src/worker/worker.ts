@@ -6,7 +6,9 @@ import { fireDueTimers } from "../timer/fire-due-timers.ts";
 import { adoptLostClaims } from "./adopt-lost-claims.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
+import { offerLocalStarts } from "./local-start-handoff.ts";
 import { timersOf, type LocalTimers } from "./local-timers.ts";
+import { claimedAttemptOf } from "./one-trip-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { runAttempt } from "./run-attempt.ts";
 
@@ -106,6 +108,9 @@ export class Worker {
   private loopDone: Promise<void> | undefined;
   private stopMaintenance: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Slots held for Flows started in this process, whose start request is still out. */
+  private reservedStarts = 0;
+  private withdrawLocalStarts: (() => void) | undefined;
   private lastRecoveryAt = 0;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
@@ -145,6 +150,15 @@ export class Worker {
     };
     this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
     this.loopDone = this.loop();
+    this.withdrawLocalStarts = offerLocalStarts(this.options.store, {
+      workerId: this.workerId,
+      flows: this.options.flows,
+      reserveSlot: () => this.reserveStartSlot(),
+      releaseSlot: () => {
+        this.reservedStarts -= 1;
+      },
+      runClaim: (request, now) => this.runStartClaim(request, now),
+    });
   }
 
   /** Stops claiming, waits for running attempts to commit, then leaves. */
@@ -154,6 +168,7 @@ export class Worker {
       return;
     }
     this.state = "closing";
+    this.withdrawLocalStarts?.();
     this.requestWake();
     await this.loopDone;
     this.stopMaintenance?.();
@@ -200,7 +215,7 @@ export class Worker {
       // A failing store is asked again after a poll interval, not in a hot loop.
       await this.sleep(failed ? this.options.pollIntervalMs : this.nextWakeDelay());
     }
-    while (this.running.size > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
+    while (this.busySlots() > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
 
   /** Fires due Timers and learns when the next one falls due; true when any fired. */
@@ -214,7 +229,7 @@ export class Worker {
 
   /** Claims what fits; true only when it filled every free slot, so more may be waiting. */
   private async claimAndRun(): Promise<boolean> {
-    const free = this.claims.claimable(this.options.concurrency - this.running.size);
+    const free = this.claims.claimable(this.options.concurrency - this.busySlots());
     if (free <= 0) return false;
     if (this.taskCheckAt <= this.now()) this.taskCheckAt = Infinity;
     let batch: ClaimBatch = { claims: [], changed: [] };
@@ -226,12 +241,38 @@ export class Worker {
     return batch.claims.length >= free || batch.changed.length > 0;
   }
 
+  /** Slots taken: running attempts and starts this process is making for this Worker. */
+  private busySlots(): number {
+    return this.running.size + this.reservedStarts;
+  }
+
+  private reserveStartSlot(): boolean {
+    if (this.state !== "running" || this.claims.claimable(this.options.concurrency - this.busySlots()) <= 0) return false;
+    this.reservedStarts += 1;
+    return true;
+  }
+
+  /** A start in this process that leases its start execution to this Worker: a claim like any other. */
+  private async runStartClaim(request: () => Promise<ExecutionRow | undefined>, now: number): Promise<void> {
+    try {
+      await this.claims.run(1, async () => {
+        const execution = await request();
+        const attempt = execution === undefined ? undefined : claimedAttemptOf(this.options.flows, { execution, plainAttributes: [] }, now);
+        return attempt === undefined ? [] : [attempt];
+      });
+    } finally {
+      this.reservedStarts -= 1;
+      // A closing Worker's drain waits for this slot.
+      if (this.state !== "running") this.requestWake();
+    }
+  }
+
   private launch(claim: ClaimedAttempt): void {
     const key = leaseKey(claim.execution);
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
-    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.running.size + 1) } : undefined);
+    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.busySlots() + 1) } : undefined);
     void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
@@ -268,7 +309,7 @@ export class Worker {
     const timerDelay = Math.max(0, this.timerCheckAt - now);
     const taskDelay = Math.max(0, this.taskCheckAt - now);
     // No slot to fill, or claims in doubt until the ledger adopts them (it wakes the loop then).
-    if (this.claims.claimable(this.options.concurrency - this.running.size) <= 0) return timerDelay;
+    if (this.claims.claimable(this.options.concurrency - this.busySlots()) <= 0) return timerDelay;
     return Math.min(timerDelay, taskDelay, this.options.pollIntervalMs);
   }
 
