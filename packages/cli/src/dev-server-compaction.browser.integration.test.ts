@@ -45,6 +45,8 @@ void test("perdure dev in Chromium: the model picker picks the next turn's model
 
   // The picker offers the agent's models, the default first, and starts on the default.
   const picker = page.getByTestId("model-picker");
+  // The page fills the picker once it has loaded the agent's features.
+  await picker.locator("option").nth(1).waitFor({ state: "attached", timeout: uiTimeoutMs });
   assert.deepEqual(await picker.locator("option").allInnerTexts(), ["demo-small", "demo-large"]);
   assert.equal(await picker.inputValue(), "demo-small");
 
