@@ -6,12 +6,13 @@ import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import type { FlowStatus } from "../flow/flow-status.ts";
 import { FlowTransaction, newExecutionRow } from "../flow/flow-transaction.ts";
+import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "../rpc/invoke-rpc.ts";
 import type { ActiveExecution, RpcReference } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
-import type { FlowRow, HistoryRow, Store } from "../store/store.ts";
+import type { ExecutionRow, FlowRow, HistoryRow, Store } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
 import { claimStartLocally } from "../worker/local-start-handoff.ts";
@@ -65,6 +66,25 @@ export interface StepHistoryEntry {
   /** The decision (for `execute`) or the conditions (for `wait_until`). */
   outcome: unknown;
   error: string | null;
+}
+
+/** What `describe` returns for a Flow's stored fields and its unfinished executions. */
+function descriptionOf(row: Pick<FlowRow, "flowId" | "flowType" | "status" | "input" | "output" | "error" | "createdAt" | "updatedAt">, executions: readonly ExecutionRow[]): FlowDescription {
+  return {
+    flowId: row.flowId,
+    flowType: row.flowType,
+    status: row.status,
+    input: JSON.parse(row.input) as unknown,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    error: row.error,
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    executions: executions.map((execution) => ({
+      executionId: execution.executionId,
+      stepType: execution.stepType,
+      status: execution.claimedBy !== null ? "running" : execution.status === "asking" ? "waiting_to_be_asked" : execution.status,
+    })),
+  };
 }
 
 function checkFlowId(flowId: unknown): string {
@@ -237,22 +257,7 @@ export class Client {
         return flow === undefined ? undefined : { flow, executions: await transaction.listExecutions(flowId) };
       });
     if (read === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
-    const { flow: row, executions } = read;
-    return {
-      flowId,
-      flowType: row.flowType,
-      status: row.status,
-      input: JSON.parse(row.input) as unknown,
-      output: row.output === null ? null : (JSON.parse(row.output) as unknown),
-      error: row.error,
-      createdAt: new Date(row.createdAt),
-      updatedAt: new Date(row.updatedAt),
-      executions: executions.map((execution) => ({
-        executionId: execution.executionId,
-        stepType: execution.stepType,
-        status: execution.claimedBy !== null ? "running" : execution.status === "asking" ? "waiting_to_be_asked" : execution.status,
-      })),
-    };
+    return descriptionOf(read.flow, read.executions);
   }
 
   /**
@@ -274,6 +279,12 @@ export class Client {
     // Ends announced so far: one that comes while `describe` runs means look again at once.
     let ends = 0;
     let wakeUp: (() => void) | undefined;
+    // The committing Worker of this process hands over the ended Flow where its store lets it: no read then.
+    let ended: EndedFlow | undefined;
+    const stopListening = onLocalFlowEnd(this.store, flowId, (flow) => {
+      ended = flow;
+      wakeUp?.();
+    });
     const unsubscribe = this.store.subscribe((event) => {
       if (event.kind !== "flow_finished" || event.flowId !== flowId) return;
       ends += 1;
@@ -281,11 +292,13 @@ export class Client {
     });
     try {
       for (;;) {
+        // An ended Flow has no executions left: its end cancelled them or was its last one.
+        if (ended !== undefined) return descriptionOf(ended, []);
         const endsBefore = ends;
         const description = await this.describe(flowId);
         const left = deadline - performance.now();
         if (description.status !== "running" || left <= 0 || options.signal?.aborted === true) return description;
-        if (ends !== endsBefore) continue;
+        if (ends !== endsBefore || ended !== undefined) continue;
         await new Promise<void>((resolve) => {
           const done = (): void => {
             clearTimeout(timer);
@@ -300,6 +313,7 @@ export class Client {
       }
     } finally {
       unsubscribe();
+      stopListening();
     }
   }
 

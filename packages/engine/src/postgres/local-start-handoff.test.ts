@@ -5,6 +5,7 @@ import { defineFlow } from "../flow/flow.ts";
 import { completeFlow } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import type { FlowStart, FlowStartReply, OneTripOperations } from "../store/step-commit.ts";
+import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
@@ -143,5 +144,42 @@ void test("a start whose reply is lost after it committed still runs: the Worker
   assert.deepEqual(ranBy, ["lost-reply"]);
   const history = await client.getStepHistory("lost-reply");
   assert.deepEqual(history.map((entry) => entry.attempt), [1], "the adopted attempt is the start's own lease, not a recovery");
+  await worker.close();
+});
+
+void test("waitForFlow in the process whose Worker ended the Flow gets the ended Flow from the commit, without reading it again", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const oneTrip = store.oneTrip;
+  assert.ok(oneTrip !== undefined);
+  const { flow, release } = gatedFlow("EndedHere");
+  const worker = new Worker({ store, flows: [flow] });
+  await worker.start();
+  t.after(() => worker.close());
+  const client = new Client({ store });
+  const readFlow = oneTrip.readFlow.bind(oneTrip);
+  let reads = 0;
+  let readsDone = 0;
+  oneTrip.readFlow = async (flowId) => {
+    reads += 1;
+    try {
+      return await readFlow(flowId);
+    } finally {
+      readsDone += 1;
+    }
+  };
+
+  await client.start(flow, "ended-here", { order: 7 });
+  const waiting = client.waitForFlow("ended-here", { timeoutMs: 60_000 });
+  await pollUntil(() => readsDone === 1);
+  release();
+  const ended = await waiting;
+  assert.equal(reads, 1, "only the wait's first look read the Flow");
+  oneTrip.readFlow = readFlow;
+  // What the commit handed over is what a read finds.
+  const read = await client.describe("ended-here");
+  assert.deepEqual(ended, read);
+  assert.deepEqual([ended.status, ended.input, ended.output, ended.executions], ["completed", { order: 7 }, { done: "ended-here" }, []]);
   await worker.close();
 });

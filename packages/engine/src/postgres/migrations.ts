@@ -1,5 +1,6 @@
 import type { ClientBase } from "pg";
 import type { Migration } from "./migration.ts";
+import { leanCommitFunctionMigration } from "./lean-commit-function.ts";
 import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 
 export type { Migration } from "./migration.ts";
@@ -136,6 +137,7 @@ CREATE TABLE {schema}.stream_usage (
 `,
   },
   oneTripFunctionsMigration,
+  leanCommitFunctionMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

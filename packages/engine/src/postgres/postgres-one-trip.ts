@@ -116,10 +116,15 @@ export class PostgresOneTrip implements OneTripOperations {
       ready: commit.ready,
       outcome: commit.outcome,
       historyKeep: commit.historyKeep,
+      holdsLocks: commit.holdsLocks,
       claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
     };
-    const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as { outcome: StepCommitReply["outcome"]; claimed: ClaimedReply | null };
-    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed) };
+    const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as {
+      outcome: StepCommitReply["outcome"];
+      claimed: ClaimedReply | null;
+      ended?: StepCommitReply["ended"] | null;
+    };
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed), ended: reply.ended ?? undefined };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {

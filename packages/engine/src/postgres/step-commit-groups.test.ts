@@ -40,6 +40,7 @@ function commitOf(execution: ExecutionRow, kind: MemberKind | "blocker" | "locke
     ready: null,
     outcome: JSON.stringify({ kind: "move", moveTo: ["Noop"] }),
     historyKeep: 1000,
+    holdsLocks: false,
     claim: undefined,
   };
 }

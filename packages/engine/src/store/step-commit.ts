@@ -58,6 +58,8 @@ export interface StepCommit {
   outcome: string | null;
   /** The Flow's history retention; 0 records no history. */
   historyKeep: number;
+  /** The attempt's method holds locks, which the commit releases. */
+  holdsLocks: boolean;
   claim: StepCommitClaim | undefined;
 }
 
@@ -78,6 +80,8 @@ export interface StepCommitReply {
   claims: StoreClaim[];
   /** The claim stopped at a task the catalog does not cover, with slots left: claim the rest the general way. */
   claimStopped: boolean;
+  /** A commit that ended the Flow: the stored fields the commit did not send, where the store returns them. */
+  ended?: { input: string; createdAt: number; updatedAt: number } | undefined;
 }
 
 /** A flow start: the Flow row and, when the Flow has a start Step, its first execution (sequence number 1). */

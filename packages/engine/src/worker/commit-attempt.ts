@@ -1,4 +1,5 @@
 import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends.ts";
 import { failAttempt } from "../step/attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
@@ -63,7 +64,13 @@ async function commitInOneTrip(
   const queuedTask = plan.movements.length > 0 || plan.ready !== null;
   const othersMayClaim = next === undefined || claims.length >= next.limit;
   if (reply.outcome === "committed" && queuedTask && othersMayClaim) store.wake({ kind: "tasks", at: now });
-  if (reply.outcome === "committed" && plan.finish !== null) store.wake({ kind: "flow_finished", flowId: execution.flowId });
+  if (reply.outcome === "committed" && plan.finish !== null) {
+    const { ended } = reply;
+    if (ended !== undefined && awaitsLocalFlowEnd(store, execution.flowId)) {
+      deliverLocalFlowEnd(store, { flowId: execution.flowId, flowType: execution.flowType, ...plan.finish, ...ended });
+    }
+    store.wake({ kind: "flow_finished", flowId: execution.flowId });
+  }
   return claims;
 }
 

@@ -95,6 +95,7 @@ export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outco
     startedAt: claim.claimedAt,
     writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
     historyKeep: flow.historyRetention,
+    holdsLocks: claim.methodOptions.lockNames.length > 0,
     claim: oneTripClaimOf(next),
   };
   if (outcome.kind === "wait_until") {

@@ -1,0 +1,57 @@
+/**
+ * A Flow's end, handed in this process from the Worker whose commit ended it
+ * to the `client.waitForFlow` calls on the same store object, so that they
+ * need not read the Flow again. Only a commit that knows every stored field
+ * of the ended Flow hands it over (the PostgreSQL one-request commit returns
+ * the ones it did not send); the others leave waiters to the `flow_finished`
+ * wake event and a read.
+ */
+import type { Store } from "../store/store.ts";
+import type { FlowStatus } from "./flow-status.ts";
+
+/** An ended Flow's stored fields, as they were committed. */
+export interface EndedFlow {
+  flowId: string;
+  flowType: string;
+  status: Exclude<FlowStatus, "running">;
+  input: string;
+  output: string | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+type EndListener = (ended: EndedFlow) => void;
+
+const listenersByStore = new WeakMap<Store, Map<string, Set<EndListener>>>();
+
+/** Calls `listener` when a commit in this process ends `flowId` through `store`; returns the function that stops listening. */
+export function onLocalFlowEnd(store: Store, flowId: string, listener: EndListener): () => void {
+  let byFlow = listenersByStore.get(store);
+  if (byFlow === undefined) {
+    byFlow = new Map();
+    listenersByStore.set(store, byFlow);
+  }
+  let listeners = byFlow.get(flowId);
+  if (listeners === undefined) {
+    listeners = new Set();
+    byFlow.set(flowId, listeners);
+  }
+  listeners.add(listener);
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0 && byFlow.get(flowId) === listeners) byFlow.delete(flowId);
+  };
+}
+
+/** Whether anyone in this process waits for `flowId` to end; a committing Worker builds the ended Flow only then. */
+export function awaitsLocalFlowEnd(store: Store, flowId: string): boolean {
+  return listenersByStore.get(store)?.has(flowId) === true;
+}
+
+/** Hands a committed end to this process's waiters. */
+export function deliverLocalFlowEnd(store: Store, ended: EndedFlow): void {
+  const listeners = listenersByStore.get(store)?.get(ended.flowId);
+  if (listeners === undefined) return;
+  for (const listener of [...listeners]) listener(ended);
+}
