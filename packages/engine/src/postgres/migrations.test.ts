@@ -85,3 +85,33 @@ void test("a schema of the previous version (migration 0001 only) with a Flow mi
   assert.deepEqual(history.map((entry) => [entry.stepType, entry.status]), Array.from({ length: 5 }, () => ["Chain", "completed"]));
   assert.deepEqual((await client.describe("upgraded")).output, { done: true });
 });
+
+void test("a store on a schema without migration 0003 (migrate: false) runs on 0002's commit function: Flows finish and waitForFlow reads their end", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const setup = new pg.Client({ connectionString: temporary.connectionString });
+  await setup.connect();
+  try {
+    assert.deepEqual(
+      await applyMigrations(setup, temporary.schema, pg.escapeIdentifier(temporary.schema), postgresMigrations.slice(0, 2)),
+      ["0001_initial", "0002_one_trip_functions"],
+    );
+  } finally {
+    await setup.end();
+  }
+  const ChainStep = defineStep<{ remaining: number }>("Chain", {
+    execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
+  });
+  const chainFlow = defineFlow({ type: "Before0003", start: "Chain", steps: [ChainStep] });
+  const store = await temporary.open({ migrate: false });
+  assert.ok(store.oneTrip !== undefined, "0002's functions are there");
+  const worker = new Worker({ store, flows: [chainFlow] });
+  await worker.start();
+  t.after(() => worker.close());
+  const client = new Client({ store });
+  await client.start(chainFlow, "before-0003", { remaining: 3 });
+  const ended = await client.waitForFlow("before-0003", { timeoutMs: 60_000 });
+  assert.deepEqual([ended.status, ended.output, ended.input], ["completed", { done: true }, { remaining: 3 }]);
+  assert.equal((await client.getStepHistory("before-0003")).length, 4);
+  await worker.close();
+});
