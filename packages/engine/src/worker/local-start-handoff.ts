@@ -25,12 +25,11 @@ export interface LocalStartTaker {
   readonly flows: ReadonlyMap<string, FlowCore>;
   /** Holds one free slot for a start; false when none is free (or claims are in doubt). */
   reserveSlot(): boolean;
-  /** Gives back a slot `reserveSlot` held. */
-  releaseSlot(): void;
   /**
    * Runs the start request as a claim of this Worker (through its claim
    * ledger) and launches the execution it resolves to, leased to this Worker
-   * with no Attributes yet; gives back the slot either way.
+   * with no Attributes yet; gives back the held slot either way. Every
+   * reserved slot goes through here.
    */
   runClaim(request: () => Promise<ExecutionRow | undefined>, now: number): Promise<void>;
 }

@@ -154,9 +154,6 @@ export class Worker {
       workerId: this.workerId,
       flows: this.options.flows,
       reserveSlot: () => this.reserveStartSlot(),
-      releaseSlot: () => {
-        this.reservedStarts -= 1;
-      },
       runClaim: (request, now) => this.runStartClaim(request, now),
     });
   }
