@@ -33,7 +33,6 @@ export interface StartFlowOptions {
   requestId?: string;
 }
 
-/** A Flow instance as `client.describe` reports it. */
 /** Options of `client.waitForFlow`. */
 export interface WaitForFlowOptions {
   /** How long to wait for the Flow to end before describing it as it is. @default 30000 */
@@ -42,6 +41,7 @@ export interface WaitForFlowOptions {
   signal?: AbortSignal;
 }
 
+/** A Flow instance as `client.describe` reports it. */
 export interface FlowDescription {
   flowId: string;
   flowType: string;
@@ -152,7 +152,7 @@ export class Client {
       const local = startExecution === null ? undefined : claimStartLocally(this.store, flow, startExecution, now);
       const reply = local === undefined
         ? await oneTrip.startFlow({ flow: flowRow, startExecution })
-        : await local.run(() => oneTrip.startFlow({ flow: flowRow, startExecution: local.execution }), (started) => started.created);
+        : await local.run(() => oneTrip.startFlow({ flow: flowRow, startExecution: local.execution }));
       if (!reply.created) {
         const { existing } = reply;
         if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return { created: false };

@@ -39,17 +39,15 @@ function columnsOf<TRow extends object>(row: TRow, columns: Record<string, strin
   return converted;
 }
 
-function executionOf(columns: ColumnRow): ExecutionRow {
+/** A row of `to_jsonb(table)`, its columns named as the Store contract's fields. */
+function rowOf<TRow>(columns: ColumnRow, fields: readonly (keyof TRow & string)[], fieldColumns: Record<keyof TRow & string, string>): TRow {
   const row: Record<string, unknown> = {};
-  for (const field of executionFields) row[field] = columns[executionFieldColumns[field]] ?? null;
-  return row as unknown as ExecutionRow;
+  for (const field of fields) row[field] = columns[fieldColumns[field]] ?? null;
+  return row as TRow;
 }
 
-function flowOf(columns: ColumnRow): FlowRow {
-  const row: Record<string, unknown> = {};
-  for (const field of flowFields) row[field] = columns[flowFieldColumns[field]] ?? null;
-  return row as unknown as FlowRow;
-}
+const executionOf = (columns: ColumnRow): ExecutionRow => rowOf<ExecutionRow>(columns, executionFields, executionFieldColumns);
+const flowOf = (columns: ColumnRow): FlowRow => rowOf<FlowRow>(columns, flowFields, flowFieldColumns);
 
 interface ClaimedReply {
   claims: { execution: ColumnRow; attributes: [string, string][] }[];

@@ -15,7 +15,7 @@
 import type { FlowCore } from "../flow/flow.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
-import { claimCatalogKey } from "../store/step-commit.ts";
+import { claimCatalogKey, type FlowStartReply } from "../store/step-commit.ts";
 import { leasedExecution } from "./claim-tasks.ts";
 import { claimCatalogOf } from "./one-trip-commit.ts";
 
@@ -50,8 +50,8 @@ export function offerLocalStarts(store: Store, taker: LocalStartTaker): () => vo
 /** A start that a local Worker will run: its execution row leased to that Worker. */
 export interface LocalStartClaim {
   execution: ExecutionRow;
-  /** Runs the start request as the Worker's claim; resolves to the request's result once the attempt is launched. */
-  run<TReply>(request: () => Promise<TReply>, created: (reply: TReply) => boolean): Promise<TReply>;
+  /** Runs the start request as the Worker's claim; resolves to its reply once a created Flow's start Step is launched. */
+  run(request: () => Promise<FlowStartReply>): Promise<FlowStartReply>;
 }
 
 /**
@@ -63,22 +63,22 @@ export function claimStartLocally(store: Store, flow: FlowCore, startExecution: 
   if (takers === undefined) return undefined;
   for (const taker of takers) {
     if (taker.flows.get(flow.flowType) !== flow) continue;
-    const key = claimCatalogKey(flow.flowType, startExecution.stepType, startExecution.status === "asking" ? "asking" : "ready");
-    if (startExecution.movementOptions !== null || claimCatalogOf(taker.flows).catalog[key] === undefined) continue;
+    // A start has no movement options: the Step's own options decide.
+    const asking = startExecution.status === "asking";
+    if (claimCatalogOf(taker.flows).catalog[claimCatalogKey(flow.flowType, startExecution.stepType, asking ? "asking" : "ready")] === undefined) continue;
     if (!taker.reserveSlot()) continue;
     const options = resolveExecutionOptions(flow, startExecution.stepType, null);
-    const method = startExecution.status === "asking" ? "wait_until" : "execute";
-    const execution = leasedExecution(startExecution, taker.workerId, method, method === "wait_until" ? options.waitUntil : options.execute, now);
+    const execution = leasedExecution(startExecution, taker.workerId, asking ? "wait_until" : "execute", asking ? options.waitUntil : options.execute, now);
     return {
       execution,
-      async run<TReply>(request: () => Promise<TReply>, created: (reply: TReply) => boolean): Promise<TReply> {
-        let reply: { value: TReply } | undefined;
+      async run(request) {
+        let reply: FlowStartReply | undefined;
         await taker.runClaim(async () => {
-          reply = { value: await request() };
-          return created(reply.value) ? execution : undefined;
+          reply = await request();
+          return reply.created ? execution : undefined;
         }, now);
         if (reply === undefined) throw new Error("a local start's request did not run");
-        return reply.value;
+        return reply;
       },
     };
   }
