@@ -23,7 +23,7 @@ import { preparePrivateDatabaseFile } from "./private-database-file.ts";
 import { CommitGroup, type MemberSettled } from "./commit-group.ts";
 import { sqliteSchema } from "./schema.ts";
 import { SqliteTransactionConflict } from "./sqlite-transaction-conflict.ts";
-import { TransactionRun, type TransactionHost, type TransactionStatements } from "./transaction-run.ts";
+import { asError, TransactionRun, type TransactionHost, type TransactionStatements } from "./transaction-run.ts";
 
 /** How hard a commit is pushed to disk. */
 export type SqliteDurability = "full" | "process-crash-safe";
@@ -173,6 +173,48 @@ export class SqliteConnection implements TransactionHost {
       this.active -= 1;
       if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
+  }
+
+  /**
+   * Runs `operation`, which makes only synchronous statement calls, as one
+   * member of the connection's group commit: its writes land with the
+   * group's COMMIT, and the promise settles once they did. A member that
+   * throws is rolled back alone. When the group's COMMIT fails with other
+   * members in it, the operation runs again, as a transaction run would.
+   * Nothing here waits, so it needs neither the statement log nor a replay.
+   */
+  runAtomically<TResult>(operation: () => TResult): Promise<TResult> {
+    this.active += 1;
+    return new Promise<TResult>((resolve, reject) => {
+      const attempt = (run: number): void => this.whenFree(() => {
+        try {
+          this.group.beginMember();
+        } catch (error) {
+          reject(asError(error));
+          return;
+        }
+        let value: TResult;
+        try {
+          value = operation();
+        } catch (error) {
+          try {
+            this.group.rollbackMember();
+          } finally {
+            reject(asError(error));
+          }
+          return;
+        }
+        this.group.commitMember((failure) => {
+          if (failure === undefined) resolve(value);
+          else if (failure.alone || run >= maxTransactionRuns) reject(asError(failure.error));
+          else attempt(run + 1);
+        });
+      });
+      attempt(1);
+    }).finally(() => {
+      this.active -= 1;
+      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    });
   }
 
   get runsWaiting(): boolean {

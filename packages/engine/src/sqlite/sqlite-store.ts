@@ -1,8 +1,10 @@
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
+import type { OneTripOperations } from "../store/step-commit.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { systemClock, type StoreClock } from "../store/store-clock.ts";
 import { SqliteConnection, type SqliteDurability } from "./sqlite-connection.ts";
+import { SqliteOneTrip } from "./sqlite-one-trip.ts";
 import { SqliteTransaction } from "./sqlite-transaction.ts";
 
 export type { SqliteDurability } from "./sqlite-connection.ts";
@@ -84,6 +86,12 @@ export class SqliteStore implements Store {
   /** Every process on the file shares the machine's clock. */
   readonly clock: StoreClock = systemClock;
   readonly path: string;
+  /**
+   * Plain Step commits, claims, starts and Flow reads, each one synchronous
+   * run of statements (see `sqlite-one-trip.ts`). Set it to `undefined` to
+   * run everything as general transactions.
+   */
+  oneTrip: OneTripOperations | undefined;
   private readonly connection: SqliteConnection;
   private closed = false;
   /** This store's latest queued transaction; `close()` lets it finish. */
@@ -94,6 +102,18 @@ export class SqliteStore implements Store {
     this.pollIntervalMs = options.pollIntervalMs;
     this.path = options.path;
     this.connection = SqliteConnection.acquire({ path: options.path, durability: options.durability, busyTimeoutMs: options.busyTimeoutMs });
+    const connection = this.connection;
+    this.oneTrip = new SqliteOneTrip({
+      statement: (sql) => connection.statement(sql),
+      runAtomically: (operation) => this.runAtomically(operation),
+    });
+  }
+
+  private runAtomically<TResult>(operation: () => TResult): Promise<TResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError(`the SQLite store at ${this.path} is closed`));
+    const result = this.connection.runAtomically(operation);
+    this.pending = result.catch(() => undefined);
+    return result;
   }
 
   /**

@@ -13,16 +13,9 @@ import type {
   TimerRow,
 } from "../store/store.ts";
 import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
-import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
+import { executionColumns, executionInsertSql, flowColumns } from "./sqlite-columns.ts";
 import type { TransactionStatements } from "./transaction-run.ts";
-
-/** Columns named as the Store contract's row fields (SQLite keeps an alias's case). */
-const flowColumns = flowFields.map((field) => `${flowFieldColumns[field]} AS ${field}`).join(", ");
-const executionColumns = executionFields.map((field) => `${executionFieldColumns[field]} AS ${field}`).join(", ");
-const executionInsertSql = `INSERT INTO executions (${executionFields.map((field) => executionFieldColumns[field]).join(", ")})
-  VALUES (${executionFields.map(() => "?").join(", ")})`;
-
-
 
 function placeholders(count: number): string {
   return Array.from({ length: count }, () => "?").join(", ");

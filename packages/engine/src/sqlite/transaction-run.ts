@@ -67,7 +67,8 @@ function brokenOutcome<TResult>(broken: Broken): RunOutcome<TResult> {
   return broken.conflict ? { kind: "conflict" } : { kind: "failed", error: broken.error };
 }
 
-function asError(error: unknown): Error {
+/** `error` as an Error: what a store call rejects with. */
+export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 

@@ -3,14 +3,16 @@
  * commit and a flow start, each sent to the database as one request.
  *
  * A store over the network (PostgreSQL) pays a round trip for every answer
- * the engine waits for. The engine's general commit path reads, decides and
- * writes in several steps; for the common Step result — attribute writes,
- * new movements or a completion, no publishes and no cancellations — every
- * decision can be made before the transaction, so the store can fence,
- * write, record history and claim the next tasks in one request. A store
- * that offers these operations must give exactly the rows the general path
- * would; the conformance suite runs both paths. A store without them (the
- * SQLite store, where a statement costs no round trip) leaves them out.
+ * the engine waits for, and an embedded one (SQLite) pays for the
+ * bookkeeping of a general transaction around each statement. The engine's
+ * general commit path reads, decides and writes in several steps; for the
+ * common Step result — attribute writes, new movements or a completion, no
+ * publishes and no cancellations — every decision can be made before the
+ * transaction, so the store can fence, write, record history and claim the
+ * next tasks in one request. A store that offers these operations must give
+ * exactly the rows the general path would; the equivalence tests compare
+ * both paths, and the conformance suite runs the general one through the
+ * fault-injecting store. A store may leave them out.
  */
 import type { AttributeRow, ExecutionRow, FlowRow } from "./store.ts";
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "../client/client.ts";
 import { SqliteStore } from "../sqlite/sqlite-store.ts";
@@ -83,6 +83,8 @@ interface OrderScenarioOptions {
   chargeAttempts?: number;
   /** Give the replacement a Worker ID of its own, so only the lapse of the killed Worker's liveness frees its leases. @default false */
   isReplacementNewWorker?: boolean;
+  /** Run every commit, claim and start as a general transaction, as a store without one-request operations does. @default false */
+  generalPath?: boolean;
 }
 
 function orderScenario(options: OrderScenarioOptions = {}): BoundaryKillScenario<OrderRun> {
@@ -101,6 +103,7 @@ function orderScenario(options: OrderScenarioOptions = {}): BoundaryKillScenario
         [orderEnvironmentVariables.storePath]: run.storePath,
         [orderEnvironmentVariables.chargeAttempts]: String(options.chargeAttempts ?? 1),
         ...(start.isReplacement && options.isReplacementNewWorker === true ? { [orderEnvironmentVariables.workerId]: "boundary-kill-order-replacement" } : {}),
+        ...(options.generalPath === true ? { [orderEnvironmentVariables.generalPath]: "1" } : {}),
       },
       readyTimeoutMs: start.readyTimeoutMs,
     }),
@@ -128,18 +131,27 @@ function orderScenario(options: OrderScenarioOptions = {}): BoundaryKillScenario
   };
 }
 
-void test("an order Flow killed at each durable boundary in turn completes with every commit kept and its single-attempt charge never run twice", { timeout: 180_000 }, async (t) => {
-  const report = await runBoundaryKillLoop(orderScenario(), { concurrency: 2 });
+async function killAtEveryBoundary(t: TestContext, options: OrderScenarioOptions, boundaryNames: readonly string[]): Promise<void> {
+  const report = await runBoundaryKillLoop(orderScenario(options), { concurrency: 2 });
   t.diagnostic(formatBoundaryKillReport(report));
 
   const names: string[] = report.completeRun.map((entry) => entry.name);
-  for (const name of ["worker.claim.before-commit", "worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]) {
+  for (const name of boundaryNames) {
     assert.ok(names.includes(name), `a run without a kill passes ${name}`);
     assert.ok(report.boundaries.some((coverage) => coverage.name === name), `the loop killed at ${name}`);
   }
   assert.equal(report.kills, report.runs.filter((run) => run.killedAt !== undefined).length);
   assert.ok(report.kills >= report.completeRun.length, `every boundary of the ${report.completeRun.length} of a whole run was killed at (${report.kills} kills)`);
   assert.deepEqual(report.violations, []);
+}
+
+void test("an order Flow killed at each durable boundary in turn completes with every commit kept and its single-attempt charge never run twice", { timeout: 180_000 }, async (t) => {
+  // A one-request claim or commit is its own commit: it marks only the boundary after it.
+  await killAtEveryBoundary(t, {}, ["worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
+});
+
+void test("the same, with every commit, claim and start a general transaction", { timeout: 180_000 }, async (t) => {
+  await killAtEveryBoundary(t, { generalPath: true }, ["worker.claim.before-commit", "worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
 });
 
 void test("a replacement with a Worker ID of its own reruns the killed Worker's claim once its liveness lapses, with default options", { timeout: 60_000 }, async (t) => {
@@ -151,7 +163,7 @@ void test("a replacement with a Worker ID of its own reruns the killed Worker's 
       await scenario.checkInvariants(run, result);
       workerLostEntries = (await run.client.getStepHistory(orderFlowId)).filter((entry) => entry.stepType === "Reserve" && /^WorkerLost: /.test(entry.error ?? "")).length;
     },
-  }, { fromBoundary: 2, toBoundary: 2 });
+  }, { fromBoundary: 1, toBoundary: 1 });
   t.diagnostic(formatBoundaryKillReport(report));
 
   const [run] = report.runs;
@@ -180,11 +192,12 @@ void test("the loop reports a stuck Flow and a lost acknowledged commit with the
     // A history without Reserve: its acknowledged commit looks lost.
     readStepHistory: async (run, flowId) => (await run.client.getStepHistory(flowId)).filter((entry) => entry.stepType !== "Reserve"),
   };
-  await assert.rejects(runBoundaryKillLoop(broken, { fromBoundary: 4, toBoundary: 4, endTimeoutMs: 1500 }), (error: unknown) => {
+  // Boundaries 1 to 3: Reserve's claim, then its commit's before and after.
+  await assert.rejects(runBoundaryKillLoop(broken, { fromBoundary: 3, toBoundary: 3, endTimeoutMs: 1500 }), (error: unknown) => {
     assert.ok(error instanceof assert.AssertionError);
     assert.match(error.message, /^runBoundaryKillLoop found 2 violations/);
-    assert.match(error.message, /VIOLATION killed at #4 worker\.commit\.after-commit \(order-1 Reserve\) \(run 4\): stuck: the scenario did not reach its end within 1500 ms after the replacement started/);
-    assert.match(error.message, /acknowledged commit lost: boundary 4 \(worker\.commit\.after-commit of order-1 Reserve/);
+    assert.match(error.message, /VIOLATION killed at #3 worker\.commit\.after-commit \(order-1 Reserve\) \(run 3\): stuck: the scenario did not reach its end within 1500 ms after the replacement started/);
+    assert.match(error.message, /acknowledged commit lost: boundary 3 \(worker\.commit\.after-commit of order-1 Reserve/);
     return true;
   });
 });

@@ -61,6 +61,12 @@ function timeoutAfter(timers: LocalTimers, ms: number): { promise: Promise<Attem
 export interface AttemptEnvironment {
   onError: (error: unknown) => void;
   timers: LocalTimers;
+  /**
+   * Called once the commit landed (or was fenced off), before the tasks it
+   * claimed are launched: the attempt's slot is free from then on, so those
+   * tasks' own commits count it as free.
+   */
+  onCommitted?: () => void;
 }
 
 /**
@@ -173,7 +179,11 @@ async function commitUntilSettled(
   for (;;) {
     try {
       const claimNext = next();
-      return await ledger.run(claimNext?.limit ?? 0, () => commitAttempt(store, claim, workerId, current, claimNext));
+      return await ledger.run(claimNext?.limit ?? 0, async () => {
+        const claims = await commitAttempt(store, claim, workerId, current, claimNext);
+        environment.onCommitted?.();
+        return claims;
+      });
     } catch (error) {
       if (StoreClosedError.isInstance(error)) {
         onError(error);

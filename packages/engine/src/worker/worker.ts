@@ -270,7 +270,10 @@ export class Worker {
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.busySlots() + 1) } : undefined);
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers }, next, this.claims).then((claims) => {
+    // Its slot is free once the commit landed, before the tasks it claimed are launched: a whole
+    // group of commits settles at once, and each of their claims must see the others' slots free.
+    const onCommitted = () => this.running.delete(key);
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.

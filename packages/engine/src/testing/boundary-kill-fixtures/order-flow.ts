@@ -36,6 +36,8 @@ export const orderEnvironmentVariables = {
   workerId: "PERDURE_BOUNDARY_KILL_ORDER_WORKER_ID",
   /** Charge's attempts (see {@link OrderFlowOptions}). @default 1 */
   chargeAttempts: "PERDURE_BOUNDARY_KILL_ORDER_CHARGE_ATTEMPTS",
+  /** `1`: the store runs every commit, claim and start as a general transaction, without its one-request operations. @default unset */
+  generalPath: "PERDURE_BOUNDARY_KILL_ORDER_GENERAL_PATH",
 } as const;
 
 /** Input of the order Flow. */

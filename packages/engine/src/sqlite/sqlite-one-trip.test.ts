@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { test } from "node:test";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import type { StepCommit } from "../store/step-commit.ts";
+import { runMixedFlows } from "../testing/one-trip-fixtures/mixed-flow.ts";
+import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
+import { Worker } from "../worker/worker.ts";
+import { claimCatalogOf } from "../worker/one-trip-commit.ts";
+
+/** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
+function tableRows(path: string): Record<string, unknown[]> {
+  const database = new DatabaseSync(path, { readOnly: true });
+  try {
+    const rows = (sql: string): unknown[] => database.prepare(sql).all().map((row) => ({ ...row }));
+    return {
+      flows: rows("SELECT flow_id, flow_type, status, input, output, error, request_id, next_seq FROM flows ORDER BY flow_id"),
+      executions: rows("SELECT flow_id, execution_id, seq, step_type, input, status, attempt, execute_claims, conditions, wait_result, movement_options FROM executions ORDER BY flow_id, seq"),
+      attributes: rows("SELECT flow_id, name, key, value FROM attributes ORDER BY flow_id, name, key"),
+      history: rows("SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM history ORDER BY flow_id, seq"),
+      locks: rows("SELECT * FROM locks ORDER BY flow_id, name"),
+      timers: rows("SELECT flow_id, execution_id, timer_id, fired FROM timers ORDER BY flow_id, execution_id, timer_id"),
+    };
+  } finally {
+    database.close();
+  }
+}
+
+void test("Step commits, claims and starts as one-request operations leave exactly the rows the transactional path leaves", { timeout: 120_000 }, async (t) => {
+  const general = createTemporarySqliteStore();
+  t.after(() => general.dispose());
+  const oneTrip = createTemporarySqliteStore();
+  t.after(() => oneTrip.dispose());
+  general.store.oneTrip = undefined;
+  let commits = 0;
+  const operations = oneTrip.store.oneTrip;
+  assert.ok(operations !== undefined, "a SQLite store offers the one-request operations");
+  const commitStep = operations.commitStep.bind(operations);
+  operations.commitStep = (commit) => {
+    commits += 1;
+    return commitStep(commit);
+  };
+
+  await runMixedFlows(general.store);
+  await runMixedFlows(oneTrip.store);
+  const generalRows = tableRows(general.path);
+  assert.ok(generalRows["history"]!.length > 80, "the scenario committed the Steps it was meant to");
+  assert.ok(commits > 70, `the one-request commit ran ${commits} times`);
+  assert.deepEqual(tableRows(oneTrip.path), generalRows);
+});
+
+const ChainStep = defineStep<{ remaining: number }>("Chain", {
+  execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
+});
+const chainFlow = defineFlow({ type: "OneTripChain", start: "Chain", steps: [ChainStep] });
+
+/** A commit of `flowId`'s start execution, claimed by hand, that moves to one new Chain Step and claims one task. */
+async function startAndClaim(store: ReturnType<typeof createTemporarySqliteStore>["store"], flowId: string): Promise<StepCommit> {
+  const operations = store.oneTrip!;
+  await new Client({ store }).start(chainFlow, flowId, { remaining: 5 });
+  const now = store.clock.now();
+  const flows = new Map([[chainFlow.flowType, chainFlow]]);
+  const { flowTypes, catalog } = claimCatalogOf(flows);
+  const claimed = await operations.claimTasks({ workerId: "worker-a", now, claim: { flowTypes, catalog, limit: 1 } });
+  const execution = claimed.claims[0]?.execution;
+  assert.ok(execution !== undefined && execution.flowId === flowId, `the claim took ${flowId}'s start`);
+  return {
+    flowId,
+    executionId: execution.executionId,
+    workerId: "worker-a",
+    leaseToken: execution.leaseToken,
+    method: "execute",
+    now,
+    startedAt: now,
+    writes: [],
+    movements: [{
+      flowId, flowType: chainFlow.flowType, stepType: "Chain", input: JSON.stringify({ remaining: 4 }), status: "ready", claimedBy: null, leaseToken: 0,
+      leaseExpiresAt: null, deadlineAt: null, availableAt: now, attempt: 0, executeClaims: 0, scheduledAt: now, expiresAt: null, conditions: null,
+      waitResult: JSON.stringify({ firedTimers: [], messages: [] }), checkpoint: null, movementOptions: null, recoveryError: null, lastError: null, createdAt: now,
+    }],
+    finish: null,
+    ready: null,
+    outcome: JSON.stringify({ kind: "move", moveTo: ["Chain"] }),
+    historyKeep: 100,
+    holdsLocks: false,
+    claim: { flowTypes, catalog, limit: 1 },
+  };
+}
+
+void test("a commit hands its one new Step to the committing Worker only when no other task waits, and otherwise claims the oldest", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const operations = temporary.store.oneTrip!;
+
+  const alone = await startAndClaim(temporary.store, "alone");
+  const handed = await operations.commitStep(alone);
+  assert.equal(handed.outcome, "committed");
+  assert.deepEqual(handed.claims.map((claim) => [claim.execution.flowId, claim.execution.executionId, claim.execution.claimedBy, claim.execution.attempt]), [["alone", "2", "worker-a", 1]]);
+
+  // Another Flow's start waits in line: the claim takes it, the older task, and the new Step queues.
+  const waiting = await startAndClaim(temporary.store, "waiting");
+  await new Client({ store: temporary.store }).start(chainFlow, "queued-first", { remaining: 1 });
+  const later = temporary.store.clock.now();
+  const movements = waiting.movements.map((movement) => ({ ...movement, availableAt: later, scheduledAt: later, createdAt: later }));
+  const claimedOldest = await operations.commitStep({ ...waiting, now: later, movements });
+  assert.deepEqual(claimedOldest.claims.map((claim) => claim.execution.flowId), ["queued-first"]);
+  const read = await operations.readFlow("waiting");
+  assert.deepEqual(read?.executions.map((execution) => [execution.executionId, execution.claimedBy]), [["2", null]], "the new Step is queued, not leased");
+
+  // A second commit with the same lease is fenced off and writes nothing.
+  const fenced = await operations.commitStep({ ...alone, claim: undefined });
+  assert.equal(fenced.outcome, "fenced");
+  assert.equal((await operations.readFlow("alone"))?.flow.nextSeq, 4);
+});
+
+void test("a Worker on SQLite runs a chain through one-request commits, and its starts through the local handoff", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const operations = temporary.store.oneTrip!;
+  const counts = { commits: 0, claimedByClaims: 0, starts: 0 };
+  const { commitStep, claimTasks, startFlow } = { commitStep: operations.commitStep.bind(operations), claimTasks: operations.claimTasks.bind(operations), startFlow: operations.startFlow.bind(operations) };
+  operations.commitStep = (commit) => {
+    counts.commits += 1;
+    return commitStep(commit);
+  };
+  // An idle Worker polls with claims now and then: count what they took, not the calls.
+  operations.claimTasks = async (claim) => {
+    const reply = await claimTasks(claim);
+    counts.claimedByClaims += reply.claims.length;
+    return reply;
+  };
+  operations.startFlow = (start) => {
+    counts.starts += 1;
+    return startFlow(start);
+  };
+  const worker = new Worker({ store: temporary.store, flows: [chainFlow] });
+  await worker.start();
+  const client = new Client({ store: temporary.store });
+  let ended;
+  try {
+    await client.start(chainFlow, "local", { remaining: 20 });
+    ended = await client.waitForFlow("local", { timeoutMs: 30_000 });
+  } finally {
+    await worker.close();
+  }
+  assert.equal(ended.status, "completed");
+  assert.deepEqual(ended.output, { done: true });
+  assert.equal(counts.starts, 1);
+  assert.equal(counts.commits, 21, "each of the 21 Steps committed in one request");
+  assert.equal(counts.claimedByClaims, 0, "the start and every next Step were handed to the Worker, with no claim of their own");
+  const history = await client.getStepHistory("local");
+  assert.equal(history.length, 21);
+  assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
+});

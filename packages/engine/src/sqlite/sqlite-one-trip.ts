@@ -1,0 +1,274 @@
+/**
+ * The SQLite store's one-request operations (see `store/step-commit.ts`): a
+ * plain Step commit with the next claims, a claim, a flow start and a Flow
+ * read, each one synchronous run of prepared statements on the process's
+ * connection, as one member of its group commit.
+ *
+ * A statement costs SQLite no round trip, but the general path pays per
+ * store call for what sits around it: a promise, an entry in the statement
+ * log kept for a replay that an operation which never waits cannot need,
+ * and the reads the engine makes to decide. Here every decision is made
+ * before the operation, the fence and the Flow's counters are one read, and
+ * a claim reads its candidates with their plain Attributes in one statement.
+ * The rows written are exactly the general path's; the equivalence test
+ * compares both.
+ */
+import type { SQLInputValue, StatementSync } from "node:sqlite";
+import type {
+  FlowRead,
+  FlowStart,
+  FlowStartReply,
+  OneTripOperations,
+  StepCommit,
+  StepCommitClaim,
+  StepCommitReply,
+  StoreClaim,
+  TaskClaim,
+  TaskClaimReply,
+} from "../store/step-commit.ts";
+import { claimCatalogKey } from "../store/step-commit.ts";
+import { executionFields, flowFields } from "../store/row-columns.ts";
+import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
+import { executionColumns, executionInsertSql, flowColumns } from "./sqlite-columns.ts";
+
+/** What the operations need from the connection. */
+export interface OneTripHost {
+  /** A cached prepared statement. */
+  statement(sql: string): StatementSync;
+  /** Runs a synchronous operation as one member of the group commit; settles once it landed. */
+  runAtomically<TResult>(operation: () => TResult): Promise<TResult>;
+}
+
+/** The fence and the Flow's counters, read together. */
+interface FencedRow {
+  flowStatus: string;
+  nextSeq: number;
+  claimedBy: string | null;
+  leaseToken: number;
+  attempt: number;
+  status: string;
+  stepType: string;
+}
+
+// Scalar subqueries for the Flow's columns: SQLite runs this as two key lookups, where the same read
+// written as a join took about four times as long.
+const fenceSql = `SELECT (SELECT status FROM flows WHERE flow_id = ?1) AS flowStatus, (SELECT next_seq FROM flows WHERE flow_id = ?1) AS nextSeq,
+    claimed_by AS claimedBy, lease_token AS leaseToken, attempt, status, step_type AS stepType
+  FROM executions WHERE flow_id = ?1 AND execution_id = ?2`;
+const otherExecutionSql = "SELECT 1 AS found FROM executions WHERE flow_id = ? AND execution_id <> ? LIMIT 1";
+const deleteAttributeSql = "DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?";
+const upsertAttributeSql = "INSERT INTO attributes (flow_id, name, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value";
+const releaseLocksSql = "DELETE FROM locks WHERE flow_id = ? AND execution_id = ?";
+const deleteExecutionSql = "DELETE FROM executions WHERE flow_id = ? AND execution_id = ?";
+const makeReadySql = `UPDATE executions SET status = 'ready', claimed_by = NULL, lease_expires_at = NULL, deadline_at = NULL, available_at = ?,
+    attempt = 0, scheduled_at = ?, expires_at = ?, conditions = NULL, wait_result = ?
+  WHERE flow_id = ? AND execution_id = ?`;
+const historySql = `INSERT INTO history (flow_id, seq, execution_id, step_type, method, status, attempt, started_at, finished_at, outcome, error)
+  VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, NULL)`;
+const finishFlowSql = `UPDATE flows SET status = ?, output = ?, error = ?, next_seq = ?, updated_at = CASE WHEN ? THEN ? ELSE updated_at END
+  WHERE flow_id = ? RETURNING input, created_at AS createdAt, updated_at AS updatedAt`;
+const bumpFlowSql = "UPDATE flows SET next_seq = ?, updated_at = ? WHERE flow_id = ?";
+const trimHistorySql = "DELETE FROM history WHERE flow_id = ? AND seq <= (SELECT seq FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)";
+const leaseSql = `UPDATE executions SET claimed_by = ?, lease_token = ?, attempt = ?, execute_claims = ?, deadline_at = ?, lease_expires_at = ?
+  WHERE flow_id = ? AND execution_id = ?`;
+const insertFlowSql = `INSERT INTO flows (flow_id, flow_type, status, input, output, error, request_id, created_at, updated_at, next_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING`;
+const existingFlowSql = "SELECT flow_type AS flowType, status, request_id AS requestId FROM flows WHERE flow_id = ?";
+const readFlowSql = `SELECT ${flowColumns} FROM flows WHERE flow_id = ?`;
+const readExecutionsSql = `SELECT ${executionColumns} FROM executions WHERE flow_id = ? ORDER BY seq`;
+
+/** Whether any task of `count` Flow types is queued and available: the claim index alone, no row read. */
+function anyQueuedSql(count: number): string {
+  return `SELECT 1 AS found FROM executions INDEXED BY executions_queued
+    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${Array.from({ length: count }, () => "?").join(", ")}) LIMIT 1`;
+}
+const plainAttributesSql = "SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''";
+
+/** The claim scan with each candidate's plain Attributes, for `count` Flow types: in the general path's claim order. */
+function candidatesSql(count: number): string {
+  return `SELECT ${executionColumns},
+      (SELECT json_group_array(json_array(a.name, a.value)) FROM attributes a INDEXED BY attributes_plain WHERE a.flow_id = e.flow_id AND a.key = '') AS plainAttributes
+    FROM executions e
+    WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= ? AND e.flow_type IN (${Array.from({ length: count }, () => "?").join(", ")})
+      AND (e.expires_at IS NULL OR e.expires_at > ?)
+    ORDER BY e.available_at LIMIT ?`;
+}
+
+type CandidateRow = ExecutionRow & { plainAttributes: string };
+
+/** What the commit part of a {@link StepCommit} did, with the new execution it leased to the committing Worker, if any. */
+type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow } | { outcome: "fallback" };
+
+/** The catalog's lease times for a task, or undefined when the store may not claim it alone. */
+function catalogEntryOf(catalog: StepCommitClaim["catalog"], row: Pick<ExecutionRow, "flowType" | "stepType" | "status" | "movementOptions">): readonly [number, number | null] | undefined {
+  if (row.movementOptions !== null) return undefined;
+  return catalog[claimCatalogKey(row.flowType, row.stepType, row.status === "asking" ? "asking" : "ready")];
+}
+
+/** Leases `execution` for its next attempt, as a claim does: in place. */
+function lease(execution: ExecutionRow, workerId: string, [timeoutMs, heartbeatTimeoutMs]: readonly [number, number | null], now: number): void {
+  execution.claimedBy = workerId;
+  execution.leaseToken += 1;
+  execution.attempt += 1;
+  if (execution.status === "ready") execution.executeClaims += 1;
+  execution.deadlineAt = now + timeoutMs;
+  execution.leaseExpiresAt = heartbeatTimeoutMs === null ? execution.deadlineAt : Math.min(execution.deadlineAt, now + heartbeatTimeoutMs);
+}
+
+export class SqliteOneTrip implements OneTripOperations {
+  private readonly host: OneTripHost;
+  private readonly candidateStatements = new Map<number, string>();
+  private readonly queuedStatements = new Map<number, string>();
+
+  constructor(host: OneTripHost) {
+    this.host = host;
+  }
+
+  private run(sql: string, ...parameters: SQLInputValue[]): number {
+    return Number(this.host.statement(sql).run(...parameters).changes);
+  }
+
+  private get<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow | undefined {
+    return this.host.statement(sql).get(...parameters) as TRow | undefined;
+  }
+
+  commitStep(commit: StepCommit): Promise<StepCommitReply> {
+    return this.host.runAtomically((): StepCommitReply => {
+      const applied = this.apply(commit);
+      if (applied.outcome === "fallback") return { outcome: "fallback", claims: [], claimStopped: false };
+      if (applied.handedOver !== undefined) {
+        // Nothing else was queued, so a claim would have taken this very task, and nothing after it.
+        const execution = applied.handedOver;
+        const plainAttributes = this.host.statement(plainAttributesSql).all(execution.flowId) as unknown as AttributeRow[];
+        return { outcome: applied.outcome, claims: [{ execution, plainAttributes }], claimStopped: false, ended: applied.ended };
+      }
+      const claimed = commit.claim === undefined ? { claims: [], claimStopped: false } : this.claim(commit.workerId, commit.claim, commit.now);
+      return { outcome: applied.outcome, ...claimed, ended: applied.ended };
+    });
+  }
+
+  /** Fences, then writes what the general path would: Attributes, locks, movements or readiness, history and the Flow's counters. */
+  private apply(commit: StepCommit): Applied {
+    const { flowId, executionId, now } = commit;
+    const fenced = this.get<FencedRow>(fenceSql, flowId, executionId);
+    if (fenced === undefined || fenced.claimedBy !== commit.workerId || fenced.leaseToken !== commit.leaseToken) return { outcome: "fenced" };
+    const expectedStatus = commit.method === "execute" ? "ready" : "asking";
+    if (fenced.status !== expectedStatus || (commit.movements.length > 0 && fenced.flowStatus !== "running")) return { outcome: "fallback" };
+    if (commit.method === "wait_until" && commit.ready === null) return { outcome: "fallback" };
+    // Ending the Flow cancels its other executions: the general path does that.
+    if (commit.finish !== null && this.get(otherExecutionSql, flowId, executionId) !== undefined) return { outcome: "fallback" };
+    let seq = fenced.nextSeq;
+    for (const write of commit.writes) {
+      if (write.value === null) this.run(deleteAttributeSql, flowId, write.name, write.key);
+      else this.run(upsertAttributeSql, flowId, write.name, write.key, write.value);
+    }
+    if (commit.holdsLocks) this.run(releaseLocksSql, flowId, executionId);
+    let handedOver: ExecutionRow | undefined;
+    if (commit.method === "execute") {
+      const handover = this.handoverOf(commit);
+      for (const movement of commit.movements) {
+        const row: ExecutionRow = { ...movement, flowId, seq, executionId: String(seq) };
+        if (handover !== undefined) {
+          lease(row, commit.workerId, handover, now);
+          handedOver = row;
+        }
+        this.run(executionInsertSql, ...executionFields.map((field) => row[field]));
+        seq += 1;
+      }
+      this.run(deleteExecutionSql, flowId, executionId);
+    } else if (commit.ready !== null) {
+      this.run(makeReadySql, now, now, commit.ready.expiresAt, commit.ready.waitResult, flowId, executionId);
+    }
+    if (commit.historyKeep > 0) {
+      this.run(historySql, flowId, seq, executionId, fenced.stepType, commit.method, fenced.attempt, commit.startedAt, now, commit.outcome);
+      seq += 1;
+    }
+    const changed = seq !== fenced.nextSeq || commit.writes.length > 0;
+    let ended: StepCommitReply["ended"];
+    if (commit.finish !== null) {
+      const { status, output, error } = commit.finish;
+      ended = this.get<NonNullable<StepCommitReply["ended"]>>(finishFlowSql, status, output, error, seq, changed ? 1 : 0, now, flowId);
+    } else if (changed) {
+      this.run(bumpFlowSql, seq, now, flowId);
+    }
+    // As the general path: trim when the sequence crosses a multiple of 64.
+    if (commit.historyKeep > 0 && changed && Math.floor(seq / 64) !== Math.floor(fenced.nextSeq / 64)) {
+      this.run(trimHistorySql, flowId, flowId, commit.historyKeep);
+    }
+    return handedOver === undefined ? { outcome: "committed", ended: ended === undefined ? undefined : { ...ended } } : { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver };
+  }
+
+  /**
+   * The lease times for handing a commit's one new movement straight to the
+   * committing Worker, or undefined when its claim must scan the queue: it
+   * claims nothing, the movement is not one the store may claim alone, or
+   * another task is queued (the claim takes the oldest first). With nothing
+   * queued, the claim in the same transaction would take exactly this task,
+   * so inserting it leased writes the same row and saves the scan.
+   */
+  private handoverOf(commit: StepCommit): readonly [number, number | null] | undefined {
+    const movement = commit.movements.length === 1 ? commit.movements[0] : undefined;
+    const claim = commit.claim;
+    if (movement === undefined || claim === undefined || claim.limit <= 0 || !claim.flowTypes.includes(movement.flowType)) return undefined;
+    const entry = catalogEntryOf(claim.catalog, movement);
+    if (entry === undefined) return undefined;
+    let sql = this.queuedStatements.get(claim.flowTypes.length);
+    if (sql === undefined) {
+      sql = anyQueuedSql(claim.flowTypes.length);
+      this.queuedStatements.set(claim.flowTypes.length, sql);
+    }
+    return this.host.statement(sql).get(commit.now, ...claim.flowTypes) === undefined ? entry : undefined;
+  }
+
+  claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
+    return this.host.runAtomically(() => this.claim(claim.workerId, claim.claim, claim.now));
+  }
+
+  /** Leases queued tasks in claim order while the catalog covers them; stops at the first it does not. */
+  private claim(workerId: string, claim: StepCommitClaim, now: number): TaskClaimReply {
+    const { flowTypes, catalog, limit } = claim;
+    if (limit <= 0 || flowTypes.length === 0) return { claims: [], claimStopped: false };
+    let sql = this.candidateStatements.get(flowTypes.length);
+    if (sql === undefined) {
+      sql = candidatesSql(flowTypes.length);
+      this.candidateStatements.set(flowTypes.length, sql);
+    }
+    const candidates = this.host.statement(sql).all(now, ...flowTypes, now, limit) as unknown as CandidateRow[];
+    const claims: StoreClaim[] = [];
+    for (const candidate of candidates) {
+      const entry = catalogEntryOf(catalog, candidate);
+      if (entry === undefined) return { claims, claimStopped: true };
+      const { plainAttributes, ...execution } = candidate;
+      lease(execution, workerId, entry, now);
+      this.run(leaseSql, workerId, execution.leaseToken, execution.attempt, execution.executeClaims, execution.deadlineAt, execution.leaseExpiresAt, execution.flowId, execution.executionId);
+      claims.push({ execution, plainAttributes: plainAttributesOf(plainAttributes) });
+    }
+    return { claims, claimStopped: false };
+  }
+
+  startFlow(start: FlowStart): Promise<FlowStartReply> {
+    return this.host.runAtomically((): FlowStartReply => {
+      const { flow, startExecution } = start;
+      if (this.run(insertFlowSql, ...flowFields.map((field) => flow[field])) === 1) {
+        if (startExecution !== null) this.run(executionInsertSql, ...executionFields.map((field) => startExecution[field]));
+        return { created: true };
+      }
+      const existing = this.get<Pick<FlowRow, "flowType" | "status" | "requestId">>(existingFlowSql, flow.flowId);
+      if (existing === undefined) throw new Error(`Flow ${flow.flowId} was neither inserted nor found`);
+      return { created: false, existing: { ...existing } };
+    });
+  }
+
+  readFlow(flowId: string): Promise<FlowRead | undefined> {
+    return this.host.runAtomically((): FlowRead | undefined => {
+      const flow = this.get<FlowRow>(readFlowSql, flowId);
+      if (flow === undefined) return undefined;
+      return { flow, executions: this.host.statement(readExecutionsSql).all(flowId) as unknown as ExecutionRow[] };
+    });
+  }
+}
+
+function plainAttributesOf(text: string): AttributeRow[] {
+  if (text === "[]") return [];
+  return (JSON.parse(text) as [string, string][]).map(([name, value]) => ({ name, key: "", value }));
+}

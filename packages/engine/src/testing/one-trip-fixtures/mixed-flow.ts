@@ -1,0 +1,59 @@
+/**
+ * The Flow both one-trip equivalence tests run, once with a store's
+ * one-request operations and once without: every kind of Step result the
+ * one-request commit takes.
+ */
+import assert from "node:assert/strict";
+import { attribute } from "../../attribute/attribute.ts";
+import { Client } from "../../client/client.ts";
+import { defineFlow } from "../../flow/flow.ts";
+import { completeFlow, deadEnd, failFlow, moveTo, moveToMany, movement } from "../../step/decision.ts";
+import { defineStep } from "../../step/step.ts";
+import type { Store } from "../../store/store.ts";
+import { Worker } from "../../worker/worker.ts";
+import { pollUntil } from "../poll-until.ts";
+
+const counter = attribute<number>("Counter");
+const note = attribute<string>("Note");
+
+/** Every kind of Step result the one-request commit takes: writes and deletes, moves, fan-out, dead ends, a wait without conditions, completion and failure. */
+const CountStep = defineStep<{ remaining: number; fail: boolean }>("Count", {
+  execute: (context, input) => {
+    context.write(counter, (context.read(counter) ?? 0) + 1);
+    context.write(note, input.remaining % 2 === 0 ? `even ${input.remaining}` : null);
+    if (input.remaining > 0) return moveTo("Count", { ...input, remaining: input.remaining - 1 });
+    // Idle first: with one attempt at a time it runs before Branch (which is asked, then executed)
+    // ends the Flow, whatever the timing, so both paths leave the same rows.
+    return moveToMany([movement("Idle", {}), movement("Branch", { fail: input.fail })]);
+  },
+});
+const IdleStep = defineStep("Idle", { execute: () => deadEnd() });
+const BranchStep = defineStep<{ fail: boolean }>("Branch", {
+  // No conditions: the execution is ready at once.
+  waitUntil: () => null,
+  execute: (context, input) => (input.fail ? failFlow(`flow ${context.flowId} failed on purpose`) : completeFlow({ counted: context.read(counter) })),
+});
+export const mixedFlow = defineFlow({ type: "OneTripMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note } });
+
+/** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
+export async function runMixedFlows(store: Store): Promise<void> {
+  const client = new Client({ store });
+  // One attempt at a time, so parallel executions of a Flow commit in the same order on both paths.
+  const worker = new Worker({ store, flows: [mixedFlow], concurrency: 1 });
+  await worker.start();
+  const flows = [
+    { flowId: "short", input: { remaining: 0, fail: false } },
+    { flowId: "long", input: { remaining: 70, fail: false } },
+    { flowId: "failing", input: { remaining: 3, fail: true } },
+  ];
+  try {
+    for (const { flowId, input } of flows) assert.deepEqual(await client.start(mixedFlow, flowId, input, { requestId: `request-${flowId}` }), { created: true });
+    // An idempotent second start changes nothing.
+    assert.deepEqual(await client.start(mixedFlow, "short", { remaining: 0, fail: false }, { requestId: "request-short" }), { created: false });
+    for (const { flowId } of flows) {
+      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 30_000, description: `${flowId} to finish` });
+    }
+  } finally {
+    await worker.close();
+  }
+}
