@@ -116,6 +116,8 @@ function lease(execution: ExecutionRow, workerId: string, [timeoutMs, heartbeatT
 }
 
 export class SqliteOneTrip implements OneTripOperations {
+  /** A general transaction costs no round trip here: committing and claiming in one beats two. */
+  readonly embedded = true;
   private readonly host: OneTripHost;
   private readonly candidateStatements = new Map<number, string>();
   private readonly queuedStatements = new Map<number, string>();

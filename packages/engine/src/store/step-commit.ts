@@ -117,6 +117,15 @@ export interface FlowRead {
 
 /** The one-trip operations a store may offer. */
 export interface OneTripOperations {
+  /**
+   * The store is embedded: a general transaction costs it no round trip
+   * (SQLite). The engine then uses these operations only where they save
+   * work. A plain commit whose claim would stop at a task the store cannot
+   * claim alone runs the general path, which commits and claims in one
+   * transaction, and a Worker's own claims run as general transactions too
+   * (a one-request claim that stops would make them two). @default false
+   */
+  readonly embedded?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;

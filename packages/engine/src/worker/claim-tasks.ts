@@ -161,7 +161,8 @@ async function claimInOneTrip(store: Store, oneTrip: OneTripOperations, flows: R
 
 /** Claims up to `limit` queued tasks in one short transaction of its own. */
 export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number, how: { general?: boolean } = {}): Promise<ClaimBatch> {
-  if (store.oneTrip !== undefined && how.general !== true && limit > 0) return claimInOneTrip(store, store.oneTrip, flows, workerId, limit);
+  // An embedded store claims in a general transaction, which takes whatever is next in line at once.
+  if (store.oneTrip !== undefined && store.oneTrip.embedded !== true && how.general !== true && limit > 0) return claimInOneTrip(store, store.oneTrip, flows, workerId, limit);
   const now = store.clock.now();
   const batch = await store.transaction(async (transaction) => {
     const claimed = await claimInTransaction(transaction, flows, workerId, limit, now);

@@ -7,7 +7,7 @@ import type { OneTripOperations } from "../store/step-commit.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { claimInTransaction, claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
-import { claimedAttemptOf, decisionSummary, planOneTripCommit } from "./one-trip-commit.ts";
+import { claimedAttemptOf, decisionSummary, planOneTripCommitFor } from "./one-trip-commit.ts";
 
 export type { AttemptOutcome, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 
@@ -43,7 +43,7 @@ async function commitInOneTrip(
   next: ClaimNext | undefined,
   now: number,
 ): Promise<ClaimedAttempt[] | undefined> {
-  const plan = planOneTripCommit(claim, workerId, outcome, next, now);
+  const plan = planOneTripCommitFor(oneTrip, claim, workerId, outcome, next, now);
   if (plan === undefined) return undefined;
   const { execution } = claim;
   durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
