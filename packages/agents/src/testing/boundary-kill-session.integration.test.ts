@@ -160,8 +160,8 @@ void test("a turn with a read tool, an approved single-attempt write and a faili
 });
 
 void test("the loop catches a write mislabelled idempotent_write that its retry runs twice after a kill between its side effect and its record", { timeout: 120_000 }, async () => {
-  // The refund's before-record boundary is about the 29th; the range allows for the order the parallel tool Steps took.
-  const report = await runBoundaryKillLoop(sessionScenario({ refundEffect: "idempotent_write" }), { fromBoundary: 25, toBoundary: 33, concurrency: 2, failOnViolation: false });
+  // The refund's before-record boundary is about the 23rd; the range allows for the order the parallel tool Steps took.
+  const report = await runBoundaryKillLoop(sessionScenario({ refundEffect: "idempotent_write" }), { fromBoundary: 19, toBoundary: 27, concurrency: 2, failOnViolation: false });
 
   const refundKill = report.runs.find((run) => run.killedAt?.name === "agent.tool.before-record" && run.killedAt.detail === "send_refund");
   assert.ok(refundKill !== undefined, formatBoundaryKillReport(report));

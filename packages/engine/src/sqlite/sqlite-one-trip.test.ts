@@ -9,6 +9,7 @@ import type { StepCommit } from "../store/step-commit.ts";
 import { runMixedFlows } from "../testing/one-trip-fixtures/mixed-flow.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
+import { SqliteOneTrip } from "./sqlite-one-trip.ts";
 import { claimCatalogOf } from "../worker/one-trip-commit.ts";
 
 /** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
@@ -58,8 +59,7 @@ const ChainStep = defineStep<{ remaining: number }>("Chain", {
 const chainFlow = defineFlow({ type: "OneTripChain", start: "Chain", steps: [ChainStep] });
 
 /** A commit of `flowId`'s start execution, claimed by hand, that moves to one new Chain Step and claims one task. */
-async function startAndClaim(store: ReturnType<typeof createTemporarySqliteStore>["store"], flowId: string): Promise<StepCommit> {
-  const operations = store.oneTrip!;
+async function startAndClaim(store: ReturnType<typeof createTemporarySqliteStore>["store"], operations: SqliteOneTrip, flowId: string): Promise<StepCommit> {
   await new Client({ store }).start(chainFlow, flowId, { remaining: 5 });
   const now = store.clock.now();
   const flows = new Map([[chainFlow.flowType, chainFlow]]);
@@ -90,22 +90,53 @@ async function startAndClaim(store: ReturnType<typeof createTemporarySqliteStore
   };
 }
 
-void test("a commit hands its one new Step to the committing Worker only when no other task waits, and otherwise claims the oldest", async (t) => {
+/** One-request operations over a connection of their own that records each statement's SQL. */
+function spiedOperations(path: string): { operations: SqliteOneTrip; ran: string[]; close: () => void } {
+  const database = new DatabaseSync(path);
+  const ran: string[] = [];
+  const operations = new SqliteOneTrip({
+    statement: (sql) => {
+      ran.push(sql);
+      return database.prepare(sql);
+    },
+    runAtomically: async (operation) => {
+      database.exec("BEGIN IMMEDIATE");
+      try {
+        const value = operation();
+        database.exec("COMMIT");
+        return value;
+      } catch (error) {
+        database.exec("ROLLBACK");
+        throw error;
+      }
+    },
+  });
+  return { operations, ran, close: () => database.close() };
+}
+
+const isClaimScan = (sql: string): boolean => sql.includes("json_group_array");
+
+void test("a commit hands its one new Step to the committing Worker without a claim scan only when no other task waits, and otherwise claims the oldest", async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());
-  const operations = temporary.store.oneTrip!;
+  const { operations, ran, close } = spiedOperations(temporary.path);
+  t.after(close);
 
-  const alone = await startAndClaim(temporary.store, "alone");
+  const alone = await startAndClaim(temporary.store, operations, "alone");
+  ran.length = 0;
   const handed = await operations.commitStep(alone);
+  assert.equal(ran.filter(isClaimScan).length, 0, "the handover needs no claim scan");
   assert.equal(handed.outcome, "committed");
   assert.deepEqual(handed.claims.map((claim) => [claim.execution.flowId, claim.execution.executionId, claim.execution.claimedBy, claim.execution.attempt]), [["alone", "2", "worker-a", 1]]);
 
   // Another Flow's start waits in line: the claim takes it, the older task, and the new Step queues.
-  const waiting = await startAndClaim(temporary.store, "waiting");
+  const waiting = await startAndClaim(temporary.store, operations, "waiting");
   await new Client({ store: temporary.store }).start(chainFlow, "queued-first", { remaining: 1 });
   const later = temporary.store.clock.now();
   const movements = waiting.movements.map((movement) => ({ ...movement, availableAt: later, scheduledAt: later, createdAt: later }));
+  ran.length = 0;
   const claimedOldest = await operations.commitStep({ ...waiting, now: later, movements });
+  assert.equal(ran.filter(isClaimScan).length, 1, "a task in line makes the commit scan for the oldest");
   assert.deepEqual(claimedOldest.claims.map((claim) => claim.execution.flowId), ["queued-first"]);
   const read = await operations.readFlow("waiting");
   assert.deepEqual(read?.executions.map((execution) => [execution.executionId, execution.claimedBy]), [["2", null]], "the new Step is queued, not leased");
@@ -136,22 +167,31 @@ void test("a Worker on SQLite runs a chain through one-request commits, and its 
     counts.starts += 1;
     return startFlow(start);
   };
-  const worker = new Worker({ store: temporary.store, flows: [chainFlow] });
+  // As many callers as slots, each starting its next chain as soon as the last ended: every commit
+  // must count the slots that the commits settled with it, and the starts they let in, as they are.
+  const worker = new Worker({ store: temporary.store, flows: [chainFlow], concurrency: 32 });
   await worker.start();
   const client = new Client({ store: temporary.store });
-  let ended;
+  const callers = Array.from({ length: 32 }, (_, caller) => [1, 2, 3].map((round) => `local-${caller}-${round}`));
+  const flowIds = callers.flat();
+  const ended: Awaited<ReturnType<Client["waitForFlow"]>>[] = [];
   try {
-    await client.start(chainFlow, "local", { remaining: 20 });
-    ended = await client.waitForFlow("local", { timeoutMs: 30_000 });
+    await Promise.all(callers.map(async (ids) => {
+      for (const flowId of ids) {
+        await client.start(chainFlow, flowId, { remaining: 20 });
+        ended.push(await client.waitForFlow(flowId, { timeoutMs: 30_000 }));
+      }
+    }));
   } finally {
     await worker.close();
   }
-  assert.equal(ended.status, "completed");
-  assert.deepEqual(ended.output, { done: true });
-  assert.equal(counts.starts, 1);
-  assert.equal(counts.commits, 21, "each of the 21 Steps committed in one request");
-  assert.equal(counts.claimedByClaims, 0, "the start and every next Step were handed to the Worker, with no claim of their own");
-  const history = await client.getStepHistory("local");
-  assert.equal(history.length, 21);
-  assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
+  assert.deepEqual(ended.map((description) => [description.status, description.output]), flowIds.map(() => ["completed", { done: true }]));
+  assert.equal(counts.starts, flowIds.length);
+  assert.equal(counts.commits, flowIds.length * 21, "each of the 21 Steps of each chain committed in one request");
+  assert.equal(counts.claimedByClaims, 0, "the starts and every next Step were handed to the Worker, with no claim of their own");
+  for (const flowId of flowIds) {
+    const history = await client.getStepHistory(flowId);
+    assert.equal(history.length, 21);
+    assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
+  }
 });

@@ -146,8 +146,8 @@ async function killAtEveryBoundary(t: TestContext, options: OrderScenarioOptions
 }
 
 void test("an order Flow killed at each durable boundary in turn completes with every commit kept and its single-attempt charge never run twice", { timeout: 180_000 }, async (t) => {
-  // A one-request claim or commit is its own commit: it marks only the boundary after it.
-  await killAtEveryBoundary(t, {}, ["worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
+  // Plain commits go as one request; the Worker's claims are general transactions on SQLite.
+  await killAtEveryBoundary(t, {}, ["worker.claim.before-commit", "worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
 });
 
 void test("the same, with every commit, claim and start a general transaction", { timeout: 180_000 }, async (t) => {
@@ -163,7 +163,7 @@ void test("a replacement with a Worker ID of its own reruns the killed Worker's 
       await scenario.checkInvariants(run, result);
       workerLostEntries = (await run.client.getStepHistory(orderFlowId)).filter((entry) => entry.stepType === "Reserve" && /^WorkerLost: /.test(entry.error ?? "")).length;
     },
-  }, { fromBoundary: 1, toBoundary: 1 });
+  }, { fromBoundary: 2, toBoundary: 2 });
   t.diagnostic(formatBoundaryKillReport(report));
 
   const [run] = report.runs;
@@ -192,12 +192,11 @@ void test("the loop reports a stuck Flow and a lost acknowledged commit with the
     // A history without Reserve: its acknowledged commit looks lost.
     readStepHistory: async (run, flowId) => (await run.client.getStepHistory(flowId)).filter((entry) => entry.stepType !== "Reserve"),
   };
-  // Boundaries 1 to 3: Reserve's claim, then its commit's before and after.
-  await assert.rejects(runBoundaryKillLoop(broken, { fromBoundary: 3, toBoundary: 3, endTimeoutMs: 1500 }), (error: unknown) => {
+  await assert.rejects(runBoundaryKillLoop(broken, { fromBoundary: 4, toBoundary: 4, endTimeoutMs: 1500 }), (error: unknown) => {
     assert.ok(error instanceof assert.AssertionError);
     assert.match(error.message, /^runBoundaryKillLoop found 2 violations/);
-    assert.match(error.message, /VIOLATION killed at #3 worker\.commit\.after-commit \(order-1 Reserve\) \(run 3\): stuck: the scenario did not reach its end within 1500 ms after the replacement started/);
-    assert.match(error.message, /acknowledged commit lost: boundary 3 \(worker\.commit\.after-commit of order-1 Reserve/);
+    assert.match(error.message, /VIOLATION killed at #4 worker\.commit\.after-commit \(order-1 Reserve\) \(run 4\): stuck: the scenario did not reach its end within 1500 ms after the replacement started/);
+    assert.match(error.message, /acknowledged commit lost: boundary 4 \(worker\.commit\.after-commit of order-1 Reserve/);
     return true;
   });
 });
