@@ -1,5 +1,6 @@
 import type { ClientBase } from "pg";
 import type { Migration } from "./migration.ts";
+import { commitHandoverFunctionMigration } from "./commit-handover-function.ts";
 import { leanCommitFunctionMigration } from "./lean-commit-function.ts";
 import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 
@@ -138,6 +139,7 @@ CREATE TABLE {schema}.stream_usage (
   },
   oneTripFunctionsMigration,
   leanCommitFunctionMigration,
+  commitHandoverFunctionMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import { pollUntil } from "../testing/poll-until.ts";
+import { Worker } from "../worker/worker.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+
+const skip = postgresTestSkip(testDatabaseUrl());
+
+const ChainStep = defineStep<{ remaining: number }>("Chain", {
+  execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
+});
+const chainFlow = defineFlow({ type: "HandoverChain", start: "Chain", steps: [ChainStep] });
+
+/**
+ * Puts a counting wrapper in front of the schema's claim function: every
+ * call, from any session, takes a number from a sequence (which no rollback
+ * gives back). Returns how to read the count.
+ */
+async function countClaimFunctionCalls(connectionString: string, schema: string): Promise<() => Promise<number>> {
+  const quoted = pg.escapeIdentifier(schema);
+  const admin = new pg.Client({ connectionString });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SEQUENCE ${quoted}.claim_calls;
+      ALTER FUNCTION ${quoted}.perdure_claim_plain(text, text[], jsonb, integer, bigint) RENAME TO perdure_claim_plain_counted;
+      CREATE FUNCTION ${quoted}.perdure_claim_plain(p_worker_id text, p_flow_types text[], p_catalog jsonb, p_limit integer, p_now bigint)
+      RETURNS jsonb LANGUAGE plpgsql AS $function$
+      BEGIN
+        PERFORM nextval('${quoted}.claim_calls');
+        RETURN ${quoted}.perdure_claim_plain_counted(p_worker_id, p_flow_types, p_catalog, p_limit, p_now);
+      END
+      $function$;`);
+  } finally {
+    await admin.end();
+  }
+  return async () => {
+    const reader = new pg.Client({ connectionString });
+    await reader.connect();
+    try {
+      const { rows } = await reader.query<{ last_value: string; is_called: boolean }>(`SELECT last_value, is_called FROM ${quoted}.claim_calls`);
+      return rows[0]?.is_called === true ? Number(rows[0].last_value) : 0;
+    } finally {
+      await reader.end();
+    }
+  };
+}
+
+void test("on PostgreSQL a chain Step's commit hands the next Step to its Worker without calling the claim function while nothing else waits", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const claimCalls = await countClaimFunctionCalls(temporary.connectionString, temporary.schema);
+  const client = new Client({ store });
+  // The Worker loop's own claims call the function too: once at start, then only on a poll, which is long here.
+  const worker = new Worker({ store, flows: [chainFlow], concurrency: 2, pollIntervalMs: 60_000 });
+  await worker.start();
+  try {
+    await pollUntil(async () => (await claimCalls()) >= 1, { timeoutMs: 10_000, description: "the Worker loop's first claim, through the counting wrapper" });
+    // The loop may claim once more as it settles; count from when it has gone quiet.
+    let before = await claimCalls();
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const now = await claimCalls();
+      if (now === before) break;
+      before = now;
+    }
+    await client.start(chainFlow, "handed-over", { remaining: 10 });
+    const ended = await client.waitForFlow("handed-over", { timeoutMs: 30_000 });
+    assert.equal(ended.status, "completed");
+    assert.deepEqual(ended.output, { done: true });
+    const history = await client.getStepHistory("handed-over");
+    assert.equal(history.length, 11);
+    assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
+    // Ten commits handed their next Step over. The last queues none and claims by scanning; having
+    // claimed nothing, it wakes the Worker loop, which claims once more. Without the handover: twelve.
+    assert.equal(await claimCalls(), before + 2, "only the chain's final commit, and the loop it woke, called the claim function");
+  } finally {
+    await worker.close();
+  }
+});
