@@ -170,8 +170,7 @@ export class SqliteConnection implements TransactionHost {
         }
       }
     } finally {
-      this.active -= 1;
-      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      this.settled();
     }
   }
 
@@ -211,10 +210,13 @@ export class SqliteConnection implements TransactionHost {
         });
       });
       attempt(1);
-    }).finally(() => {
-      this.active -= 1;
-      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
-    });
+    }).finally(() => this.settled());
+  }
+
+  /** One transaction or operation less in flight; the last one lets `leave()` close the connection. */
+  private settled(): void {
+    this.active -= 1;
+    if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   get runsWaiting(): boolean {

@@ -26,10 +26,13 @@ import type {
   TaskClaim,
   TaskClaimReply,
 } from "../store/step-commit.ts";
-import { claimCatalogKey } from "../store/step-commit.ts";
+import { claimLeaseTimesOf, leasedExecution, type LeaseTimes } from "../store/step-commit.ts";
 import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
-import { executionColumns, executionInsertSql, flowColumns } from "./sqlite-columns.ts";
+import {
+  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, listExecutionsSql, placeholders, readFlowSql, releaseLocksSql,
+  trimHistorySql, upsertAttributeSql,
+} from "./sqlite-statements.ts";
 
 /** What the operations need from the connection. */
 export interface OneTripHost {
@@ -56,10 +59,6 @@ const fenceSql = `SELECT (SELECT status FROM flows WHERE flow_id = ?1) AS flowSt
     claimed_by AS claimedBy, lease_token AS leaseToken, attempt, status, step_type AS stepType
   FROM executions WHERE flow_id = ?1 AND execution_id = ?2`;
 const otherExecutionSql = "SELECT 1 AS found FROM executions WHERE flow_id = ? AND execution_id <> ? LIMIT 1";
-const deleteAttributeSql = "DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?";
-const upsertAttributeSql = "INSERT INTO attributes (flow_id, name, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value";
-const releaseLocksSql = "DELETE FROM locks WHERE flow_id = ? AND execution_id = ?";
-const deleteExecutionSql = "DELETE FROM executions WHERE flow_id = ? AND execution_id = ?";
 const makeReadySql = `UPDATE executions SET status = 'ready', claimed_by = NULL, lease_expires_at = NULL, deadline_at = NULL, available_at = ?,
     attempt = 0, scheduled_at = ?, expires_at = ?, conditions = NULL, wait_result = ?
   WHERE flow_id = ? AND execution_id = ?`;
@@ -68,59 +67,47 @@ const historySql = `INSERT INTO history (flow_id, seq, execution_id, step_type, 
 const finishFlowSql = `UPDATE flows SET status = ?, output = ?, error = ?, next_seq = ?, updated_at = CASE WHEN ? THEN ? ELSE updated_at END
   WHERE flow_id = ? RETURNING input, created_at AS createdAt, updated_at AS updatedAt`;
 const bumpFlowSql = "UPDATE flows SET next_seq = ?, updated_at = ? WHERE flow_id = ?";
-const trimHistorySql = "DELETE FROM history WHERE flow_id = ? AND seq <= (SELECT seq FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)";
 const leaseSql = `UPDATE executions SET claimed_by = ?, lease_token = ?, attempt = ?, execute_claims = ?, deadline_at = ?, lease_expires_at = ?
   WHERE flow_id = ? AND execution_id = ?`;
 const insertFlowSql = `INSERT INTO flows (flow_id, flow_type, status, input, output, error, request_id, created_at, updated_at, next_seq)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING`;
 const existingFlowSql = "SELECT flow_type AS flowType, status, request_id AS requestId FROM flows WHERE flow_id = ?";
-const readFlowSql = `SELECT ${flowColumns} FROM flows WHERE flow_id = ?`;
-const readExecutionsSql = `SELECT ${executionColumns} FROM executions WHERE flow_id = ? ORDER BY seq`;
+
+/** `build` remembered per count of Flow types (one per Worker), so a hot path builds no SQL text. */
+function perFlowTypeCount(build: (count: number) => string): (count: number) => string {
+  const built = new Map<number, string>();
+  return (count) => {
+    let sql = built.get(count);
+    if (sql === undefined) {
+      sql = build(count);
+      built.set(count, sql);
+    }
+    return sql;
+  };
+}
 
 /** Whether any task of `count` Flow types is queued and available: the claim index alone, no row read. */
-function anyQueuedSql(count: number): string {
-  return `SELECT 1 AS found FROM executions INDEXED BY executions_queued
-    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${Array.from({ length: count }, () => "?").join(", ")}) LIMIT 1`;
-}
+const anyQueuedSql = perFlowTypeCount((count) => `SELECT 1 AS found FROM executions INDEXED BY executions_queued
+    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)}) LIMIT 1`);
 const plainAttributesSql = "SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''";
 
 /** The claim scan with each candidate's plain Attributes, for `count` Flow types: in the general path's claim order. */
-function candidatesSql(count: number): string {
-  return `SELECT ${executionColumns},
+const candidatesSql = perFlowTypeCount((count) => `SELECT ${executionColumns},
       (SELECT json_group_array(json_array(a.name, a.value)) FROM attributes a INDEXED BY attributes_plain WHERE a.flow_id = e.flow_id AND a.key = '') AS plainAttributes
     FROM executions e
-    WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= ? AND e.flow_type IN (${Array.from({ length: count }, () => "?").join(", ")})
+    WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= ? AND e.flow_type IN (${placeholders(count)})
       AND (e.expires_at IS NULL OR e.expires_at > ?)
-    ORDER BY e.available_at LIMIT ?`;
-}
+    ORDER BY e.available_at LIMIT ?`);
 
 type CandidateRow = ExecutionRow & { plainAttributes: string };
 
 /** What the commit part of a {@link StepCommit} did, with the new execution it leased to the committing Worker, if any. */
-type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow } | { outcome: "fallback" };
-
-/** The catalog's lease times for a task, or undefined when the store may not claim it alone. */
-function catalogEntryOf(catalog: StepCommitClaim["catalog"], row: Pick<ExecutionRow, "flowType" | "stepType" | "status" | "movementOptions">): readonly [number, number | null] | undefined {
-  if (row.movementOptions !== null) return undefined;
-  return catalog[claimCatalogKey(row.flowType, row.stepType, row.status === "asking" ? "asking" : "ready")];
-}
-
-/** Leases `execution` for its next attempt, as a claim does: in place. */
-function lease(execution: ExecutionRow, workerId: string, [timeoutMs, heartbeatTimeoutMs]: readonly [number, number | null], now: number): void {
-  execution.claimedBy = workerId;
-  execution.leaseToken += 1;
-  execution.attempt += 1;
-  if (execution.status === "ready") execution.executeClaims += 1;
-  execution.deadlineAt = now + timeoutMs;
-  execution.leaseExpiresAt = heartbeatTimeoutMs === null ? execution.deadlineAt : Math.min(execution.deadlineAt, now + heartbeatTimeoutMs);
-}
+type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow | undefined } | { outcome: "fallback" };
 
 export class SqliteOneTrip implements OneTripOperations {
   /** A general transaction costs no round trip here: committing and claiming in one beats two. */
   readonly embedded = true;
   private readonly host: OneTripHost;
-  private readonly candidateStatements = new Map<number, string>();
-  private readonly queuedStatements = new Map<number, string>();
 
   constructor(host: OneTripHost) {
     this.host = host;
@@ -169,11 +156,9 @@ export class SqliteOneTrip implements OneTripOperations {
     if (commit.method === "execute") {
       const handover = this.handoverOf(commit);
       for (const movement of commit.movements) {
-        const row: ExecutionRow = { ...movement, flowId, seq, executionId: String(seq) };
-        if (handover !== undefined) {
-          lease(row, commit.workerId, handover, now);
-          handedOver = row;
-        }
+        const queued: ExecutionRow = { ...movement, flowId, seq, executionId: String(seq) };
+        const row = handover === undefined ? queued : leasedExecution(queued, commit.workerId, handover, now);
+        if (handover !== undefined) handedOver = row;
         this.run(executionInsertSql, ...executionFields.map((field) => row[field]));
         seq += 1;
       }
@@ -197,7 +182,7 @@ export class SqliteOneTrip implements OneTripOperations {
     if (commit.historyKeep > 0 && changed && Math.floor(seq / 64) !== Math.floor(fenced.nextSeq / 64)) {
       this.run(trimHistorySql, flowId, flowId, commit.historyKeep);
     }
-    return handedOver === undefined ? { outcome: "committed", ended: ended === undefined ? undefined : { ...ended } } : { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver };
+    return { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver };
   }
 
   /**
@@ -208,18 +193,13 @@ export class SqliteOneTrip implements OneTripOperations {
    * queued, the claim in the same transaction would take exactly this task,
    * so inserting it leased writes the same row and saves the scan.
    */
-  private handoverOf(commit: StepCommit): readonly [number, number | null] | undefined {
+  private handoverOf(commit: StepCommit): LeaseTimes | undefined {
     const movement = commit.movements.length === 1 ? commit.movements[0] : undefined;
     const claim = commit.claim;
     if (movement === undefined || claim === undefined || claim.limit <= 0 || !claim.flowTypes.includes(movement.flowType)) return undefined;
-    const entry = catalogEntryOf(claim.catalog, movement);
-    if (entry === undefined) return undefined;
-    let sql = this.queuedStatements.get(claim.flowTypes.length);
-    if (sql === undefined) {
-      sql = anyQueuedSql(claim.flowTypes.length);
-      this.queuedStatements.set(claim.flowTypes.length, sql);
-    }
-    return this.host.statement(sql).get(commit.now, ...claim.flowTypes) === undefined ? entry : undefined;
+    const times = claimLeaseTimesOf(claim.catalog, movement);
+    if (times === undefined) return undefined;
+    return this.host.statement(anyQueuedSql(claim.flowTypes.length)).get(commit.now, ...claim.flowTypes) === undefined ? times : undefined;
   }
 
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
@@ -230,18 +210,13 @@ export class SqliteOneTrip implements OneTripOperations {
   private claim(workerId: string, claim: StepCommitClaim, now: number): TaskClaimReply {
     const { flowTypes, catalog, limit } = claim;
     if (limit <= 0 || flowTypes.length === 0) return { claims: [], claimStopped: false };
-    let sql = this.candidateStatements.get(flowTypes.length);
-    if (sql === undefined) {
-      sql = candidatesSql(flowTypes.length);
-      this.candidateStatements.set(flowTypes.length, sql);
-    }
-    const candidates = this.host.statement(sql).all(now, ...flowTypes, now, limit) as unknown as CandidateRow[];
+    const candidates = this.host.statement(candidatesSql(flowTypes.length)).all(now, ...flowTypes, now, limit) as unknown as CandidateRow[];
     const claims: StoreClaim[] = [];
     for (const candidate of candidates) {
-      const entry = catalogEntryOf(catalog, candidate);
-      if (entry === undefined) return { claims, claimStopped: true };
-      const { plainAttributes, ...execution } = candidate;
-      lease(execution, workerId, entry, now);
+      const times = claimLeaseTimesOf(catalog, candidate);
+      if (times === undefined) return { claims, claimStopped: true };
+      const { plainAttributes, ...queued } = candidate;
+      const execution = leasedExecution(queued, workerId, times, now);
       this.run(leaseSql, workerId, execution.leaseToken, execution.attempt, execution.executeClaims, execution.deadlineAt, execution.leaseExpiresAt, execution.flowId, execution.executionId);
       claims.push({ execution, plainAttributes: plainAttributesOf(plainAttributes) });
     }
@@ -265,7 +240,7 @@ export class SqliteOneTrip implements OneTripOperations {
     return this.host.runAtomically((): FlowRead | undefined => {
       const flow = this.get<FlowRow>(readFlowSql, flowId);
       if (flow === undefined) return undefined;
-      return { flow, executions: this.host.statement(readExecutionsSql).all(flowId) as unknown as ExecutionRow[] };
+      return { flow, executions: this.host.statement(listExecutionsSql).all(flowId) as unknown as ExecutionRow[] };
     });
   }
 }

@@ -14,12 +14,11 @@ import type {
 } from "../store/store.ts";
 import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
-import { executionColumns, executionInsertSql, flowColumns } from "./sqlite-columns.ts";
+import {
+  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, flowColumns, listExecutionsSql, placeholders, readFlowSql,
+  releaseLocksSql, trimHistorySql, upsertAttributeSql,
+} from "./sqlite-statements.ts";
 import type { TransactionStatements } from "./transaction-run.ts";
-
-function placeholders(count: number): string {
-  return Array.from({ length: count }, () => "?").join(", ");
-}
 
 /**
  * The SQLite implementation of {@link StoreTransaction}. Every call runs its
@@ -57,7 +56,7 @@ export class SqliteTransaction implements StoreTransaction {
 
   async lockFlow(flowId: string): Promise<FlowRow | undefined> {
     if (this.detached) await this.attach();
-    return this.get<FlowRow>(`SELECT ${flowColumns} FROM flows WHERE flow_id = ?`, flowId);
+    return this.get<FlowRow>(readFlowSql, flowId);
   }
 
   async insertFlow(row: FlowRow): Promise<void> {
@@ -110,12 +109,9 @@ export class SqliteTransaction implements StoreTransaction {
   async writeAttribute(flowId: string, name: string, key: string, value: string | null): Promise<void> {
     if (this.detached) await this.attach();
     if (value === null) {
-      this.run("DELETE FROM attributes WHERE flow_id = ? AND name = ? AND key = ?", flowId, name, key);
+      this.run(deleteAttributeSql, flowId, name, key);
     } else {
-      this.run(
-        "INSERT INTO attributes (flow_id, name, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value",
-        flowId, name, key, value,
-      );
+      this.run(upsertAttributeSql, flowId, name, key, value);
     }
   }
 
@@ -166,7 +162,7 @@ export class SqliteTransaction implements StoreTransaction {
 
   async deleteExecution(flowId: string, executionId: string): Promise<void> {
     if (this.detached) await this.attach();
-    this.run("DELETE FROM executions WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+    this.run(deleteExecutionSql, flowId, executionId);
   }
 
   async listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]> {
@@ -174,7 +170,7 @@ export class SqliteTransaction implements StoreTransaction {
     if (status !== undefined) {
       return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND status = ? ORDER BY seq`, flowId, status);
     }
-    return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? ORDER BY seq`, flowId);
+    return this.all<ExecutionRow>(listExecutionsSql, flowId);
   }
 
   async findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
@@ -231,7 +227,7 @@ export class SqliteTransaction implements StoreTransaction {
 
   async releaseLocks(flowId: string, executionId: string): Promise<void> {
     if (this.detached) await this.attach();
-    this.run("DELETE FROM locks WHERE flow_id = ? AND execution_id = ?", flowId, executionId);
+    this.run(releaseLocksSql, flowId, executionId);
   }
 
   async insertTimer(row: TimerRow): Promise<void> {
@@ -305,10 +301,7 @@ export class SqliteTransaction implements StoreTransaction {
 
   async trimHistory(flowId: string, keep: number): Promise<void> {
     if (this.detached) await this.attach();
-    this.run(
-      "DELETE FROM history WHERE flow_id = ? AND seq <= (SELECT seq FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-      flowId, flowId, keep,
-    );
+    this.run(trimHistorySql, flowId, flowId, keep);
   }
 
   async listHistory(flowId: string, limit: number): Promise<HistoryRow[]> {

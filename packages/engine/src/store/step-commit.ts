@@ -30,6 +30,37 @@ export function claimCatalogKey(flowType: string, stepType: string, status: "ask
   return `${flowType} ${stepType} ${status}`;
 }
 
+/** The times a lease of a Step method runs on: its method timeout, and its heartbeat timeout if it has one. */
+export interface LeaseTimes {
+  timeoutMs: number;
+  heartbeatTimeoutMs: number | null;
+}
+
+/** The catalog's lease times for a queued task, or undefined when the store may not claim it alone (not listed, or movement options). */
+export function claimLeaseTimesOf(catalog: ClaimCatalog, row: Pick<ExecutionRow, "flowType" | "stepType" | "status" | "movementOptions">): LeaseTimes | undefined {
+  if (row.movementOptions !== null) return undefined;
+  const entry = catalog[claimCatalogKey(row.flowType, row.stepType, row.status === "asking" ? "asking" : "ready")];
+  return entry === undefined ? undefined : { timeoutMs: entry[0], heartbeatTimeoutMs: entry[1] };
+}
+
+/**
+ * `row` leased to `workerId` for its next attempt: the method its status
+ * asks for (`asking`: waitUntil, else execute), the next lease token,
+ * attempt count and deadlines from the method's times.
+ */
+export function leasedExecution(row: ExecutionRow, workerId: string, times: LeaseTimes, now: number): ExecutionRow {
+  const deadlineAt = now + times.timeoutMs;
+  return {
+    ...row,
+    claimedBy: workerId,
+    leaseToken: row.leaseToken + 1,
+    attempt: row.attempt + 1,
+    executeClaims: row.executeClaims + (row.status === "asking" ? 0 : 1),
+    deadlineAt,
+    leaseExpiresAt: times.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + times.heartbeatTimeoutMs),
+  };
+}
+
 /** Which tasks to claim in the same request, for the committing Worker. */
 export interface StepCommitClaim {
   flowTypes: readonly string[];

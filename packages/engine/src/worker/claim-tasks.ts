@@ -2,9 +2,8 @@ import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "../step/attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
-import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import type { OneTripOperations } from "../store/step-commit.ts";
+import { leasedExecution, type OneTripOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
 import { claimCatalogOf, claimedAttemptOf } from "./one-trip-commit.ts";
@@ -16,20 +15,6 @@ export type { ClaimedAttempt } from "./commit-attempt-types.ts";
 export interface ClaimBatch {
   claims: ClaimedAttempt[];
   changed: FlowTransaction[];
-}
-
-/** `row` leased to `workerId` for one attempt of `method`: the next lease token, attempt count and deadlines. */
-export function leasedExecution(row: ExecutionRow, workerId: string, method: "execute" | "wait_until", methodOptions: ResolvedMethodOptions, now: number): ExecutionRow {
-  const deadlineAt = now + methodOptions.timeoutMs;
-  return {
-    ...row,
-    claimedBy: workerId,
-    leaseToken: row.leaseToken + 1,
-    attempt: row.attempt + 1,
-    executeClaims: row.executeClaims + (method === "execute" ? 1 : 0),
-    deadlineAt,
-    leaseExpiresAt: methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs),
-  };
 }
 
 async function claimOne(
@@ -59,7 +44,7 @@ async function claimOne(
     if ((await transaction.heldLocks(row.flowId, methodOptions.lockNames)).length > 0) return undefined;
     await transaction.acquireLocks(row.flowId, methodOptions.lockNames, row.executionId);
   }
-  const claimed = leasedExecution(row, workerId, method, methodOptions, now);
+  const claimed = leasedExecution(row, workerId, methodOptions, now);
   await transaction.updateExecution(row.flowId, row.executionId, {
     claimedBy: claimed.claimedBy,
     leaseToken: claimed.leaseToken,

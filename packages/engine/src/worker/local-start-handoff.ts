@@ -14,9 +14,7 @@
  */
 import type { FlowCore } from "../flow/flow.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
-import { resolveExecutionOptions } from "../step/execution-options.ts";
-import { claimCatalogKey, type FlowStartReply } from "../store/step-commit.ts";
-import { leasedExecution } from "./claim-tasks.ts";
+import { claimLeaseTimesOf, leasedExecution, type FlowStartReply } from "../store/step-commit.ts";
 import { claimCatalogOf } from "./one-trip-commit.ts";
 
 /** A Worker's side of the handoff. */
@@ -63,12 +61,10 @@ export function claimStartLocally(store: Store, flow: FlowCore, startExecution: 
   if (takers === undefined) return undefined;
   for (const taker of takers) {
     if (taker.flows.get(flow.flowType) !== flow) continue;
-    // A start has no movement options: the Step's own options decide.
-    const asking = startExecution.status === "asking";
-    if (claimCatalogOf(taker.flows).catalog[claimCatalogKey(flow.flowType, startExecution.stepType, asking ? "asking" : "ready")] === undefined) continue;
-    if (!taker.reserveSlot()) continue;
-    const options = resolveExecutionOptions(flow, startExecution.stepType, null);
-    const execution = leasedExecution(startExecution, taker.workerId, asking ? "wait_until" : "execute", asking ? options.waitUntil : options.execute, now);
+    // The catalog holds the start Step's lease times, as a claim of the store would use them.
+    const times = claimLeaseTimesOf(claimCatalogOf(taker.flows).catalog, startExecution);
+    if (times === undefined || !taker.reserveSlot()) continue;
+    const execution = leasedExecution(startExecution, taker.workerId, times, now);
     return {
       execution,
       async run(request) {

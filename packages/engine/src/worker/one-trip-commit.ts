@@ -9,7 +9,7 @@ import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { claimCatalogKey, type ClaimCatalog, type OneTripOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
+import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type OneTripOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
 import type { AttemptOutcome, ClaimedAttempt, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 import { Snapshot } from "./snapshot.ts";
 
@@ -83,29 +83,6 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
  * the general path: a failed attempt, publishes (they may complete waits),
  * cancellations, or a wait with conditions (Timers and matching).
  */
-/**
- * Whether the claim of a commit would stop at a task this commit queues: a
- * new movement, or the execution a wait without conditions makes ready,
- * that the Worker's catalog does not cover.
- */
-function claimStopsAt(commit: StepCommit, claimed: ClaimedAttempt): boolean {
-  const catalog: ClaimCatalog = commit.claim?.catalog ?? {};
-  if (commit.ready !== null) return catalog[claimCatalogKey(claimed.execution.flowType, claimed.execution.stepType, "ready")] === undefined;
-  return commit.movements.some((movement) => movement.movementOptions !== null
-    || catalog[claimCatalogKey(movement.flowType, movement.stepType, movement.status === "asking" ? "asking" : "ready")] === undefined);
-}
-
-/**
- * The one-request commit of an outcome for `oneTrip`, or undefined when the
- * general path should commit it (see {@link planOneTripCommit} and
- * `OneTripOperations.embedded`).
- */
-export function planOneTripCommitFor(oneTrip: OneTripOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
-  const plan = planOneTripCommit(claim, workerId, outcome, next, now);
-  if (plan === undefined || oneTrip.embedded !== true || plan.claim === undefined) return plan;
-  return claimStopsAt(plan, claim) ? undefined : plan;
-}
-
 export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
   if (outcome.kind === "error" || outcome.publishes.length > 0) return undefined;
   const { execution, flow } = claim;
@@ -151,6 +128,28 @@ export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outco
     : decision.kind === "fail" ? { status: "failed" as const, output: null, error: decision.error ?? "failed" }
     : null;
   return { ...base, method: "execute", movements, finish, ready: null, outcome: decisionSummary(decision) };
+}
+
+/**
+ * Whether the claim of a commit would stop at a task this commit queues: a
+ * new movement, or the execution a wait without conditions makes ready,
+ * that the Worker's catalog does not cover.
+ */
+function claimStopsAt(commit: StepCommit, claimed: ClaimedAttempt): boolean {
+  const catalog: ClaimCatalog = commit.claim?.catalog ?? {};
+  if (commit.ready !== null) return claimLeaseTimesOf(catalog, { ...claimed.execution, status: "ready" }) === undefined;
+  return commit.movements.some((movement) => claimLeaseTimesOf(catalog, movement) === undefined);
+}
+
+/**
+ * The one-request commit of an outcome for `oneTrip`, or undefined when the
+ * general path should commit it (see {@link planOneTripCommit} and
+ * `OneTripOperations.embedded`).
+ */
+export function planOneTripCommitFor(oneTrip: OneTripOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
+  const plan = planOneTripCommit(claim, workerId, outcome, next, now);
+  if (plan === undefined || oneTrip.embedded !== true || plan.claim === undefined) return plan;
+  return claimStopsAt(plan, claim) ? undefined : plan;
 }
 
 /** The attempt a Worker runs for a task the store claimed along with a commit. */
