@@ -76,9 +76,9 @@ void test("on PostgreSQL a chain Step's commit hands the next Step to its Worker
     const history = await client.getStepHistory("handed-over");
     assert.equal(history.length, 11);
     assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
-    // Ten commits handed their next Step over. The last queues none and claims by scanning; having
-    // claimed nothing, it wakes the Worker loop, which claims once more. Without the handover: twelve.
-    assert.equal(await claimCalls(), before + 2, "only the chain's final commit, and the loop it woke, called the claim function");
+    // Ten commits handed their next Step over. The last queues none and claims by scanning; it found
+    // nothing, so the Worker loop it wakes does not claim again. Without the handover: eleven calls.
+    assert.equal(await claimCalls(), before + 1, "only the chain's final commit called the claim function");
   } finally {
     await worker.close();
   }

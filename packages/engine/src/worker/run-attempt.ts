@@ -64,9 +64,11 @@ export interface AttemptEnvironment {
   /**
    * Called once the commit landed (or was fenced off), before the tasks it
    * claimed are launched: the attempt's slot is free from then on, so those
-   * tasks' own commits count it as free.
+   * tasks' own commits count it as free. `claimedAll` says the commit's
+   * claim took fewer tasks than it asked for: when it committed, nothing
+   * else was claimable for this Worker.
    */
-  onCommitted?: () => void;
+  onCommitted?: (claimedAll: boolean) => void;
 }
 
 /**
@@ -181,7 +183,7 @@ async function commitUntilSettled(
       const claimNext = next();
       return await ledger.run(claimNext?.limit ?? 0, async () => {
         const claims = await commitAttempt(store, claim, workerId, current, claimNext);
-        environment.onCommitted?.();
+        environment.onCommitted?.(claimNext !== undefined && claims.length < claimNext.limit);
         return claims;
       });
     } catch (error) {

@@ -116,6 +116,14 @@ export class Worker {
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
   private taskCheckAt = Infinity;
+  /** Wake-ups for tasks heard so far. */
+  private taskWakes = 0;
+  /**
+   * The count of task wake-ups at which a commit's own claim came up short,
+   * so nothing was claimable: while no wake-up, poll or due task came since,
+   * the loop need not claim again.
+   */
+  private claimedAllAt: number | undefined;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -123,7 +131,7 @@ export class Worker {
     this.claims = new ClaimLedger({
       launch: (claim) => this.launch(claim),
       adoptLostClaims: () => this.adoptLostClaims(),
-      resume: () => this.requestWake(),
+      resume: () => this.lookForTasks(),
       onError: this.options.onError,
     });
   }
@@ -176,6 +184,7 @@ export class Worker {
 
   private onWake(event: WakeEvent): void {
     if (event.kind === "tasks") {
+      this.taskWakes += 1;
       if (event.at <= this.now()) this.requestWake();
       else if (event.at < this.taskCheckAt) {
         this.taskCheckAt = event.at;
@@ -187,6 +196,12 @@ export class Worker {
       this.requestWake();
     }
     if (event.kind === "executions_cancelled") void this.checkCancellations();
+  }
+
+  /** Wakes the loop to claim, whatever the last commit's claim found. */
+  private lookForTasks(): void {
+    this.claimedAllAt = undefined;
+    this.requestWake();
   }
 
   private requestWake(): void {
@@ -202,7 +217,8 @@ export class Worker {
       let worked = false;
       let failed = false;
       try {
-        worked = await this.claimAndRun();
+        const claimedAll = this.claimedAllAt === this.taskWakes && this.taskCheckAt > this.now();
+        if (!claimedAll) worked = await this.claimAndRun();
         if (this.now() >= this.timerCheckAt && await this.fireTimers()) worked = true;
       } catch (error) {
         this.options.onError(error);
@@ -269,10 +285,18 @@ export class Worker {
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
-    const next = () => (this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.busySlots() + 1) } : undefined);
+    let wakesBeforeCommit = 0;
+    const next = () => {
+      wakesBeforeCommit = this.taskWakes;
+      return this.state === "running" ? { flows: this.options.flows, limit: this.claims.claimable(this.options.concurrency - this.busySlots() + 1) } : undefined;
+    };
     // Its slot is free once the commit landed, before the tasks it claimed are launched: a whole
     // group of commits settles at once, and each of their claims must see the others' slots free.
-    const onCommitted = () => this.running.delete(key);
+    const onCommitted = (claimedAll: boolean) => {
+      this.running.delete(key);
+      // A wake-up during the commit may be for a task its claim did not see yet.
+      if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
+    };
     void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
@@ -318,6 +342,8 @@ export class Worker {
     return new Promise<void>((resolve) => {
       const cancel = this.options.timers.after(delayMs, () => {
         this.wakeLoop = undefined;
+        // A poll: work from other processes arrives without a wake-up.
+        this.claimedAllAt = undefined;
         resolve();
       });
       this.wakeLoop = () => {
@@ -347,7 +373,7 @@ export class Worker {
       const now = this.now();
       if (this.state === "running" && now - this.lastRecoveryAt >= Math.min(1000, this.options.livenessTimeoutMs / 5)) {
         this.lastRecoveryAt = now;
-        if (await recoverLapsed(this.options.store, this.options.flows) > 0) this.requestWake();
+        if (await recoverLapsed(this.options.store, this.options.flows) > 0) this.lookForTasks();
       }
     } catch (error) {
       this.options.onError(error);
