@@ -5,8 +5,11 @@ import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { completeFlow, moveTo } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
+import type { StepCommit } from "../store/step-commit.ts";
+import { startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
+import { executionFieldColumns } from "./postgres-columns.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -82,4 +85,44 @@ void test("on PostgreSQL a chain Step's commit hands the next Step to its Worker
   } finally {
     await worker.close();
   }
+});
+
+void test("on PostgreSQL the handed-over row a Worker builds from the short reply is the row the function wrote, and a request without `handover` (a process of the previous version) still gets the whole row", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const operations = store.oneTrip;
+  assert.ok(operations !== undefined);
+
+  const commit = await startAndClaim(store, operations, "short-reply");
+  const reply = await operations.commitStep(commit);
+  assert.equal(reply.outcome, "committed");
+  const read = await operations.readFlow("short-reply");
+  assert.equal(read?.executions[0]?.claimedBy, "worker-a", "the new Step went in leased to the committing Worker");
+  assert.deepEqual(reply.claims.map((claim) => claim.execution), read?.executions);
+
+  // The function's two replies, called as each version of the client calls it.
+  const admin = new pg.Client({ connectionString: temporary.connectionString });
+  await admin.connect();
+  t.after(() => admin.end());
+  const callFunction = async (step: StepCommit, handover: boolean): Promise<Record<string, unknown>> => {
+    const movements = step.movements.map((movement) => Object.fromEntries(Object.entries(movement)
+      .filter(([field]) => field !== "flowId")
+      .map(([field, value]) => [executionFieldColumns[field as keyof typeof executionFieldColumns], value])));
+    const request = {
+      ...step, movements, claim: { flowTypes: step.claim?.flowTypes, limit: step.claim?.limit },
+      ...(handover ? { handover: [300_000, null] } : {}),
+    };
+    const { rows } = await admin.query<{ reply: Record<string, unknown> }>(
+      `SELECT ${pg.escapeIdentifier(temporary.schema)}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`,
+      [JSON.stringify(request), JSON.stringify(step.claim?.catalog)],
+    );
+    return rows[0]!.reply;
+  };
+  const short = await callFunction(await startAndClaim(store, operations, "short-call"), true);
+  assert.deepEqual([short["outcome"], short["claimed"], short["handed"]], ["committed", undefined, { seq: 2, attributes: [] }]);
+  const whole = await callFunction(await startAndClaim(store, operations, "previous-version"), false);
+  const claims = (whole["claimed"] as { claims: { execution: Record<string, unknown> }[] }).claims;
+  assert.equal(whole["handed"], undefined);
+  assert.deepEqual(claims.map(({ execution }) => [execution["flow_id"], execution["execution_id"], execution["claimed_by"], execution["attempt"]]), [["previous-version", "2", "worker-a", 1]]);
 });

@@ -1,6 +1,7 @@
 import type { ClientBase } from "pg";
 import type { Migration } from "./migration.ts";
 import { commitHandoverFunctionMigration } from "./commit-handover-function.ts";
+import { compactHandoverFunctionMigration } from "./compact-handover-function.ts";
 import { leanCommitFunctionMigration } from "./lean-commit-function.ts";
 import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 
@@ -140,6 +141,7 @@ CREATE TABLE {schema}.stream_usage (
   oneTripFunctionsMigration,
   leanCommitFunctionMigration,
   commitHandoverFunctionMigration,
+  compactHandoverFunctionMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

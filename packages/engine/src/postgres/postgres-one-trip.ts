@@ -1,20 +1,22 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migration 0002, sent
+ * named prepared statement calling a function of migrations 0002–0005, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
 import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
-import type {
-  ClaimCatalog,
-  FlowRead,
-  FlowStart,
-  FlowStartReply,
-  OneTripOperations,
-  StepCommit,
-  StepCommitReply,
-  StoreClaim,
-  TaskClaim,
-  TaskClaimReply,
+import {
+  handoverLeaseTimesOf,
+  leasedExecution,
+  type ClaimCatalog,
+  type FlowRead,
+  type FlowStart,
+  type FlowStartReply,
+  type OneTripOperations,
+  type StepCommit,
+  type StepCommitReply,
+  type StoreClaim,
+  type TaskClaim,
+  type TaskClaimReply,
 } from "../store/step-commit.ts";
 import { encodeInstanceKey } from "./instance-key.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
@@ -46,6 +48,8 @@ function rowOf<TRow>(columns: ColumnRow, fields: readonly (keyof TRow & string)[
   return row as TRow;
 }
 
+const plainAttributesOf = (attributes: [string, string][]): AttributeRow[] => attributes.map(([name, value]) => ({ name, key: "", value }));
+
 const executionOf = (columns: ColumnRow): ExecutionRow => rowOf<ExecutionRow>(columns, executionFields, executionFieldColumns);
 const flowOf = (columns: ColumnRow): FlowRow => rowOf<FlowRow>(columns, flowFields, flowFieldColumns);
 
@@ -53,6 +57,12 @@ interface ClaimedReply {
   claims: { execution: ColumnRow; attributes: [string, string][] }[];
   stopped: boolean;
   skipped: boolean;
+}
+
+/** Migration 0005's short reply for a handover: the new Step's sequence number and the Flow's plain Attributes. */
+interface HandedReply {
+  seq: number;
+  attributes: [string, string][];
 }
 
 /** Step commits and flow starts in one round trip each, on the functions of migration 0002. */
@@ -100,6 +110,7 @@ export class PostgresOneTrip implements OneTripOperations {
   }
 
   async commitStep(commit: StepCommit): Promise<StepCommitReply> {
+    const handover = handoverLeaseTimesOf(commit);
     const request = {
       flowId: commit.flowId,
       executionId: commit.executionId,
@@ -116,13 +127,23 @@ export class PostgresOneTrip implements OneTripOperations {
       historyKeep: commit.historyKeep,
       holdsLocks: commit.holdsLocks,
       claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
+      handover: handover === undefined ? null : [handover.timeoutMs, handover.heartbeatTimeoutMs],
     };
     const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as {
       outcome: StepCommitReply["outcome"];
-      claimed: ClaimedReply | null;
+      claimed?: ClaimedReply | null;
+      handed?: HandedReply;
       ended?: StepCommitReply["ended"] | null;
     };
-    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed), ended: reply.ended ?? undefined };
+    const ended = reply.ended ?? undefined;
+    if (reply.handed !== undefined && handover !== undefined) {
+      // The function inserted the one new Step leased to this Worker, exactly as this row says.
+      const [movement] = commit.movements as [StepCommit["movements"][number]];
+      const { seq, attributes } = reply.handed;
+      const execution = leasedExecution({ ...movement, flowId: commit.flowId, seq, executionId: String(seq) }, commit.workerId, handover, commit.now);
+      return { outcome: reply.outcome, claims: [{ execution, plainAttributes: plainAttributesOf(attributes) }], claimStopped: false, ended };
+    }
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
@@ -137,7 +158,7 @@ export class PostgresOneTrip implements OneTripOperations {
     if (claimed?.skipped === true) this.onSkippedRows();
     const claims: StoreClaim[] = (claimed?.claims ?? []).map((claim) => ({
       execution: executionOf(claim.execution),
-      plainAttributes: claim.attributes.map(([name, value]): AttributeRow => ({ name, key: "", value })),
+      plainAttributes: plainAttributesOf(claim.attributes),
     }));
     return { claims, claimStopped: claimed?.stopped === true };
   }

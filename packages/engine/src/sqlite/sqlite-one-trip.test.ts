@@ -2,15 +2,11 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { Client } from "../client/client.ts";
-import { defineFlow } from "../flow/flow.ts";
-import { completeFlow, moveTo } from "../step/decision.ts";
-import { defineStep } from "../step/step.ts";
-import type { StepCommit } from "../store/step-commit.ts";
+import { chainFlow, startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
 import { runMixedFlows } from "../testing/one-trip-fixtures/mixed-flow.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
 import { SqliteOneTrip } from "./sqlite-one-trip.ts";
-import { claimCatalogOf } from "../worker/one-trip-commit.ts";
 
 /** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
 function tableRows(path: string): Record<string, unknown[]> {
@@ -52,43 +48,6 @@ void test("Step commits, claims and starts as one-request operations leave exact
   assert.ok(commits > 70, `the one-request commit ran ${commits} times`);
   assert.deepEqual(tableRows(oneTrip.path), generalRows);
 });
-
-const ChainStep = defineStep<{ remaining: number }>("Chain", {
-  execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
-});
-const chainFlow = defineFlow({ type: "OneTripChain", start: "Chain", steps: [ChainStep] });
-
-/** A commit of `flowId`'s start execution, claimed by hand, that moves to one new Chain Step and claims one task. */
-async function startAndClaim(store: ReturnType<typeof createTemporarySqliteStore>["store"], operations: SqliteOneTrip, flowId: string): Promise<StepCommit> {
-  await new Client({ store }).start(chainFlow, flowId, { remaining: 5 });
-  const now = store.clock.now();
-  const flows = new Map([[chainFlow.flowType, chainFlow]]);
-  const { flowTypes, catalog } = claimCatalogOf(flows);
-  const claimed = await operations.claimTasks({ workerId: "worker-a", now, claim: { flowTypes, catalog, limit: 1 } });
-  const execution = claimed.claims[0]?.execution;
-  assert.ok(execution !== undefined && execution.flowId === flowId, `the claim took ${flowId}'s start`);
-  return {
-    flowId,
-    executionId: execution.executionId,
-    workerId: "worker-a",
-    leaseToken: execution.leaseToken,
-    method: "execute",
-    now,
-    startedAt: now,
-    writes: [],
-    movements: [{
-      flowId, flowType: chainFlow.flowType, stepType: "Chain", input: JSON.stringify({ remaining: 4 }), status: "ready", claimedBy: null, leaseToken: 0,
-      leaseExpiresAt: null, deadlineAt: null, availableAt: now, attempt: 0, executeClaims: 0, scheduledAt: now, expiresAt: null, conditions: null,
-      waitResult: JSON.stringify({ firedTimers: [], messages: [] }), checkpoint: null, movementOptions: null, recoveryError: null, lastError: null, createdAt: now,
-    }],
-    finish: null,
-    ready: null,
-    outcome: JSON.stringify({ kind: "move", moveTo: ["Chain"] }),
-    historyKeep: 100,
-    holdsLocks: false,
-    claim: { flowTypes, catalog, limit: 1 },
-  };
-}
 
 /** One-request operations over a connection of their own that records each statement's SQL. */
 function spiedOperations(path: string): { operations: SqliteOneTrip; ran: string[]; close: () => void } {

@@ -26,7 +26,7 @@ import type {
   TaskClaim,
   TaskClaimReply,
 } from "../store/step-commit.ts";
-import { claimLeaseTimesOf, leasedExecution, type LeaseTimes } from "../store/step-commit.ts";
+import { claimLeaseTimesOf, handoverLeaseTimesOf, leasedExecution, type LeaseTimes } from "../store/step-commit.ts";
 import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
 import {
@@ -194,12 +194,10 @@ export class SqliteOneTrip implements OneTripOperations {
    * so inserting it leased writes the same row and saves the scan.
    */
   private handoverOf(commit: StepCommit): LeaseTimes | undefined {
-    const movement = commit.movements.length === 1 ? commit.movements[0] : undefined;
-    const claim = commit.claim;
-    if (movement === undefined || claim === undefined || claim.limit <= 0 || !claim.flowTypes.includes(movement.flowType)) return undefined;
-    const times = claimLeaseTimesOf(claim.catalog, movement);
-    if (times === undefined) return undefined;
-    return this.host.statement(anyQueuedSql(claim.flowTypes.length)).get(commit.now, ...claim.flowTypes) === undefined ? times : undefined;
+    const times = handoverLeaseTimesOf(commit);
+    if (times === undefined || commit.claim === undefined) return undefined;
+    const { flowTypes } = commit.claim;
+    return this.host.statement(anyQueuedSql(flowTypes.length)).get(commit.now, ...flowTypes) === undefined ? times : undefined;
   }
 
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {

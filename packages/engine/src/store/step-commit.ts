@@ -61,6 +61,20 @@ export function leasedExecution(row: ExecutionRow, workerId: string, times: Leas
   };
 }
 
+/**
+ * The lease times for handing a commit's one new Step straight to the
+ * committing Worker, from the Worker's catalog: undefined when the commit
+ * claims nothing or its claim could not take that Step alone. A store hands
+ * the Step over only when no other task waits, since a claim takes the
+ * oldest first; then the row it writes is the one that claim would write.
+ */
+export function handoverLeaseTimesOf(commit: StepCommit): LeaseTimes | undefined {
+  const movement = commit.movements.length === 1 ? commit.movements[0] : undefined;
+  const claim = commit.claim;
+  if (movement === undefined || claim === undefined || claim.limit <= 0 || !claim.flowTypes.includes(movement.flowType)) return undefined;
+  return claimLeaseTimesOf(claim.catalog, movement);
+}
+
 /** Which tasks to claim in the same request, for the committing Worker. */
 export interface StepCommitClaim {
   flowTypes: readonly string[];
