@@ -12,7 +12,7 @@ import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "../rpc/invoke-rpc.ts";
 import type { ActiveExecution, RpcReference } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
-import type { ExecutionRow, FlowRow, HistoryRow, Store } from "../store/store.ts";
+import type { ExecutionRow, FlowRow, HistoryRow, Store, StoreTransaction } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
 import { claimStartLocally } from "../worker/local-start-handoff.ts";
@@ -129,6 +129,11 @@ export class Client {
     this.store = options.store;
   }
 
+  /** Runs a read on the store's lock-free read path where it has one, else as a transaction. */
+  private read<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    return this.store.read === undefined ? this.store.transaction(work) : this.store.read(work);
+  }
+
   /** Starts a Flow instance with its input; returns whether this call created it. */
   async start(flow: FlowCore, flowId: string, input?: unknown, options: StartFlowOptions = {}): Promise<{ created: boolean }> {
     checkFlowId(flowId);
@@ -235,7 +240,7 @@ export class Client {
     ...refs: TRefs
   ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
     checkFlowId(flowId);
-    const texts = await this.store.transaction(async (transaction) => {
+    const texts = await this.read(async (transaction) => {
       if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       const values: (string | undefined)[] = [];
       for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
@@ -252,7 +257,7 @@ export class Client {
     checkFlowId(flowId);
     const read = this.store.oneTrip !== undefined
       ? await this.store.oneTrip.readFlow(flowId)
-      : await this.store.transaction(async (transaction): Promise<FlowRead | undefined> => {
+      : await this.read(async (transaction): Promise<FlowRead | undefined> => {
         const flow = await transaction.lockFlow(flowId);
         return flow === undefined ? undefined : { flow, executions: await transaction.listExecutions(flowId) };
       });
@@ -321,7 +326,7 @@ export class Client {
   async listFlows(filter: { flowType?: string; status?: FlowStatus; afterFlowId?: string; limit?: number } = {}): Promise<{ flowId: string; flowType: string; status: FlowStatus; createdAt: Date; updatedAt: Date }[]> {
     const limit = filter.limit ?? 100;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidInputError(`listFlows limit ${String(filter.limit)} is invalid: use an integer from 1 to 10000`);
-    const rows = await this.store.transaction((transaction) => transaction.listFlows({ ...filter, limit }));
+    const rows = await this.read((transaction) => transaction.listFlows({ ...filter, limit }));
     return rows.map((row) => ({ flowId: row.flowId, flowType: row.flowType, status: row.status, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) }));
   }
 
@@ -365,7 +370,7 @@ export class Client {
   async getStepHistory(flowId: string, options: { limit?: number } = {}): Promise<StepHistoryEntry[]> {
     checkFlowId(flowId);
     const limit = options.limit ?? 1000;
-    const rows = await this.store.transaction(async (transaction) => {
+    const rows = await this.read(async (transaction) => {
       if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
       return transaction.listHistory(flowId, limit);
     });

@@ -65,7 +65,7 @@ interface HandedReply {
   attributes: [string, string][];
 }
 
-/** Step commits and flow starts in one round trip each, on the functions of migration 0002. */
+/** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0005. */
 export class PostgresOneTrip implements OneTripOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };

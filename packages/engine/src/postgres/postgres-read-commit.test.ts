@@ -75,3 +75,33 @@ void test("describe on PostgreSQL is one statement that neither opens a transact
   assert.ok(!/FOR (UPDATE|SHARE)|BEGIN|COMMIT/.test(reads[0] ?? ""), reads[0]);
   await assert.rejects(client.describe("no-such-flow"), { name: "FlowNotFoundError" });
 });
+
+void test("a read on PostgreSQL locks no Flow and sees one snapshot: a claim made while it is open takes the Flow's task, and Client reads use it", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const flow = defineFlow({ type: "ReadWithoutLock", start: "Hold", steps: [defineStep("Hold", { execute: () => completeFlow() })] });
+  const client = new Client({ store });
+  await client.start(flow, "read-without-lock", {});
+
+  await store.read(async (reading) => {
+    assert.equal((await reading.lockFlow("read-without-lock"))?.status, "running");
+    // Another transaction, while the read is open: a claim scan, and a change to the Flow row.
+    const claimable = await store.transaction(async (claiming) => {
+      const found = await claiming.findClaimable([flow.flowType], store.clock.now(), 10);
+      await claiming.updateFlow("read-without-lock", { updatedAt: 42 });
+      return found;
+    });
+    assert.deepEqual(claimable.map((row) => row.flowId), ["read-without-lock"], "the claim did not pass the Flow over");
+    const again = await reading.listFlows({ limit: 10 });
+    assert.notEqual(again[0]?.updatedAt, 42, "the read kept its snapshot");
+  });
+
+  const sent = await statementsDuring(async () => {
+    await client.getAttributes("read-without-lock");
+    await client.getStepHistory("read-without-lock");
+    await client.listFlows();
+  });
+  assert.ok(sent.some((text) => text === "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), sent.join(" | "));
+  assert.ok(!sent.some((text) => /FOR (UPDATE|SHARE)/.test(text)), sent.join(" | "));
+});

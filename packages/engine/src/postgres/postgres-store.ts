@@ -27,6 +27,8 @@ function isRetryable(error: unknown): boolean {
 
 /** Sent before the COMMIT of a transaction that changed nothing. */
 const relaxedCommitSql = "SET LOCAL synchronous_commit = off";
+/** A read for `Store.read`: one snapshot for all its statements, and a write in it fails. */
+const beginReadSql = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
 /** How soon to look again when a claim skipped tasks whose Flow another transaction held. */
 const skippedRowsRetryMs = 25;
@@ -218,21 +220,31 @@ export class PostgresStore implements Store {
   }
 
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    return this.track(() => this.runTransaction(work, false));
+  }
+
+  /** A read-only transaction at REPEATABLE READ: every statement sees one snapshot, and no Flow row is locked. */
+  read<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    return this.track(() => this.runTransaction(work, true));
+  }
+
+  /** Runs an operation unless the store is closed, and keeps it among the operations `close` waits for. */
+  private track<TResult>(run: () => Promise<TResult>): Promise<TResult> {
     if (this.closed) return Promise.reject(new StoreClosedError(`the PostgreSQL store on schema ${this.schema} is closed`));
-    const running = this.runTransaction(work);
+    const running = run();
     const tracked = running.catch(() => undefined);
     this.active.add(tracked);
     void tracked.finally(() => this.active.delete(tracked));
     return running;
   }
 
-  private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+  private async runTransaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>, reading: boolean): Promise<TResult> {
     for (let attempt = 1; ; attempt++) {
       const connection = await this.checkOut();
       const { client } = connection;
       let beginFailed = false;
       // Pipelined: BEGIN travels with the transaction's first statement.
-      const begin = client.query("BEGIN").then(() => undefined, (error: unknown) => {
+      const begin = client.query(reading ? beginReadSql : "BEGIN").then(() => undefined, (error: unknown) => {
         beginFailed = true;
         throw error;
       });
@@ -240,7 +252,7 @@ export class PostgresStore implements Store {
       // Pipelined too: a fresh reading of the server's clock rides along now and then.
       const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
       try {
-        const transaction = new PostgresTransaction(client, this.quotedSchema);
+        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading });
         const result = await work(transaction);
         await begin;
         await clockReading;
@@ -274,12 +286,7 @@ export class PostgresStore implements Store {
    * because a statement whose answer was lost may have committed.
    */
   private runStatement<TRow>(statement: { name: string; text: string }, values: unknown[]): Promise<TRow> {
-    if (this.closed) return Promise.reject(new StoreClosedError(`the PostgreSQL store on schema ${this.schema} is closed`));
-    const running = this.runStatementWithRetries<TRow>(statement, values);
-    const tracked = running.catch(() => undefined);
-    this.active.add(tracked);
-    void tracked.finally(() => this.active.delete(tracked));
-    return running;
+    return this.track(() => this.runStatementWithRetries<TRow>(statement, values));
   }
 
   private async runStatementWithRetries<TRow>(statement: { name: string; text: string }, values: unknown[]): Promise<TRow> {

@@ -62,9 +62,13 @@ export class PostgresTransaction implements StoreTransaction {
   /** Whether a statement other than a SELECT ran (row locks change nothing that a crash could lose). */
   private changedRows = false;
 
-  constructor(client: PoolClient, quotedSchema: string) {
+  /** A read-only transaction on one snapshot (`Store.read`): it reads Flow rows without locking them. */
+  private readonly reading: boolean;
+
+  constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean } = {}) {
     this.client = client;
     this.schema = quotedSchema;
+    this.reading = options.reading === true;
   }
 
   /**
@@ -124,7 +128,8 @@ export class PostgresTransaction implements StoreTransaction {
   }
 
   private async readLockedFlow(flowId: string): Promise<FlowRow | undefined> {
-    const [row] = await this.rows<FlowRow>(`SELECT ${flowColumns} FROM ${this.schema}.flows WHERE flow_id = $1 FOR UPDATE`, [flowId]);
+    const lock = this.reading ? "" : " FOR UPDATE";
+    const [row] = await this.rows<FlowRow>(`SELECT ${flowColumns} FROM ${this.schema}.flows WHERE flow_id = $1${lock}`, [flowId]);
     this.lockedFlows.add(flowId);
     this.flowRows.set(flowId, row);
     return row;

@@ -227,6 +227,13 @@ export interface Store {
   readonly oneTrip?: OneTripOperations | undefined;
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
+  /**
+   * Runs `work`, which only reads, on one consistent view of the data,
+   * without the Flow locks a {@link transaction} takes: a Worker's claim
+   * never passes a Flow over, and no commit waits, because someone is
+   * reading it. Absent: reads run as transactions.
+   */
+  read?<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
   /** Tells this process and, where the store can, other processes about a change. */
   wake(event: WakeEvent): void;
   /** Listens for wake events; returns the function that stops listening. */
