@@ -259,7 +259,8 @@ export class PostgresStore implements Store {
         await transaction.settle();
         // A transaction that only read has nothing to make durable, though its row locks gave it a
         // transaction ID: its COMMIT need not wait for a WAL flush (pipelined, the same round trip).
-        const relaxed = transaction.changedNothing ? client.query(relaxedCommitSql) : undefined;
+        // A read (`Store.read`) takes no row locks and so has no transaction ID: its COMMIT flushes nothing anyway.
+        const relaxed = transaction.changedNothing && !reading ? client.query(relaxedCommitSql) : undefined;
         relaxed?.catch(() => undefined);
         await client.query("COMMIT");
         await relaxed;
