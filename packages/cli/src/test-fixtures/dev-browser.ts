@@ -146,9 +146,14 @@ export async function waitForBadge(card: Locator, label: string): Promise<void> 
   await card.getByRole("button").first().getByText(label, { exact: true }).waitFor({ state: "visible" });
 }
 
-/** Waits until `text` shows inside `scope`. */
+/** Waits until `text` shows inside `scope`; a timeout says what the page showed instead. */
 export async function waitForText(scope: Locator, text: string): Promise<void> {
-  await scope.getByText(text).first().waitFor({ state: "visible" });
+  try {
+    await scope.getByText(text).first().waitFor({ state: "visible" });
+  } catch (error) {
+    const shown = await scope.page().evaluate(() => document.body.innerText).catch((failure: unknown) => `(unreadable: ${String(failure)})`);
+    throw new Error(`${JSON.stringify(text)} did not show; the page showed, last 2,000 characters:\n${shown.slice(-2000)}`, { cause: error });
+  }
 }
 
 /** How often `text` occurs in what the page shows. */

@@ -11,6 +11,7 @@ import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } f
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { turnControlOf, withQuestionResponse, wirePlanOf, type TurnControlData } from "../../lib/agent-parts.ts";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
+import { turnToStop, withLocalStops } from "../../lib/turn-stops.ts";
 import { errorTextOf, isDisconnect } from "./chat-errors.ts";
 import type { LiveSession } from "./live-session.ts";
 import { Composer } from "./Composer.tsx";
@@ -58,6 +59,9 @@ export function ChatView(props: ChatViewProps) {
   const planModeAvailable = live.planModeEnabled !== false && !planModeRefusedOnce;
   /** Turns this tab saw steered or stopped: their stored messages do not say so. */
   const [turnOutcomes, setTurnOutcomes] = useState<ReadonlyMap<string, TurnControlData>>(new Map());
+  /** Turns this tab stopped: shown as stopped once they end, even when their streams did not reach the tab. */
+  const [stoppedTurns, setStoppedTurns] = useState<ReadonlySet<string>>(new Set());
+  const onTurnStopped = useCallback((turnId: string) => setStoppedTurns((turns) => new Set(turns).add(turnId)), []);
   /** Answers sent through the session's question route while a stream ran, or why they failed. */
   const [localAnswers, setLocalAnswers] = useState<LocalAnswers>(new Map());
 
@@ -230,6 +234,9 @@ export function ChatView(props: ChatViewProps) {
   }, [messages, status, queue.localQueue, live.queuedMessages.length]);
 
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
+  const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
+  const stoppableTurn = turnToStop(snapshotTurn, streamingMessageId === null ? null : turnIdOfMessage(streamingMessageId));
+  const shownOutcomes = useMemo(() => withLocalStops(turnOutcomes, stoppedTurns, stoppableTurn), [turnOutcomes, stoppedTurns, stoppableTurn]);
   const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
   const turnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
   const planModeRefused = turnError?.includes("does not enable plan mode") === true;
@@ -271,7 +278,7 @@ export function ChatView(props: ChatViewProps) {
             approvalsDisabled={requestActive || closedReason !== null}
             questionsDisabled={closedReason !== null}
             localAnswers={localAnswers}
-            turnOutcomes={turnOutcomes}
+            turnOutcomes={shownOutcomes}
           />
           {status === "submitted" && messages.at(-1)?.role === "user" && (
             <div className="message message-assistant">
@@ -313,7 +320,7 @@ export function ChatView(props: ChatViewProps) {
             closedReason={closedReason}
             onSend={send}
             planMode={planModeAvailable ? { enabled: planMode, onChange: setPlanMode } : undefined}
-            controls={<TurnControls sessionId={sessionId} activeTurnId={live.flowStatus === "running" ? live.activeTurnId : null} acceptsTurnControl={live.acceptsTurnControl} onActivity={onActivity} />}
+            controls={<TurnControls sessionId={sessionId} activeTurnId={stoppableTurn} acceptsTurnControl={live.acceptsTurnControl} onStopped={onTurnStopped} onActivity={onActivity} />}
           />
         </div>
       </div>

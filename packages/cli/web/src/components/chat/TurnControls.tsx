@@ -8,16 +8,18 @@ import { api } from "../../lib/api.ts";
 
 export interface TurnControlsProps {
   sessionId: string;
-  /** The running turn, or null. */
+  /** The running turn (the newer of the session's snapshot and the turn this tab streams), or null. */
   activeTurnId: string | null;
   /** The running turn can be stopped (a turn this release started). */
   acceptsTurnControl: boolean;
+  /** The session took the request to stop `turnId`. */
+  onStopped: (turnId: string) => void;
   /** Something changed: read the session again now. */
   onActivity: () => void;
 }
 
 export function TurnControls(props: TurnControlsProps) {
-  const { sessionId, activeTurnId, onActivity } = props;
+  const { sessionId, activeTurnId, onStopped, onActivity } = props;
   /** The turn this tab asked to stop, until another turn is active. */
   const [stopping, setStopping] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -33,7 +35,8 @@ export function TurnControls(props: TurnControlsProps) {
     api.cancelTurn(sessionId, turnId).then(
       ({ cancelled }) => {
         // False: the turn ended first (its answer committed before the stop), so there is nothing to stop.
-        if (!cancelled) setStopping(null);
+        if (cancelled) onStopped(turnId);
+        else setStopping(null);
         onActivity();
       },
       (failure: unknown) => {
