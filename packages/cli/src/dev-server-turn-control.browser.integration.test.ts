@@ -216,3 +216,34 @@ void test("perdure dev in Chromium: a tool task shows its task and latest status
   const snapshot = await snapshotOf(server.url, sessionId);
   assert.deepEqual([snapshot.state?.turn_count, snapshot.state?.active_turn_id], [2, null]);
 });
+
+void test("perdure dev in Chromium: Stop stops the turn this tab streams while the session's snapshot lags behind it, and the turn shows as stopped", testOptions, async (t) => {
+  const prepared = await prepare(t);
+  const { gateDirectory, invocations } = prepared;
+  const server = await startServer(prepared);
+  const { page } = await openBrowser(prepared);
+  const sessionId = await startSession(page, server.url);
+  await page.getByTestId("composer-input").waitFor();
+
+  // From here the page's reads of the session hang, so its snapshot still says no turn runs.
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/sessions/*/inspect", async (route) => {
+    await held;
+    await route.continue().catch(() => undefined);
+  });
+  t.after(() => release());
+
+  await send(page, "please build the report for order 1002");
+  const turn1 = assistantMessage(page, "turn-1");
+  await waitForBadge(toolCard(turn1, "build_report"), "task running");
+  await page.getByTestId("stop-turn").click();
+  await waitForText(turn1.getByTestId("turn-control-notice"), "Stopped: you stopped this turn");
+  await pollUntil(() => invocations.count("build_report:cancel") === 1, { timeoutMs: uiTimeoutMs, description: "the task's cancellation" });
+  const snapshot = await snapshotOf(server.url, sessionId);
+  assert.deepEqual([snapshot.state?.turn_count, snapshot.state?.active_turn_id], [1, null]);
+  new FileGate(gateDirectory, "report-1002").open();
+  release();
+  await page.unroute("**/api/sessions/*/inspect");
+  assert.equal(invocations.count("build_report:done"), 0, "the abandoned task was reported as done");
+});

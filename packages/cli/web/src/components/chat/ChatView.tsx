@@ -236,6 +236,8 @@ export function ChatView(props: ChatViewProps) {
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
   const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
   const stoppableTurn = turnToStop(snapshotTurn, streamingMessageId === null ? null : turnIdOfMessage(streamingMessageId));
+  // A turn the snapshot has not seen yet started in this release, as the tab's own stream shows: it takes Stop.
+  const stoppable = live.acceptsTurnControl || (stoppableTurn !== null && stoppableTurn !== snapshotTurn);
   const shownOutcomes = useMemo(() => withLocalStops(turnOutcomes, stoppedTurns, stoppableTurn), [turnOutcomes, stoppedTurns, stoppableTurn]);
   const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
   const turnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
@@ -320,7 +322,7 @@ export function ChatView(props: ChatViewProps) {
             closedReason={closedReason}
             onSend={send}
             planMode={planModeAvailable ? { enabled: planMode, onChange: setPlanMode } : undefined}
-            controls={<TurnControls sessionId={sessionId} activeTurnId={stoppableTurn} acceptsTurnControl={live.acceptsTurnControl} onStopped={onTurnStopped} onActivity={onActivity} />}
+            controls={<TurnControls sessionId={sessionId} activeTurnId={stoppableTurn} acceptsTurnControl={stoppable} onStopped={onTurnStopped} onActivity={onActivity} />}
           />
         </div>
       </div>
