@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { pollUntil } from "@perdure/agents/testing";
-import { assistantMessage, getJson, openBrowser, prepare, saveScreenshot, send, startSession, testOptions, uiTimeoutMs, waitForText } from "./test-fixtures/dev-browser.ts";
+import { assistantMessage, getJson, holdSessionReads, openBrowser, prepare, saveScreenshot, send, startSession, testOptions, uiTimeoutMs, waitForText } from "./test-fixtures/dev-browser.ts";
 import { DevServerProcess } from "./test-fixtures/dev-server-process.ts";
 
 const pickerEntry = fileURLToPath(new URL("./test-fixtures/compacting-picker-agent.ts", import.meta.url));
@@ -52,19 +52,12 @@ void test("perdure dev in Chromium: the model picker picks the next turn's model
 
   // Picking demo-large stores it as the session's settings; the next turn answers with it. The pick shows
   // from the moment it is made, also while the page's read of the session's settings lags behind.
-  let release = (): void => undefined;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route("**/api/sessions/*/inspect", async (route) => {
-    await held;
-    await route.continue().catch(() => undefined);
-  });
-  t.after(() => release());
+  const releaseReads = await holdSessionReads(t, page);
   const saved = page.waitForResponse((response) => response.url().endsWith("/settings") && response.request().method() === "POST");
   await picker.selectOption("demo-large");
   assert.equal((await saved).status(), 200);
   assert.equal(await picker.inputValue(), "demo-large", "the picker went back to the old model while the session's settings were read");
-  release();
-  await page.unroute("**/api/sessions/*/inspect");
+  await releaseReads();
   await pollUntil(async () => ((await inspect()).snapshot.session_settings.model === "demo-large" ? true : undefined), { timeoutMs: uiTimeoutMs, description: "the picked model in the session settings" });
   await send(page, "where is my parcel?");
   await waitForText(assistantMessage(page, "turn-1"), "demo-large answers:");

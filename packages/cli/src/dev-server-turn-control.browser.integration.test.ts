@@ -13,6 +13,7 @@ import type { Page } from "playwright-core";
 import {
   assistantMessage,
   getJson,
+  holdSessionReads,
   openBrowser,
   prepare,
   saveScreenshot,
@@ -226,13 +227,7 @@ void test("perdure dev in Chromium: Stop stops the turn this tab streams while t
   await page.getByTestId("composer-input").waitFor();
 
   // From here the page's reads of the session hang, so its snapshot still says no turn runs.
-  let release = (): void => undefined;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route("**/api/sessions/*/inspect", async (route) => {
-    await held;
-    await route.continue().catch(() => undefined);
-  });
-  t.after(() => release());
+  const releaseReads = await holdSessionReads(t, page);
 
   await send(page, "please build the report for order 1002");
   const turn1 = assistantMessage(page, "turn-1");
@@ -243,7 +238,6 @@ void test("perdure dev in Chromium: Stop stops the turn this tab streams while t
   const snapshot = await snapshotOf(server.url, sessionId);
   assert.deepEqual([snapshot.state?.turn_count, snapshot.state?.active_turn_id], [1, null]);
   new FileGate(gateDirectory, "report-1002").open();
-  release();
-  await page.unroute("**/api/sessions/*/inspect");
+  await releaseReads();
   assert.equal(invocations.count("build_report:done"), 0, "the abandoned task was reported as done");
 });

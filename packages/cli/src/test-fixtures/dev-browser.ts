@@ -116,6 +116,26 @@ export async function openBrowser({ defer, folder }: Prepared): Promise<{ contex
   return { context, page };
 }
 
+/**
+ * Holds the page's reads of the session (`/inspect`) until the returned
+ * release is called, so the page's snapshot lags behind the session; the
+ * test context releases them at its end too.
+ */
+export async function holdSessionReads(t: TestContext, page: Page): Promise<() => Promise<void>> {
+  let open = (): void => undefined;
+  const held = new Promise<void>((resolve) => (open = resolve));
+  await page.route(sessionReads, async (route) => {
+    await held;
+    await route.continue().catch(() => undefined);
+  });
+  t.after(() => open());
+  return async () => {
+    open();
+    await page.unroute(sessionReads);
+  };
+}
+const sessionReads = "**/api/sessions/*/inspect";
+
 /** Opens the UI, starts a session from the sidebar and returns its ID (from the URL the UI moves to). */
 export async function startSession(page: Page, url: string): Promise<string> {
   await page.goto(url);

@@ -4,7 +4,8 @@
 // next one; a Stop bound to that stale ID would stop nothing.
 import type { TurnControlData } from "./agent-parts.ts";
 
-function turnNumberOf(turnId: string): number {
+/** The number `n` of a `turn-<n>` ID; 0 for another form. */
+export function turnNumberOf(turnId: string): number {
   const match = /^turn-(\d+)$/.exec(turnId);
   return match?.[1] === undefined ? 0 : Number(match[1]);
 }

@@ -11,7 +11,7 @@ import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } f
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { turnControlOf, withQuestionResponse, wirePlanOf, type TurnControlData } from "../../lib/agent-parts.ts";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
-import { turnToStop, withLocalStops } from "../../lib/turn-stops.ts";
+import { turnNumberOf, turnToStop, withLocalStops } from "../../lib/turn-stops.ts";
 import { errorTextOf, isDisconnect } from "./chat-errors.ts";
 import type { LiveSession } from "./live-session.ts";
 import { Composer } from "./Composer.tsx";
@@ -169,7 +169,7 @@ export function ChatView(props: ChatViewProps) {
   const staleApproval = inspectedSinceMessages && offersStaleRequest(messages, pendingIds);
   // A turn that started and ended between two reads of the session (a queued message answered quickly) is in the store only.
   const turnsSynced = useRef(live.turnCount);
-  const shownTurns = useMemo(() => Math.max(0, ...messages.map((message) => Number(/^turn-(\d+)$/.exec(turnIdOfMessage(message.id) ?? "")?.[1] ?? 0))), [messages]);
+  const shownTurns = useMemo(() => Math.max(0, ...messages.map((message) => turnNumberOf(turnIdOfMessage(message.id) ?? ""))), [messages]);
   const missedTurn = live.turnCount > Math.max(turnsSynced.current, shownTurns);
   const shouldFollow = (activeTurn !== null && !waitingForPerson) || staleApproval || missedTurn;
   useEffect(() => {
