@@ -2,6 +2,7 @@ import type { ClientBase } from "pg";
 import type { Migration } from "./migration.ts";
 import { commitHandoverFunctionMigration } from "./commit-handover-function.ts";
 import { compactHandoverFunctionMigration } from "./compact-handover-function.ts";
+import { handoverInPlaceFunctionMigration } from "./handover-in-place-function.ts";
 import { leanCommitFunctionMigration } from "./lean-commit-function.ts";
 import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
 
@@ -142,6 +143,7 @@ CREATE TABLE {schema}.stream_usage (
   leanCommitFunctionMigration,
   commitHandoverFunctionMigration,
   compactHandoverFunctionMigration,
+  handoverInPlaceFunctionMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

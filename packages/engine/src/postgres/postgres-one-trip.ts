@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migrations 0002–0005, sent
+ * named prepared statement calling a function of migrations 0002–0006, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
 import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
@@ -59,13 +59,13 @@ interface ClaimedReply {
   skipped: boolean;
 }
 
-/** Migration 0005's short reply for a handover: the new Step's sequence number and the Flow's plain Attributes. */
+/** The short reply to a handover (migrations 0005 and 0006): the new Step's sequence number and the Flow's plain Attributes. */
 interface HandedReply {
   seq: number;
   attributes: [string, string][];
 }
 
-/** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0005. */
+/** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneTrip implements OneTripOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
