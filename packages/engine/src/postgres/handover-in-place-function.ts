@@ -6,12 +6,13 @@
  * Flow row's update then takes the Flow's lock and the new sequence number,
  * and the finished execution's row becomes the new Step in place, fenced by
  * worker and lease token in its WHERE clause. Should that update find the
- * row changed, the function raises a serialization failure, which undoes
- * the commit, and the client sends it again. Every other commit takes the
- * general path, 0005's without its handover; a request without `handover`
- * (a process older than 0005) gets its next Step through the claim. The
- * rows are the same; the one-trip equivalence test compares them with the
- * transactional path.
+ * row changed, or a task of the Flow have become ready while the commit
+ * waited for the lock, the function raises a serialization failure, which
+ * undoes the commit, and the client sends it again. Every other commit
+ * takes the general path, 0005's without its handover; a request without
+ * `handover` (a process older than 0005) gets its next Step through the
+ * claim. The rows are the same; the one-trip equivalence test compares them
+ * with the transactional path.
  * docs/decisions/2026-12-06-postgres-handover-in-place.md
  */
 import type { Migration } from "./migration.ts";
@@ -73,13 +74,22 @@ BEGIN
       AND NOT EXISTS (SELECT 1 FROM {schema}.executions q WHERE q.claimed_by IS NULL AND q.status IN ('asking', 'ready')
         AND q.available_at <= v_now AND q.flow_type IN (SELECT jsonb_array_elements_text(v_claim -> 'flowTypes'))) THEN
       IF (p ->> 'noWait')::boolean THEN
-        PERFORM 1 FROM {schema}.flows WHERE flow_id = v_flow_id FOR UPDATE NOWAIT;
+        -- A group member never waits: both rows, the Flow's first, or lock_not_available and it goes alone.
+        PERFORM 1 FROM {schema}.flows f JOIN {schema}.executions e ON e.flow_id = f.flow_id
+          WHERE f.flow_id = v_flow_id AND e.execution_id = v_execution_id FOR UPDATE OF f, e NOWAIT;
       END IF;
       -- The Flow's lock, and sequence numbers for the new Step and its history entry.
       UPDATE {schema}.flows SET next_seq = next_seq + CASE WHEN v_keep > 0 THEN 2 ELSE 1 END, updated_at = v_now
         WHERE flow_id = v_flow_id AND status = 'running'
         RETURNING next_seq - CASE WHEN v_keep > 0 THEN 2 ELSE 1 END INTO v_next_seq;
       IF FOUND THEN
+        -- The holder of the lock this update waited for may have made a task of this Flow ready; then
+        -- the claim would take that one first: undo, and the commit, sent again, takes the general path.
+        IF EXISTS (SELECT 1 FROM {schema}.executions q WHERE q.flow_id = v_flow_id AND q.status IN ('asking', 'ready')
+          AND q.claimed_by IS NULL AND q.available_at <= v_now) THEN
+          RAISE EXCEPTION 'perdure: a task of Flow % became ready while its Step committed', v_flow_id
+            USING ERRCODE = 'serialization_failure';
+        END IF;
         IF v_written THEN
           FOR v_write IN SELECT value FROM jsonb_array_elements(p -> 'writes') LOOP
             IF jsonb_typeof(v_write -> 2) = 'null' THEN
@@ -109,7 +119,9 @@ BEGIN
             movement_options = v_movement ->> 'movement_options', recovery_error = v_movement ->> 'recovery_error',
             last_error = v_movement ->> 'last_error', created_at = (v_movement ->> 'created_at')::bigint
           WHERE flow_id = v_flow_id AND execution_id = v_execution_id
-            AND claimed_by = (p ->> 'workerId') AND lease_token = (p ->> 'leaseToken')::bigint AND status = 'ready';
+            AND claimed_by = (p ->> 'workerId') AND lease_token = (p ->> 'leaseToken')::bigint AND status = 'ready'
+            -- What the history entry takes from the read.
+            AND step_type = v_step_type AND attempt = v_attempt;
         IF NOT FOUND THEN
           -- The execution changed after the read: this undoes the commit, and the client sends it again.
           RAISE EXCEPTION 'perdure: execution % of Flow % changed while its Step committed', v_execution_id, v_flow_id
