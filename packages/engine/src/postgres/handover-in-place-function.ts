@@ -8,8 +8,9 @@
  * worker and lease token in its WHERE clause. Should that update find the
  * row changed, or a task of the Flow have become ready while the commit
  * waited for the lock, the function raises a serialization failure, which
- * undoes the commit, and the client sends it again. Every other commit
- * takes the general path, 0005's without its handover; a request without
+ * undoes the commit, and the client sends it again. Every other commit is
+ * fenced under `SELECT … FOR UPDATE` as in 0005; past the fence both share
+ * one body (writes, the execution, history, the trim). A request without
  * `handover` (a process older than 0005) gets its next Step through the
  * claim. The rows are the same; the one-trip equivalence test compares them
  * with the transactional path.
@@ -55,6 +56,8 @@ DECLARE
   v_heartbeat bigint;
   v_attributes jsonb;
   v_flow_running boolean;
+  -- Set once the handover holds the Flow's lock and the new sequence numbers.
+  v_handing boolean := false;
   -- The new Step's lease times from the client's catalog ([timeoutMs, heartbeatTimeoutMs]), sent when
   -- the commit's claim could take that Step alone: only then may the commit hand it over.
   v_handover jsonb := CASE WHEN p ->> 'method' = 'execute' AND jsonb_typeof(p -> 'handover') = 'array'
@@ -62,7 +65,7 @@ DECLARE
     AND jsonb_typeof(p -> 'claim') = 'object' AND (p -> 'claim' ->> 'limit')::integer > 0 THEN p -> 'handover' END;
 BEGIN
   -- The handover. A read without locks picks the path; nothing is written before the Flow row's lock
-  -- is held, and whatever does not fit goes to the general path below.
+  -- is held, and whatever does not fit takes the general fence below.
   IF v_handover IS NOT NULL THEN
     SELECT f.status = 'running', e.claimed_by, e.lease_token, e.status, e.step_type, e.attempt
       INTO v_flow_running, v_claimed_by, v_lease_token, v_status, v_step_type, v_attempt
@@ -82,88 +85,39 @@ BEGIN
       UPDATE {schema}.flows SET next_seq = next_seq + CASE WHEN v_keep > 0 THEN 2 ELSE 1 END, updated_at = v_now
         WHERE flow_id = v_flow_id AND status = 'running'
         RETURNING next_seq - CASE WHEN v_keep > 0 THEN 2 ELSE 1 END INTO v_next_seq;
-      IF FOUND THEN
-        -- The holder of the lock this update waited for may have made a task of this Flow ready; then
-        -- the claim would take that one first: undo, and the commit, sent again, takes the general path.
-        IF EXISTS (SELECT 1 FROM {schema}.executions q WHERE q.flow_id = v_flow_id AND q.status IN ('asking', 'ready')
-          AND q.claimed_by IS NULL AND q.available_at <= v_now) THEN
-          RAISE EXCEPTION 'perdure: a task of Flow % became ready while its Step committed', v_flow_id
-            USING ERRCODE = 'serialization_failure';
-        END IF;
-        IF v_written THEN
-          FOR v_write IN SELECT value FROM jsonb_array_elements(p -> 'writes') LOOP
-            IF jsonb_typeof(v_write -> 2) = 'null' THEN
-              DELETE FROM {schema}.attributes WHERE flow_id = v_flow_id AND name = v_write ->> 0 AND key = v_write ->> 1;
-            ELSE
-              INSERT INTO {schema}.attributes (flow_id, name, key, value) VALUES (v_flow_id, v_write ->> 0, v_write ->> 1, v_write ->> 2)
-                ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value;
-            END IF;
-          END LOOP;
-        END IF;
-        IF coalesce((p ->> 'holdsLocks')::boolean, true) THEN
-          DELETE FROM {schema}.locks WHERE flow_id = v_flow_id AND execution_id = v_execution_id;
-        END IF;
-        v_movement := p -> 'movements' -> 0;
-        v_timeout := (v_handover ->> 0)::bigint;
-        v_heartbeat := (v_handover ->> 1)::bigint;
-        -- The finished execution becomes the new Step, leased as a claim would lease it; the lease is the fence.
-        UPDATE {schema}.executions SET execution_id = v_next_seq::text, seq = v_next_seq,
-            flow_type = v_movement ->> 'flow_type', step_type = v_movement ->> 'step_type', input = v_movement ->> 'input',
-            status = v_movement ->> 'status', claimed_by = p ->> 'workerId', lease_token = (v_movement ->> 'lease_token')::bigint + 1,
-            lease_expires_at = CASE WHEN v_heartbeat IS NULL THEN v_now + v_timeout ELSE LEAST(v_now + v_timeout, v_now + v_heartbeat) END,
-            deadline_at = v_now + v_timeout, available_at = (v_movement ->> 'available_at')::bigint,
-            attempt = (v_movement ->> 'attempt')::bigint + 1,
-            execute_claims = (v_movement ->> 'execute_claims')::bigint + CASE WHEN v_movement ->> 'status' = 'ready' THEN 1 ELSE 0 END,
-            scheduled_at = (v_movement ->> 'scheduled_at')::bigint, expires_at = (v_movement ->> 'expires_at')::bigint,
-            conditions = v_movement ->> 'conditions', wait_result = v_movement ->> 'wait_result', checkpoint = v_movement ->> 'checkpoint',
-            movement_options = v_movement ->> 'movement_options', recovery_error = v_movement ->> 'recovery_error',
-            last_error = v_movement ->> 'last_error', created_at = (v_movement ->> 'created_at')::bigint
-          WHERE flow_id = v_flow_id AND execution_id = v_execution_id
-            AND claimed_by = (p ->> 'workerId') AND lease_token = (p ->> 'leaseToken')::bigint AND status = 'ready'
-            -- What the history entry takes from the read.
-            AND step_type = v_step_type AND attempt = v_attempt;
-        IF NOT FOUND THEN
-          -- The execution changed after the read: this undoes the commit, and the client sends it again.
-          RAISE EXCEPTION 'perdure: execution % of Flow % changed while its Step committed', v_execution_id, v_flow_id
-            USING ERRCODE = 'serialization_failure';
-        END IF;
-        v_seq := v_next_seq + 1;
-        IF v_keep > 0 THEN
-          INSERT INTO {schema}.history (flow_id, seq, execution_id, step_type, method, status, attempt, started_at, finished_at, outcome, error)
-          VALUES (v_flow_id, v_seq, v_execution_id, v_step_type, v_method, 'completed', v_attempt, (p ->> 'startedAt')::bigint, v_now, p ->> 'outcome', NULL);
-          v_seq := v_seq + 1;
-          -- As the general path: trim when the sequence crosses a multiple of 64.
-          IF v_seq / 64 <> v_next_seq / 64 THEN
-            DELETE FROM {schema}.history WHERE flow_id = v_flow_id
-              AND seq <= (SELECT h.seq FROM {schema}.history h WHERE h.flow_id = v_flow_id ORDER BY h.seq DESC LIMIT 1 OFFSET v_keep);
-          END IF;
-        END IF;
-        SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb) INTO v_attributes
-          FROM {schema}.attributes a WHERE a.flow_id = v_flow_id AND a.key = '';
-        RETURN jsonb_build_object('outcome', 'committed', 'ended', NULL, 'handed', jsonb_build_object('seq', v_next_seq, 'attributes', v_attributes));
+      v_handing := FOUND;
+      -- The holder of the lock this update waited for may have made a task of this Flow ready; then
+      -- the claim would take that one first: undo, and the commit, sent again, takes the general path.
+      IF v_handing AND EXISTS (SELECT 1 FROM {schema}.executions q WHERE q.flow_id = v_flow_id AND q.status IN ('asking', 'ready')
+        AND q.claimed_by IS NULL AND q.available_at <= v_now) THEN
+        RAISE EXCEPTION 'perdure: a task of Flow % became ready while its Step committed', v_flow_id
+          USING ERRCODE = 'serialization_failure';
       END IF;
     END IF;
   END IF;
-  IF (p ->> 'noWait')::boolean THEN
-    SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
-      INTO v_flow_status, v_next_seq, v_claimed_by, v_lease_token, v_attempt, v_status, v_step_type
-      FROM {schema}.flows f JOIN {schema}.executions e ON e.flow_id = f.flow_id
-      WHERE f.flow_id = v_flow_id AND e.execution_id = v_execution_id
-      FOR UPDATE OF f, e NOWAIT;
-  ELSE
-    SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
-      INTO v_flow_status, v_next_seq, v_claimed_by, v_lease_token, v_attempt, v_status, v_step_type
-      FROM {schema}.flows f JOIN {schema}.executions e ON e.flow_id = f.flow_id
-      WHERE f.flow_id = v_flow_id AND e.execution_id = v_execution_id
-      FOR UPDATE OF f, e;
+  IF NOT v_handing THEN
+    IF (p ->> 'noWait')::boolean THEN
+      SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
+        INTO v_flow_status, v_next_seq, v_claimed_by, v_lease_token, v_attempt, v_status, v_step_type
+        FROM {schema}.flows f JOIN {schema}.executions e ON e.flow_id = f.flow_id
+        WHERE f.flow_id = v_flow_id AND e.execution_id = v_execution_id
+        FOR UPDATE OF f, e NOWAIT;
+    ELSE
+      SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
+        INTO v_flow_status, v_next_seq, v_claimed_by, v_lease_token, v_attempt, v_status, v_step_type
+        FROM {schema}.flows f JOIN {schema}.executions e ON e.flow_id = f.flow_id
+        WHERE f.flow_id = v_flow_id AND e.execution_id = v_execution_id
+        FOR UPDATE OF f, e;
+    END IF;
+    IF NOT FOUND OR v_claimed_by IS DISTINCT FROM (p ->> 'workerId') OR v_lease_token <> (p ->> 'leaseToken')::bigint THEN
+      v_outcome := 'fenced';
+    ELSIF v_status <> v_expected_status OR (v_movement_count > 0 AND v_flow_status <> 'running') THEN
+      RETURN jsonb_build_object('outcome', 'fallback');
+    ELSIF v_finishing AND EXISTS (SELECT 1 FROM {schema}.executions o WHERE o.flow_id = v_flow_id AND o.execution_id <> v_execution_id) THEN
+      RETURN jsonb_build_object('outcome', 'fallback');
+    END IF;
   END IF;
-  IF NOT FOUND OR v_claimed_by IS DISTINCT FROM (p ->> 'workerId') OR v_lease_token <> (p ->> 'leaseToken')::bigint THEN
-    v_outcome := 'fenced';
-  ELSIF v_status <> v_expected_status OR (v_movement_count > 0 AND v_flow_status <> 'running') THEN
-    RETURN jsonb_build_object('outcome', 'fallback');
-  ELSIF v_finishing AND EXISTS (SELECT 1 FROM {schema}.executions o WHERE o.flow_id = v_flow_id AND o.execution_id <> v_execution_id) THEN
-    RETURN jsonb_build_object('outcome', 'fallback');
-  ELSE
+  IF v_outcome = 'committed' THEN
     v_seq := v_next_seq;
     IF v_written THEN
       FOR v_write IN SELECT value FROM jsonb_array_elements(p -> 'writes') LOOP
@@ -178,7 +132,33 @@ BEGIN
     IF coalesce((p ->> 'holdsLocks')::boolean, true) THEN
       DELETE FROM {schema}.locks WHERE flow_id = v_flow_id AND execution_id = v_execution_id;
     END IF;
-    IF v_method = 'execute' THEN
+    IF v_handing THEN
+      v_movement := p -> 'movements' -> 0;
+      v_timeout := (v_handover ->> 0)::bigint;
+      v_heartbeat := (v_handover ->> 1)::bigint;
+      -- The finished execution becomes the new Step, leased as a claim would lease it; the lease is the fence.
+      UPDATE {schema}.executions SET execution_id = v_seq::text, seq = v_seq,
+          flow_type = v_movement ->> 'flow_type', step_type = v_movement ->> 'step_type', input = v_movement ->> 'input',
+          status = v_movement ->> 'status', claimed_by = p ->> 'workerId', lease_token = (v_movement ->> 'lease_token')::bigint + 1,
+          lease_expires_at = CASE WHEN v_heartbeat IS NULL THEN v_now + v_timeout ELSE LEAST(v_now + v_timeout, v_now + v_heartbeat) END,
+          deadline_at = v_now + v_timeout, available_at = (v_movement ->> 'available_at')::bigint,
+          attempt = (v_movement ->> 'attempt')::bigint + 1,
+          execute_claims = (v_movement ->> 'execute_claims')::bigint + CASE WHEN v_movement ->> 'status' = 'ready' THEN 1 ELSE 0 END,
+          scheduled_at = (v_movement ->> 'scheduled_at')::bigint, expires_at = (v_movement ->> 'expires_at')::bigint,
+          conditions = v_movement ->> 'conditions', wait_result = v_movement ->> 'wait_result', checkpoint = v_movement ->> 'checkpoint',
+          movement_options = v_movement ->> 'movement_options', recovery_error = v_movement ->> 'recovery_error',
+          last_error = v_movement ->> 'last_error', created_at = (v_movement ->> 'created_at')::bigint
+        WHERE flow_id = v_flow_id AND execution_id = v_execution_id
+          AND claimed_by = (p ->> 'workerId') AND lease_token = (p ->> 'leaseToken')::bigint AND status = 'ready'
+          -- What the history entry takes from the read.
+          AND step_type = v_step_type AND attempt = v_attempt;
+      IF NOT FOUND THEN
+        -- The execution changed after the read: this undoes the commit, and the client sends it again.
+        RAISE EXCEPTION 'perdure: execution % of Flow % changed while its Step committed', v_execution_id, v_flow_id
+          USING ERRCODE = 'serialization_failure';
+      END IF;
+      v_seq := v_seq + 1;
+    ELSIF v_method = 'execute' THEN
       IF v_movement_count > 0 THEN
         INSERT INTO {schema}.executions
           SELECT r.* FROM jsonb_array_elements(p -> 'movements') WITH ORDINALITY AS m(movement, position),
@@ -206,7 +186,8 @@ BEGIN
       WHERE flow_id = v_flow_id
       RETURNING input, created_at, updated_at INTO v_input, v_created_at, v_updated_at;
       v_ended := jsonb_build_object('input', v_input, 'createdAt', v_created_at, 'updatedAt', v_updated_at);
-    ELSIF v_seq <> v_next_seq OR v_written THEN
+    ELSIF NOT v_handing AND (v_seq <> v_next_seq OR v_written) THEN
+      -- A handover moved the Flow's counter when it took the lock.
       UPDATE {schema}.flows SET next_seq = v_seq, updated_at = v_now WHERE flow_id = v_flow_id;
     END IF;
     -- As the general path: trim when the sequence crosses a multiple of 64.
@@ -214,6 +195,12 @@ BEGIN
       DELETE FROM {schema}.history WHERE flow_id = v_flow_id
         AND seq <= (SELECT h.seq FROM {schema}.history h WHERE h.flow_id = v_flow_id ORDER BY h.seq DESC LIMIT 1 OFFSET v_keep);
     END IF;
+  END IF;
+  IF v_handing THEN
+    -- The short reply: the Worker builds the handed-over row from what it sent.
+    SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb) INTO v_attributes
+      FROM {schema}.attributes a WHERE a.flow_id = v_flow_id AND a.key = '';
+    RETURN jsonb_build_object('outcome', 'committed', 'ended', NULL, 'handed', jsonb_build_object('seq', v_next_seq, 'attributes', v_attributes));
   END IF;
   IF jsonb_typeof(v_claim) = 'object' THEN
     v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
