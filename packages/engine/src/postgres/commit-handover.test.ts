@@ -9,7 +9,7 @@ import type { StepCommit } from "../store/step-commit.ts";
 import { startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
-import { executionFieldColumns } from "./postgres-columns.ts";
+import { commitRequestOf } from "./postgres-one-trip.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -106,13 +106,9 @@ void test("on PostgreSQL the handed-over row a Worker builds from the short repl
   await admin.connect();
   t.after(() => admin.end());
   const callFunction = async (step: StepCommit, handover: boolean): Promise<Record<string, unknown>> => {
-    const movements = step.movements.map((movement) => Object.fromEntries(Object.entries(movement)
-      .filter(([field]) => field !== "flowId")
-      .map(([field, value]) => [executionFieldColumns[field as keyof typeof executionFieldColumns], value])));
-    const request = {
-      ...step, movements, claim: { flowTypes: step.claim?.flowTypes, limit: step.claim?.limit },
-      ...(handover ? { handover: [300_000, null] } : {}),
-    };
+    const { handover: leaseTimes, ...previousVersion } = commitRequestOf(step, { timeoutMs: 300_000, heartbeatTimeoutMs: null });
+    // A process of the previous version sends no `handover` at all.
+    const request = handover ? { ...previousVersion, handover: leaseTimes } : previousVersion;
     const { rows } = await admin.query<{ reply: Record<string, unknown> }>(
       `SELECT ${pg.escapeIdentifier(temporary.schema)}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`,
       [JSON.stringify(request), JSON.stringify(step.claim?.catalog)],

@@ -3,7 +3,7 @@ import { test, type TestContext } from "node:test";
 import pg from "pg";
 import { startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { executionFieldColumns } from "./postgres-columns.ts";
+import { commitRequestOf } from "./postgres-one-trip.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -102,10 +102,7 @@ void test("on PostgreSQL a handover in a group commit does not wait for an execu
   await caller.connect();
   t.after(() => caller.end());
   await caller.query("SET statement_timeout = '10s'");
-  const movements = commit.movements.map((movement) => Object.fromEntries(Object.entries(movement)
-    .filter(([field]) => field !== "flowId")
-    .map(([field, value]) => [executionFieldColumns[field as keyof typeof executionFieldColumns], value])));
-  const member = { ...commit, movements, claim: { flowTypes: commit.claim?.flowTypes, limit: commit.claim?.limit }, handover: [300_000, null], catalogIndex: 0, noWait: true };
+  const member = { ...commitRequestOf(commit, { timeoutMs: 300_000, heartbeatTimeoutMs: null }), catalogIndex: 0, noWait: true };
   const { rows } = await caller.query<{ reply: { outcome: string; code?: string }[] }>(
     `SELECT ${quoted}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`,
     [JSON.stringify([member]), JSON.stringify([commit.claim?.catalog])],

@@ -11,6 +11,7 @@ import {
   type FlowRead,
   type FlowStart,
   type FlowStartReply,
+  type LeaseTimes,
   type OneTripOperations,
   type StepCommit,
   type StepCommitReply,
@@ -65,6 +66,32 @@ interface HandedReply {
   attributes: [string, string][];
 }
 
+/**
+ * The request `perdure_commit_step` takes for `commit`, as JSON. `handover`
+ * is the new Step's lease times when the commit's claim could take that
+ * Step alone (see `handoverLeaseTimesOf`), else undefined.
+ */
+export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undefined) {
+  return {
+    flowId: commit.flowId,
+    executionId: commit.executionId,
+    workerId: commit.workerId,
+    leaseToken: commit.leaseToken,
+    method: commit.method,
+    now: commit.now,
+    startedAt: commit.startedAt,
+    writes: commit.writes.map((write) => [write.name, encodeInstanceKey(write.key), write.value]),
+    movements: commit.movements.map((movement) => columnsOf(movement, executionFieldColumns, skippedMovementFields)),
+    finish: commit.finish,
+    ready: commit.ready,
+    outcome: commit.outcome,
+    historyKeep: commit.historyKeep,
+    holdsLocks: commit.holdsLocks,
+    claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
+    handover: handover === undefined ? null : [handover.timeoutMs, handover.heartbeatTimeoutMs],
+  };
+}
+
 /** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneTrip implements OneTripOperations {
   private readonly run: RunStatement;
@@ -111,24 +138,7 @@ export class PostgresOneTrip implements OneTripOperations {
 
   async commitStep(commit: StepCommit): Promise<StepCommitReply> {
     const handover = handoverLeaseTimesOf(commit);
-    const request = {
-      flowId: commit.flowId,
-      executionId: commit.executionId,
-      workerId: commit.workerId,
-      leaseToken: commit.leaseToken,
-      method: commit.method,
-      now: commit.now,
-      startedAt: commit.startedAt,
-      writes: commit.writes.map((write) => [write.name, encodeInstanceKey(write.key), write.value]),
-      movements: commit.movements.map((movement) => columnsOf(movement, executionFieldColumns, skippedMovementFields)),
-      finish: commit.finish,
-      ready: commit.ready,
-      outcome: commit.outcome,
-      historyKeep: commit.historyKeep,
-      holdsLocks: commit.holdsLocks,
-      claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
-      handover: handover === undefined ? null : [handover.timeoutMs, handover.heartbeatTimeoutMs],
-    };
+    const request = commitRequestOf(commit, handover);
     const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as {
       outcome: StepCommitReply["outcome"];
       claimed?: ClaimedReply | null;
