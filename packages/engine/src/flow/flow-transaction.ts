@@ -4,7 +4,7 @@ import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StoredConditions, StoredConsumedMessage, StoredWaitResult } from "../step/stored-conditions.ts";
 import type { StoredMovementOptions } from "../step/step-options.ts";
 import type { FlowCore } from "./flow.ts";
-import type { FlowStatus } from "./flow-status.ts";
+import type { FlowStatus } from "../store/flow-status.ts";
 
 /** A new execution to insert, with every value already encoded. */
 export interface EncodedMovement {

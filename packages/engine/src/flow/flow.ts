@@ -2,7 +2,7 @@ import type { AttributeDefinition, AttributeMapDefinition } from "../attribute/a
 import type { ChannelDefinition, ChannelMapDefinition } from "../channel/channel.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { validateName } from "../internal/validate-name.ts";
-import type { RpcContext, RpcReference, RpcSpec } from "../rpc/rpc.ts";
+import type { RpcContext, RpcSpec } from "../rpc/rpc.ts";
 import type { StepDefinition } from "../step/step.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
 
@@ -34,6 +34,14 @@ export interface FlowCore {
   /** Completed Step methods kept in the Step history per Flow instance. */
   readonly historyRetention: number;
   readonly parseInput: ((input: unknown) => unknown) | undefined;
+}
+
+/** An RPC of a Flow type, as exposed on the Flow definition. */
+export interface RpcReference<TInput, TOutput> extends Readonly<RpcSpec<TInput, TOutput>> {
+  readonly kind: "rpc";
+  readonly flowType: string;
+  /** The Flow definition the RPC belongs to. */
+  readonly flow: FlowCore;
 }
 
 /** What {@link defineFlow} takes. */

@@ -7,7 +7,7 @@
  * wake event and a read.
  */
 import type { Store } from "../store/store.ts";
-import type { FlowStatus } from "./flow-status.ts";
+import type { FlowStatus } from "../store/flow-status.ts";
 
 /** An ended Flow's stored fields, as they were committed. */
 export interface EndedFlow {

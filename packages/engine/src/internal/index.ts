@@ -16,5 +16,5 @@
  */
 export { boundaryTraceEnvironmentVariable, durableBoundary, killAtBoundaryEnvironmentVariable } from "./durable-boundary.ts";
 export type { DurableBoundaryName, DurableBoundaryTraceEntry } from "./durable-boundary.ts";
-export { withWorkerTimers } from "../worker/local-timers.ts";
-export type { LocalTimers } from "../worker/local-timers.ts";
+export { withWorkerTimers } from "./local-timers.ts";
+export type { LocalTimers } from "./local-timers.ts";

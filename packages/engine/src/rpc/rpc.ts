@@ -3,8 +3,7 @@ import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { validateName } from "../internal/validate-name.ts";
 import type { MovementOptions } from "../step/step-options.ts";
-import type { FlowStatus } from "../flow/flow-status.ts";
-import type { FlowCore } from "../flow/flow.ts";
+import type { FlowStatus } from "../store/flow-status.ts";
 
 /** A Step execution of a Flow instance that has not finished. */
 export interface ActiveExecution {
@@ -59,14 +58,6 @@ export interface RpcSpec<TInput, TOutput> {
   locks?: readonly AttributeRef<unknown>[];
   /** Short, no I/O of its own: it runs inside the store transaction. */
   handler: (context: RpcContext, input: TInput) => Promise<TOutput> | TOutput;
-}
-
-/** An RPC of a Flow type, as exposed on the Flow definition. */
-export interface RpcReference<TInput, TOutput> extends Readonly<RpcSpec<TInput, TOutput>> {
-  readonly kind: "rpc";
-  readonly flowType: string;
-  /** The Flow definition the RPC belongs to. */
-  readonly flow: FlowCore;
 }
 
 /**

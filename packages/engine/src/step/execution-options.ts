@@ -1,7 +1,12 @@
-import type { FlowCore } from "../flow/flow.ts";
 import { UnknownStepError } from "../errors/unknown-step-error.ts";
 import type { StepDefinition } from "./step.ts";
 import { resolveMethodOptions, type ResolvedMethodOptions, type StoredLoad, type StoredMovementOptions } from "./step-options.ts";
+
+/** The Step types of a Flow, as far as resolving an execution's options needs them (a Flow definition is one). */
+export interface FlowStepTypes {
+  readonly flowType: string;
+  readonly stepsByName: ReadonlyMap<string, StepDefinition<unknown>>;
+}
 
 /** The options one execution runs with: its Step type's, overridden by its movement's. */
 export interface ExecutionOptions {
@@ -15,7 +20,7 @@ export interface ExecutionOptions {
 const cache = new WeakMap<StepDefinition<unknown>, ExecutionOptions>();
 
 /** Looks up a Step type of a Flow or throws `UnknownStepError`. */
-export function stepOf(flow: FlowCore, stepType: string): StepDefinition<unknown> {
+export function stepOf(flow: FlowStepTypes, stepType: string): StepDefinition<unknown> {
   const step = flow.stepsByName.get(stepType);
   if (step === undefined) {
     throw new UnknownStepError(`Flow ${flow.flowType} has no Step type ${stepType}; known Step types: ${[...flow.stepsByName.keys()].join(", ")}`);
@@ -24,7 +29,7 @@ export function stepOf(flow: FlowCore, stepType: string): StepDefinition<unknown
 }
 
 /** Resolves an execution's options; results without overrides are cached per Step type. */
-export function resolveExecutionOptions(flow: FlowCore, stepType: string, movementOptions: string | null): ExecutionOptions {
+export function resolveExecutionOptions(flow: FlowStepTypes, stepType: string, movementOptions: string | null): ExecutionOptions {
   const step = stepOf(flow, stepType);
   if (movementOptions === null) {
     const cached = cache.get(step);

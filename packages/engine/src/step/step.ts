@@ -1,6 +1,6 @@
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { validateName } from "../internal/validate-name.ts";
-import type { Condition, Conditions } from "../timer/condition.ts";
+import type { Condition, Conditions } from "../condition/condition.ts";
 import type { StepDecision } from "./decision.ts";
 import type { ExecuteContext, StepContext } from "./step-context.ts";
 import type { StepOptions } from "./step-options.ts";

@@ -1,4 +1,4 @@
-import type { ChannelBound, Conditions } from "../timer/condition.ts";
+import type { ChannelBound, Conditions } from "../condition/condition.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 
 /** Conditions as stored on a waiting execution: timers resolved to due times. */

@@ -14,7 +14,7 @@
  * both paths, and the conformance suite runs the general one through the
  * fault-injecting store. A store may leave them out.
  */
-import type { AttributeRow, ExecutionRow, FlowRow } from "./store.ts";
+import type { AttributeRow, ExecutionRow, FlowRow } from "./store-rows.ts";
 
 /**
  * Method options of one Step method that the store may claim on its own:

@@ -1,6 +1,6 @@
 import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
-import { attemptErrorOf, failAttempt, routeFailure } from "../step/attempt-failure.ts";
+import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneTripOperations } from "../store/step-commit.ts";

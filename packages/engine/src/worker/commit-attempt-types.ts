@@ -1,11 +1,11 @@
 /** The types a claim and a Step commit are made of, shared by the general and the one-request paths. */
 import type { EncodedMovement } from "../flow/flow-transaction.ts";
 import type { FlowCore } from "../flow/flow.ts";
-import type { AttemptError } from "../step/attempt-failure.ts";
+import type { AttemptError } from "./attempt-failure.ts";
 import type { ExecutionOptions } from "../step/execution-options.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import type { Conditions } from "../timer/condition.ts";
+import type { Conditions } from "../condition/condition.ts";
 import type { StagedWrite } from "./attempt-context.ts";
 import type { Snapshot } from "./snapshot.ts";
 

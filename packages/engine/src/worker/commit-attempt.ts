@@ -1,6 +1,6 @@
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends.ts";
-import { failAttempt } from "../step/attempt-failure.ts";
+import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import type { OneTripOperations } from "../store/step-commit.ts";

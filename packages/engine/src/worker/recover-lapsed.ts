@@ -1,6 +1,6 @@
 import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
-import { failAttempt, routeFailure, type AttemptError } from "../step/attempt-failure.ts";
+import { failAttempt, routeFailure, type AttemptError } from "./attempt-failure.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
 
 function lapseError(row: ExecutionRow, now: number): AttemptError {

@@ -4,21 +4,21 @@ import { encodeValue } from "../internal/encode.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { PerdureError } from "../errors/perdure-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
-import { attemptErrorOf, type AttemptError } from "../step/attempt-failure.ts";
+import { attemptErrorOf, type AttemptError } from "./attempt-failure.ts";
 import type { StepDecision } from "../step/decision.ts";
 import { stepOf } from "../step/execution-options.ts";
 import type { RecoveryError } from "../step/recovery-error.ts";
 import { storedMovementOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { Store } from "../store/store.ts";
-import { anyOf, type Conditions } from "../timer/condition.ts";
+import { anyOf, type Conditions } from "../condition/condition.ts";
 import { appendToStream } from "../stream/append-to-stream.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
-import type { LocalTimers } from "./local-timers.ts";
+import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
 import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
-import type { RunningAttempt } from "./worker.ts";
+import type { RunningAttempt } from "./running-attempt.ts";
 
 /** Encodes a decision before the commit, so a bad value fails the attempt rather than the transaction. */
 function prepareDecision(claim: ClaimedAttempt, decision: StepDecision, maxValueBytes: number): PreparedDecision {

@@ -2,15 +2,16 @@ import { randomUUID } from "node:crypto";
 import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, WakeEvent } from "../store/store.ts";
-import { fireDueTimers } from "../timer/fire-due-timers.ts";
+import { fireDueTimers } from "./fire-due-timers.ts";
 import { adoptLostClaims } from "./adopt-lost-claims.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { offerLocalStarts } from "./local-start-handoff.ts";
-import { timersOf, type LocalTimers } from "./local-timers.ts";
+import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
 import { claimedAttemptOf } from "./one-trip-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { runAttempt } from "./run-attempt.ts";
+import type { RunningAttempt } from "./running-attempt.ts";
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
@@ -77,12 +78,6 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
 /** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
 function leaseKey(execution: ExecutionRow): string {
   return `${execution.flowId}\u0000${execution.executionId}\u0000${execution.leaseToken}`;
-}
-
-/** A running attempt as the Worker tracks it. */
-export interface RunningAttempt {
-  claim: ClaimedAttempt;
-  abort: AbortController;
 }
 
 /**

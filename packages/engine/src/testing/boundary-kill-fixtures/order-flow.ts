@@ -20,7 +20,7 @@ import { completeFlow, moveTo } from "../../step/decision.ts";
 import type { RecoveryError } from "../../step/recovery-error.ts";
 import type { StepContext } from "../../step/step-context.ts";
 import { defineStep } from "../../step/step.ts";
-import { anyOf, received } from "../../timer/condition.ts";
+import { anyOf, received } from "../../condition/condition.ts";
 
 /** The one order of a run (each run has a store of its own). */
 export const orderFlowId = "order-1";

@@ -6,7 +6,7 @@ import { defineFlow } from "../../flow/flow.ts";
 import { rpc } from "../../rpc/rpc.ts";
 import { deadEnd } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
-import { allOf, anyOf, received, timer, type ChannelBound, type Condition } from "../../timer/condition.ts";
+import { allOf, anyOf, received, timer, type ChannelBound, type Condition } from "../../condition/condition.ts";
 import { pollUntil } from "../poll-until.ts";
 import { startEnvironment, type StoreConformanceOptions } from "./harness.ts";
 

@@ -7,7 +7,7 @@ import { defineFlow } from "../../flow/flow.ts";
 import { rpc } from "../../rpc/rpc.ts";
 import { completeFlow, deadEnd, failFlow, movement, moveTo, moveToMany } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
-import { received } from "../../timer/condition.ts";
+import { received } from "../../condition/condition.ts";
 import { pollUntil } from "../poll-until.ts";
 import { startEnvironment, waitForExecution, type StoreConformanceOptions } from "./harness.ts";
 

@@ -7,7 +7,7 @@ import { rpc } from "../../rpc/rpc.ts";
 import { completeFlow, deadEnd } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
 import { stream } from "../../stream/stream.ts";
-import { anyOf, timer } from "../../timer/condition.ts";
+import { anyOf, timer } from "../../condition/condition.ts";
 import { pollUntil } from "../poll-until.ts";
 import { startEnvironment, waitForExecution, type StoreConformanceOptions } from "./harness.ts";
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Client } from "../../client/client.ts";
 import { SqliteStore } from "../../sqlite/sqlite-store.ts";
 import type { StoreClock } from "../../store/store-clock.ts";
-import { withWorkerTimers } from "../../worker/local-timers.ts";
+import { withWorkerTimers } from "../../internal/local-timers.ts";
 import { Worker } from "../../worker/worker.ts";
 import { FaultInjectingStore } from "../fault-injecting-store.ts";
 import { seededRandom } from "../seeded-random.ts";

@@ -15,7 +15,7 @@ import { completeFlow, moveTo } from "../../step/decision.ts";
 import type { RecoveryError } from "../../step/recovery-error.ts";
 import { defineStep } from "../../step/step.ts";
 import type { StepContext } from "../../step/step-context.ts";
-import { anyOf, received, timer } from "../../timer/condition.ts";
+import { anyOf, received, timer } from "../../condition/condition.ts";
 import { seededRandom } from "../seeded-random.ts";
 
 /** Input of a simulated order. */

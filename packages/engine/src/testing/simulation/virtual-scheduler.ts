@@ -4,7 +4,7 @@
  * before it moves time to the next timer. Time never passes while anything
  * can still run, so a run depends only on its seed.
  */
-import type { LocalTimers } from "../../worker/local-timers.ts";
+import type { LocalTimers } from "../../internal/local-timers.ts";
 
 interface QueuedTimer {
   at: number;

@@ -1,9 +1,9 @@
 import { RetryAfterError } from "../errors/retry-after-error.ts";
 import type { FlowTransaction } from "../flow/flow-transaction.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { resolveExecutionOptions, type ExecutionOptions } from "./execution-options.ts";
-import { StepAttemptProgress, type RecoveryError } from "./recovery-error.ts";
-import { retryDelayMs } from "./retry-policy.ts";
+import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
+import { StepAttemptProgress, type RecoveryError } from "../step/recovery-error.ts";
+import { retryDelayMs } from "../step/retry-policy.ts";
 
 /** Why an attempt failed, as persisted. */
 export interface AttemptError {

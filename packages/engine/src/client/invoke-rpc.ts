@@ -6,7 +6,6 @@ import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { RpcLockConflictError } from "../errors/rpc-lock-conflict-error.ts";
-import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
@@ -14,7 +13,8 @@ import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { stepOf } from "../step/execution-options.ts";
 import { lockName, storedMovementOptions, type MovementOptions } from "../step/step-options.ts";
 import type { Store } from "../store/store.ts";
-import type { ActiveExecution, RpcContext, RpcReference } from "./rpc.ts";
+import type { FlowCore, RpcReference } from "../flow/flow.ts";
+import type { ActiveExecution, RpcContext } from "../rpc/rpc.ts";
 
 function parseRpcInput<TInput>(reference: RpcReference<TInput, unknown>, input: unknown): TInput {
   if (reference.parseInput === undefined) return input as TInput;
