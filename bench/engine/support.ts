@@ -40,7 +40,7 @@ export function openTemporaryBenchmarkStore(durability: SqliteDurability): Tempo
   const folder = mkdtempSync(join(tmpdir(), "perdure-bench-"));
   const path = join(folder, "engine.db");
   const store = SqliteStore.open({ path, durability });
-  if (process.env["PERDURE_BENCH_GENERAL_PATH"] === "1") store.oneTrip = undefined;
+  if (process.env["PERDURE_BENCH_GENERAL_PATH"] === "1") store.oneRequest = undefined;
   return {
     store,
     path,

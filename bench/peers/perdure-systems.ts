@@ -56,7 +56,7 @@ export async function openPerdureSqlite(durability: SqliteDurability, options: P
 export async function openPerdurePostgres(connectionString: string, options: PerdureSystemOptions): Promise<WorkloadSystem> {
   const schema = createBenchmarkPostgresSchema(connectionString);
   const store = await schema.open({ poolSize: Math.max(10, options.concurrency + 2) });
-  if (options.oneRequestCommits === false) store.oneTrip = undefined;
+  if (options.oneRequestCommits === false) store.oneRequest = undefined;
   const label = options.oneRequestCommits === false ? "Perdure PostgreSQL, general path" : "Perdure PostgreSQL";
   const system = perdureSystem(label, store, options, () => schema.dispose());
   await system.start();

@@ -15,7 +15,7 @@ import type { FlowRead } from "../store/step-commit.ts";
 import type { ExecutionRow, FlowRow, HistoryRow, Store, StoreTransaction } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
-import { claimStartLocally } from "../worker/local-start-handoff.ts";
+import { claimStartLocally } from "../worker/local-start-handover.ts";
 
 /** Options of {@link Client}. */
 export interface ClientOptions {
@@ -147,8 +147,8 @@ export class Client {
     }
     const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
     const now = this.store.clock.now();
-    const oneTrip = this.store.oneTrip;
-    if (oneTrip !== undefined) {
+    const oneRequest = this.store.oneRequest;
+    if (oneRequest !== undefined) {
       const row = { flowId, flowType: flow.flowType, status: "running" as const, input: encoded, output: null, error: null, requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1 };
       const startExecution = flow.startStepType === undefined ? null : newExecutionRow(flow, flowId, 1, { stepType: flow.startStepType, input: encoded, options: null, recoveryError: null }, now);
       // The start Step takes sequence number 1, so the Flow's next one is 2, as the general path leaves it.
@@ -156,8 +156,8 @@ export class Client {
       // A Worker of this process with a slot free takes the start Step in this same request.
       const local = startExecution === null ? undefined : claimStartLocally(this.store, flow, startExecution, now);
       const reply = local === undefined
-        ? await oneTrip.startFlow({ flow: flowRow, startExecution })
-        : await local.run(() => oneTrip.startFlow({ flow: flowRow, startExecution: local.execution }));
+        ? await oneRequest.startFlow({ flow: flowRow, startExecution })
+        : await local.run(() => oneRequest.startFlow({ flow: flowRow, startExecution: local.execution }));
       if (!reply.created) {
         const { existing } = reply;
         if (options.requestId !== undefined && existing.requestId === options.requestId && existing.flowType === flow.flowType) return { created: false };
@@ -255,8 +255,8 @@ export class Client {
   /** Status, input, output and unfinished executions of a Flow instance. */
   async describe(flowId: string): Promise<FlowDescription> {
     checkFlowId(flowId);
-    const read = this.store.oneTrip !== undefined
-      ? await this.store.oneTrip.readFlow(flowId)
+    const read = this.store.oneRequest !== undefined
+      ? await this.store.oneRequest.readFlow(flowId)
       : await this.read(async (transaction): Promise<FlowRead | undefined> => {
         const flow = await transaction.lockFlow(flowId);
         return flow === undefined ? undefined : { flow, executions: await transaction.listExecutions(flowId) };

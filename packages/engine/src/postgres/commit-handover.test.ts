@@ -6,10 +6,10 @@ import { defineFlow } from "../flow/flow.ts";
 import { completeFlow, moveTo } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import type { StepCommit } from "../store/step-commit.ts";
-import { startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
+import { startAndClaim } from "../testing/one-request-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
-import { commitRequestOf } from "./postgres-one-trip.ts";
+import { commitRequestOf } from "./postgres-one-request.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -91,7 +91,7 @@ void test("on PostgreSQL the handed-over row a Worker builds from the short repl
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  const operations = store.oneTrip;
+  const operations = store.oneRequest;
   assert.ok(operations !== undefined);
 
   const commit = await startAndClaim(store, operations, "short-reply");

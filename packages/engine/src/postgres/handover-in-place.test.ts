@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import pg from "pg";
-import { startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
+import { startAndClaim } from "../testing/one-request-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { commitRequestOf } from "./postgres-one-trip.ts";
+import { commitRequestOf } from "./postgres-one-request.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -22,7 +22,7 @@ async function openWithOtherSession(t: TestContext) {
   });
   await other.connect();
   const store = await temporary.open();
-  const operations = store.oneTrip;
+  const operations = store.oneRequest;
   assert.ok(operations !== undefined);
   const quoted = pg.escapeIdentifier(temporary.schema);
   /** Resolves once this schema's commit function waits for a lock. */
@@ -78,7 +78,7 @@ void test("on PostgreSQL a handover that waited for its Flow's lock while the ho
   // The lock holder makes a task of the same Flow ready, as a fired Timer or a sibling branch would.
   await other.query(`INSERT INTO ${quoted}.executions (flow_id, execution_id, seq, flow_type, step_type, input, status, claimed_by, lease_token,
       available_at, attempt, execute_claims, scheduled_at, created_at)
-    VALUES ('overtaken', 'older', 0, 'OneTripChain', 'Chain', '{"remaining":0}', 'ready', NULL, 0, 0, 0, 0, 0, 0)`);
+    VALUES ('overtaken', 'older', 0, 'OneRequestChain', 'Chain', '{"remaining":0}', 'ready', NULL, 0, 0, 0, 0, 0, 0)`);
   await other.query("COMMIT");
 
   const reply = await committing;

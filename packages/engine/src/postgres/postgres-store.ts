@@ -4,11 +4,11 @@ import pg from "pg";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
-import { applyMigrations } from "./migrations.ts";
+import { applyMigrations } from "./migrations/migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
-import { PostgresOneTrip } from "./postgres-one-trip.ts";
+import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
-import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
+import { oneRequestFunctionsMigration } from "./migrations/0002-one-request-functions.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -72,7 +72,7 @@ export class PostgresStore implements Store {
   private closed = false;
   private secret: Buffer | undefined;
   /** Set on open once the schema has the functions of migration 0002 (a store opened with `migrate: false` may lack them). */
-  oneTrip: PostgresOneTrip | undefined;
+  oneRequest: PostgresOneRequest | undefined;
   private skippedRowsTimer: NodeJS.Timeout | undefined;
 
   private constructor(options: ResolvedPostgresStoreOptions) {
@@ -122,8 +122,8 @@ export class PostgresStore implements Store {
     try {
       if (store.options.migrate) await store.applyMigrations();
       await store.readDatabaseClock();
-      if (await store.hasMigration(oneTripFunctionsMigration.name)) {
-        store.oneTrip = new PostgresOneTrip(store.quotedSchema, (statement, values) => store.runStatement(statement, values), () => store.lookAgainSoon(), {
+      if (await store.hasMigration(oneRequestFunctionsMigration.name)) {
+        store.oneRequest = new PostgresOneRequest(store.quotedSchema, (statement, values) => store.runStatement(statement, values), () => store.lookAgainSoon(), {
           maxGroupsInFlight: store.options.maxCommitGroupsInFlight,
           maxGroupSize: 64,
         });

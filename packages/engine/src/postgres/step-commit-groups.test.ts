@@ -10,7 +10,7 @@ import { newExecutionRow } from "../flow/flow-transaction.ts";
 import { defineStep } from "../step/step.ts";
 import type { StepCommit, StepCommitReply } from "../store/step-commit.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { claimCatalogOf, withoutNumber } from "../worker/one-trip-commit.ts";
+import { claimCatalogOf, withoutNumber } from "../worker/one-request-commit.ts";
 import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
@@ -49,8 +49,8 @@ void test("Step commits of different Flows that arrive together share one transa
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);
   const store = await temporary.open({ poolSize: 4, maxCommitGroupsInFlight: 1 });
-  const oneTrip = store.oneTrip;
-  assert.ok(oneTrip !== undefined, "a freshly migrated schema has the one-trip functions");
+  const oneRequest = store.oneRequest;
+  assert.ok(oneRequest !== undefined, "a freshly migrated schema has the one-request functions");
   const admin = new pg.Client({ connectionString: url });
   const blockerAdmin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -85,7 +85,7 @@ void test("Step commits of different Flows that arrive together share one transa
       const flowIds = [blockerId, ...(withLockedMember ? [lockedId] : []), ...members.map((member) => member.flowId)];
       for (const flowId of flowIds) await client.start(groupFlow, flowId);
       const now = store.clock.now();
-      const claimed = await oneTrip.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit: flowIds.length } });
+      const claimed = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit: flowIds.length } });
       const executions = new Map(claimed.claims.map((claim) => [claim.execution.flowId, claim.execution]));
       assert.equal(executions.size, flowIds.length);
       const executionOf = (flowId: string): ExecutionRow => executions.get(flowId)!;
@@ -97,13 +97,13 @@ void test("Step commits of different Flows that arrive together share one transa
         await admin.query("BEGIN");
         await admin.query(`SELECT 1 FROM ${table("flows")} WHERE flow_id = $1 FOR UPDATE`, [lockedId]);
       }
-      const blocker = oneTrip.commitStep(commitOf(executionOf(blockerId), "blocker", now));
-      const settled = members.map((member) => oneTrip.commitStep(commitOf(executionOf(member.flowId), member.kind, now)).then(
+      const blocker = oneRequest.commitStep(commitOf(executionOf(blockerId), "blocker", now));
+      const settled = members.map((member) => oneRequest.commitStep(commitOf(executionOf(member.flowId), member.kind, now)).then(
         (reply): { reply: StepCommitReply } | { error: unknown } => ({ reply }),
         (error: unknown) => ({ error }),
       ));
       let lockedDone = false;
-      const locked = withLockedMember ? oneTrip.commitStep(commitOf(executionOf(lockedId), "locked", now)).finally(() => {
+      const locked = withLockedMember ? oneRequest.commitStep(commitOf(executionOf(lockedId), "locked", now)).finally(() => {
         lockedDone = true;
       }) : undefined;
       await blockerAdmin.query("COMMIT");

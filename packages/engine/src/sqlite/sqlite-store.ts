@@ -1,10 +1,10 @@
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
-import type { OneTripOperations } from "../store/step-commit.ts";
+import type { OneRequestOperations } from "../store/step-commit.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { systemClock, type StoreClock } from "../store/store-clock.ts";
 import { SqliteConnection, type SqliteDurability } from "./sqlite-connection.ts";
-import { SqliteOneTrip } from "./sqlite-one-trip.ts";
+import { SqliteOneRequest } from "./sqlite-one-request.ts";
 import { SqliteTransaction } from "./sqlite-transaction.ts";
 
 export type { SqliteDurability } from "./sqlite-connection.ts";
@@ -88,10 +88,10 @@ export class SqliteStore implements Store {
   readonly path: string;
   /**
    * Plain Step commits, claims, starts and Flow reads, each one synchronous
-   * run of statements (see `sqlite-one-trip.ts`). Set it to `undefined` to
+   * run of statements (see `sqlite-one-request.ts`). Set it to `undefined` to
    * run everything as general transactions.
    */
-  oneTrip: OneTripOperations | undefined;
+  oneRequest: OneRequestOperations | undefined;
   private readonly connection: SqliteConnection;
   private closed = false;
   /** This store's latest queued transaction; `close()` lets it finish. */
@@ -103,7 +103,7 @@ export class SqliteStore implements Store {
     this.path = options.path;
     this.connection = SqliteConnection.acquire({ path: options.path, durability: options.durability, busyTimeoutMs: options.busyTimeoutMs });
     const connection = this.connection;
-    this.oneTrip = new SqliteOneTrip({
+    this.oneRequest = new SqliteOneRequest({
       statement: (sql) => connection.statement(sql),
       runAtomically: (operation) => this.runAtomically(operation),
     });

@@ -1,5 +1,5 @@
 /**
- * The optional one-trip operations of the Store contract: a plain Step
+ * The optional one-request operations of the Store contract: a plain Step
  * commit and a flow start, each sent to the database as one request.
  *
  * A store over the network (PostgreSQL) pays a round trip for every answer
@@ -160,8 +160,8 @@ export interface FlowRead {
   executions: ExecutionRow[];
 }
 
-/** The one-trip operations a store may offer. */
-export interface OneTripOperations {
+/** The one-request operations a store may offer. */
+export interface OneRequestOperations {
   /**
    * The store is embedded: a general transaction costs it no round trip
    * (SQLite). The engine then uses these operations only where they save

@@ -8,7 +8,7 @@
  * `@perdure/engine/testing` proves it.
  */
 import type { FlowRow, ExecutionStatus, ExecutionRow, ExecutionLease, AttributeRow, MessageRow, TimerRow, HistoryRow, StreamRow, ListFlowsFilter } from "./store-rows.ts";
-import type { OneTripOperations } from "./step-commit.ts";
+import type { OneRequestOperations } from "./step-commit.ts";
 import type { StoreClock } from "./store-clock.ts";
 export type { FlowRow, ExecutionStatus, ExecutionRow, ExecutionLease, AttributeRow, MessageRow, TimerRow, HistoryRow, StreamRow, ListFlowsFilter } from "./store-rows.ts";
 
@@ -117,7 +117,7 @@ export interface Store {
    * that pay a round trip per statement (see `step-commit.ts`). Absent: the
    * engine uses {@link transaction} for everything.
    */
-  readonly oneTrip?: OneTripOperations | undefined;
+  readonly oneRequest?: OneRequestOperations | undefined;
   /** Runs `work` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult>;
   /**

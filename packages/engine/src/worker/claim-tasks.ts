@@ -3,10 +3,10 @@ import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import { leasedExecution, type OneTripOperations } from "../store/step-commit.ts";
+import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
-import { claimCatalogOf, claimedAttemptOf } from "./one-trip-commit.ts";
+import { claimCatalogOf, claimedAttemptOf } from "./one-request-commit.ts";
 import { Snapshot } from "./snapshot.ts";
 
 export type { ClaimedAttempt } from "./commit-attempt-types.ts";
@@ -122,14 +122,14 @@ function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.af
 }
 
 /**
- * Claims in one request of a store's one-trip operations, while the tasks in
+ * Claims in one request of a store's one-request operations, while the tasks in
  * line are plain (see `store/step-commit.ts`); the rest in a transaction.
  * The request is the commit, so only its after-commit boundary is marked.
  */
-async function claimInOneTrip(store: Store, oneTrip: OneTripOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
+async function claimInOneRequest(store: Store, oneRequest: OneRequestOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = store.clock.now();
   const { flowTypes, catalog } = claimCatalogOf(flows);
-  const reply = await oneTrip.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
+  const reply = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
   const batch: ClaimBatch = { claims: [], changed: [] };
   for (const claimed of reply.claims) {
     const attempt = claimedAttemptOf(flows, claimed, now);
@@ -147,7 +147,7 @@ async function claimInOneTrip(store: Store, oneTrip: OneTripOperations, flows: R
 /** Claims up to `limit` queued tasks in one short transaction of its own. */
 export async function claimTasks(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number, how: { general?: boolean } = {}): Promise<ClaimBatch> {
   // An embedded store claims in a general transaction, which takes whatever is next in line at once.
-  if (store.oneTrip !== undefined && store.oneTrip.embedded !== true && how.general !== true && limit > 0) return claimInOneTrip(store, store.oneTrip, flows, workerId, limit);
+  if (store.oneRequest !== undefined && store.oneRequest.embedded !== true && how.general !== true && limit > 0) return claimInOneRequest(store, store.oneRequest, flows, workerId, limit);
   const now = store.clock.now();
   const batch = await store.transaction(async (transaction) => {
     const claimed = await claimInTransaction(transaction, flows, workerId, limit, now);

@@ -3,11 +3,11 @@ import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends
 import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import type { OneTripOperations } from "../store/step-commit.ts";
+import type { OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { claimInTransaction, claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
-import { claimedAttemptOf, decisionSummary, planOneTripCommitFor } from "./one-trip-commit.ts";
+import { claimedAttemptOf, decisionSummary, planOneRequestCommitFor } from "./one-request-commit.ts";
 
 export type { AttemptOutcome, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 
@@ -34,20 +34,20 @@ async function fencedExecution(transaction: StoreTransaction, claim: ClaimedAtte
  * The one-request commit (see `store/step-commit.ts`); undefined when the
  * outcome needs the general path or the store answered `fallback`.
  */
-async function commitInOneTrip(
+async function commitInOneRequest(
   store: Store,
-  oneTrip: OneTripOperations,
+  oneRequest: OneRequestOperations,
   claim: ClaimedAttempt,
   workerId: string,
   outcome: AttemptOutcome,
   next: ClaimNext | undefined,
   now: number,
 ): Promise<ClaimedAttempt[] | undefined> {
-  const plan = planOneTripCommitFor(oneTrip, claim, workerId, outcome, next, now);
+  const plan = planOneRequestCommitFor(oneRequest, claim, workerId, outcome, next, now);
   if (plan === undefined) return undefined;
   const { execution } = claim;
   durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
-  const reply = await oneTrip.commitStep(plan);
+  const reply = await oneRequest.commitStep(plan);
   if (reply.outcome === "fallback") return undefined;
   if (reply.outcome === "committed") durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
   const claims: ClaimedAttempt[] = [];
@@ -83,8 +83,8 @@ async function commitInOneTrip(
 export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next?: ClaimNext): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
   const now = store.clock.now();
-  if (store.oneTrip !== undefined) {
-    const claims = await commitInOneTrip(store, store.oneTrip, claim, workerId, outcome, next, now);
+  if (store.oneRequest !== undefined) {
+    const claims = await commitInOneRequest(store, store.oneRequest, claim, workerId, outcome, next, now);
     if (claims !== undefined) return claims;
   }
   let nextBatch: ClaimBatch = { claims: [], changed: [] };

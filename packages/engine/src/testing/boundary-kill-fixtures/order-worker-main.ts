@@ -17,7 +17,7 @@ const flow = createOrderFlow({ chargeAttempts: Number(process.env[orderEnvironme
 await awaitBoundaryKillStartSignal();
 // Default store and Worker options (the test helper would shorten liveness to 1.5 s; 5 s is the Worker's default).
 const store = SqliteStore.open({ path: storePath, durability: "process-crash-safe" });
-if (process.env[orderEnvironmentVariables.generalPath] === "1") store.oneTrip = undefined;
+if (process.env[orderEnvironmentVariables.generalPath] === "1") store.oneRequest = undefined;
 const workerId = process.env[orderEnvironmentVariables.workerId] ?? orderWorkerId;
 await runWorkerProcessOnStore(store, { flows: [flow], workerOptions: { workerId, livenessTimeoutMs: 5000 } });
 void driveOrderRelease(new Client({ store }), flow, orderFlowId);

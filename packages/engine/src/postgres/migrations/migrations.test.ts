@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { PostgresStore } from "./postgres-store.ts";
-import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { PostgresStore } from "../postgres-store.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
-import { Client } from "../client/client.ts";
-import { defineFlow } from "../flow/flow.ts";
-import { completeFlow, moveTo } from "../step/decision.ts";
-import { defineStep } from "../step/step.ts";
-import { pollUntil } from "../testing/poll-until.ts";
-import { Worker } from "../worker/worker.ts";
+import { Client } from "../../client/client.ts";
+import { defineFlow } from "../../flow/flow.ts";
+import { completeFlow, moveTo } from "../../step/decision.ts";
+import { defineStep } from "../../step/step.ts";
+import { pollUntil } from "../../testing/poll-until.ts";
+import { Worker } from "../../worker/worker.ts";
 
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
@@ -47,7 +47,7 @@ void test("a schema migrated by a newer engine is refused with an error naming t
   await assert.rejects(temporary.open(), /9999_from_the_future.*upgrade @perdure\/engine/);
 });
 
-void test("a schema of the previous version (migration 0001 only) with a Flow mid-run gets the one-trip functions on open, and the Flow finishes on them", { skip }, async (t) => {
+void test("a schema of the previous version (migration 0001 only) with a Flow mid-run gets the one-request functions on open, and the Flow finishes on them", { skip }, async (t) => {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const setup = new pg.Client({ connectionString: temporary.connectionString });
@@ -63,7 +63,7 @@ void test("a schema of the previous version (migration 0001 only) with a Flow mi
   const chainFlow = defineFlow({ type: "UpgradeChain", start: "Chain", steps: [ChainStep] });
   // The old schema, as a process of the previous version sees it: no functions, so everything runs as transactions.
   const old = await temporary.open({ migrate: false });
-  assert.equal(old.oneTrip, undefined);
+  assert.equal(old.oneRequest, undefined);
   await new Client({ store: old }).start(chainFlow, "upgraded", { remaining: 4 });
   const oldWorker = new Worker({ store: old, flows: [chainFlow] });
   await oldWorker.start();
@@ -72,7 +72,7 @@ void test("a schema of the previous version (migration 0001 only) with a Flow mi
   await old.close();
 
   const upgraded = await temporary.open();
-  assert.ok(upgraded.oneTrip !== undefined, "opening applied migration 0002");
+  assert.ok(upgraded.oneRequest !== undefined, "opening applied migration 0002");
   const worker = new Worker({ store: upgraded, flows: [chainFlow] });
   await worker.start();
   const client = new Client({ store: upgraded });
@@ -104,7 +104,7 @@ void test("a store on a schema without migration 0003 (migrate: false) runs on 0
   });
   const chainFlow = defineFlow({ type: "Before0003", start: "Chain", steps: [ChainStep] });
   const store = await temporary.open({ migrate: false });
-  assert.ok(store.oneTrip !== undefined, "0002's functions are there");
+  assert.ok(store.oneRequest !== undefined, "0002's functions are there");
   const worker = new Worker({ store, flows: [chainFlow] });
   await worker.start();
   t.after(() => worker.close());

@@ -1,10 +1,10 @@
 import type { ClientBase } from "pg";
 import type { Migration } from "./migration.ts";
-import { commitHandoverFunctionMigration } from "./commit-handover-function.ts";
-import { compactHandoverFunctionMigration } from "./compact-handover-function.ts";
-import { handoverInPlaceFunctionMigration } from "./handover-in-place-function.ts";
-import { leanCommitFunctionMigration } from "./lean-commit-function.ts";
-import { oneTripFunctionsMigration } from "./one-trip-functions.ts";
+import { commitHandoverFunctionMigration } from "./0004-commit-step-handover.ts";
+import { compactHandoverFunctionMigration } from "./0005-commit-step-compact-handover.ts";
+import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in-place.ts";
+import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
+import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
 export type { Migration } from "./migration.ts";
 
@@ -139,7 +139,7 @@ CREATE TABLE {schema}.stream_usage (
 );
 `,
   },
-  oneTripFunctionsMigration,
+  oneRequestFunctionsMigration,
   leanCommitFunctionMigration,
   commitHandoverFunctionMigration,
   compactHandoverFunctionMigration,

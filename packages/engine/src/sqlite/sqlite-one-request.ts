@@ -18,7 +18,7 @@ import type {
   FlowRead,
   FlowStart,
   FlowStartReply,
-  OneTripOperations,
+  OneRequestOperations,
   StepCommit,
   StepCommitClaim,
   StepCommitReply,
@@ -35,7 +35,7 @@ import {
 } from "./sqlite-statements.ts";
 
 /** What the operations need from the connection. */
-export interface OneTripHost {
+export interface OneRequestHost {
   /** A cached prepared statement. */
   statement(sql: string): StatementSync;
   /** Runs a synchronous operation as one member of the group commit; settles once it landed. */
@@ -104,12 +104,12 @@ type CandidateRow = ExecutionRow & { plainAttributes: string };
 /** What the commit part of a {@link StepCommit} did, with the new execution it leased to the committing Worker, if any. */
 type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow | undefined } | { outcome: "fallback" };
 
-export class SqliteOneTrip implements OneTripOperations {
+export class SqliteOneRequest implements OneRequestOperations {
   /** A general transaction costs no round trip here: committing and claiming in one beats two. */
   readonly embedded = true;
-  private readonly host: OneTripHost;
+  private readonly host: OneRequestHost;
 
-  constructor(host: OneTripHost) {
+  constructor(host: OneRequestHost) {
     this.host = host;
   }
 

@@ -4,20 +4,20 @@
  * inserted already leased to the Worker, which runs it as soon as the reply
  * comes back. That saves the claim's round trip and its WAL flush, and the
  * wake-up between them. Only stores that start flows in one request
- * (`store.oneTrip`) take this path; the start Step must be one the store may
+ * (`store.oneRequest`) take this path; the start Step must be one the store may
  * claim on its own (in the Worker's claim catalog).
  *
  * A start whose reply is lost (a dropped connection) may have committed the
  * claim: it runs through the Worker's claim ledger like any claim, so the
  * Worker puts its claims in doubt and adopts what the store shows leased to it.
- * docs/decisions/2026-12-05-local-start-handoff-and-wait-for-flow.md
+ * docs/decisions/2026-12-05-local-start-handover-and-wait-for-flow.md
  */
 import type { FlowCore } from "../flow/flow.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
 import { claimLeaseTimesOf, leasedExecution, type FlowStartReply } from "../store/step-commit.ts";
-import { claimCatalogOf } from "./one-trip-commit.ts";
+import { claimCatalogOf } from "./one-request-commit.ts";
 
-/** A Worker's side of the handoff. */
+/** A Worker's side of the handover. */
 export interface LocalStartTaker {
   readonly workerId: string;
   readonly flows: ReadonlyMap<string, FlowCore>;

@@ -11,7 +11,7 @@ import type { Migration } from "./migration.ts";
 const claimableWhere = `e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= p_now AND e.flow_type = ANY(p_flow_types)
       AND (e.expires_at IS NULL OR e.expires_at > p_now)`;
 
-export const oneTripFunctionsMigration: Migration = {
+export const oneRequestFunctionsMigration: Migration = {
   name: "0002_one_trip_functions",
   sql: `
 -- Claims up to p_limit queued tasks in claim order while the catalog covers them

@@ -4,7 +4,7 @@ import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { completeFlow } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
-import type { FlowStart, FlowStartReply, OneTripOperations } from "../store/step-commit.ts";
+import type { FlowStart, FlowStartReply, OneRequestOperations } from "../store/step-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
@@ -33,10 +33,10 @@ function gatedFlow(type: string) {
 }
 
 /** Counts the store's one-request claims (each a `perdure_claim_plain` call of a Worker's loop). */
-function countClaims(oneTrip: OneTripOperations): { claims: () => number } {
+function countClaims(oneRequest: OneRequestOperations): { claims: () => number } {
   let claims = 0;
-  const claimTasks = oneTrip.claimTasks.bind(oneTrip);
-  oneTrip.claimTasks = async (claim) => {
+  const claimTasks = oneRequest.claimTasks.bind(oneRequest);
+  oneRequest.claimTasks = async (claim) => {
     const reply = await claimTasks(claim);
     claims += reply.claims.length;
     return reply;
@@ -48,8 +48,8 @@ void test("a Flow started where a Worker hosts it, with a slot free, is leased t
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  assert.ok(store.oneTrip !== undefined);
-  const counted = countClaims(store.oneTrip);
+  assert.ok(store.oneRequest !== undefined);
+  const counted = countClaims(store.oneRequest);
   const { flow, ranBy, release } = gatedFlow("HandedOff");
   const worker = new Worker({ store, flows: [flow], concurrency: 2 });
   await worker.start();
@@ -79,7 +79,7 @@ void test("a Flow started where a Worker hosts it, with a slot free, is leased t
   await worker.close();
 });
 
-void test("no handoff to a Worker with another definition of the Flow type, or to a closed one; a start that created nothing gives its slot back", { skip }, async (t) => {
+void test("no handover to a Worker with another definition of the Flow type, or to a closed one; a start that created nothing gives its slot back", { skip }, async (t) => {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
@@ -120,16 +120,16 @@ void test("a start whose reply is lost after it committed still runs: the Worker
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  const oneTrip = store.oneTrip;
-  assert.ok(oneTrip !== undefined);
+  const oneRequest = store.oneRequest;
+  assert.ok(oneRequest !== undefined);
   const { flow, ranBy, release } = gatedFlow("LostReply");
   release();
   const worker = new Worker({ store, flows: [flow], concurrency: 2 });
   await worker.start();
   t.after(() => worker.close());
-  const startFlow = oneTrip.startFlow.bind(oneTrip);
+  const startFlow = oneRequest.startFlow.bind(oneRequest);
   let leasedInStart = false;
-  oneTrip.startFlow = async (start: FlowStart): Promise<FlowStartReply> => {
+  oneRequest.startFlow = async (start: FlowStart): Promise<FlowStartReply> => {
     await startFlow(start);
     leasedInStart = start.startExecution?.claimedBy === worker.workerId;
     throw new Error("connection lost after COMMIT");
@@ -138,7 +138,7 @@ void test("a start whose reply is lost after it committed still runs: the Worker
 
   await assert.rejects(client.start(flow, "lost-reply", {}), /connection lost after COMMIT/);
   assert.ok(leasedInStart, "the start leased its Step to the Worker");
-  oneTrip.startFlow = startFlow;
+  oneRequest.startFlow = startFlow;
   const description = await client.waitForFlow("lost-reply", { timeoutMs: 60_000 });
   assert.equal(description.status, "completed");
   assert.deepEqual(ranBy, ["lost-reply"]);
@@ -151,17 +151,17 @@ void test("waitForFlow in the process whose Worker ended the Flow gets the ended
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  const oneTrip = store.oneTrip;
-  assert.ok(oneTrip !== undefined);
+  const oneRequest = store.oneRequest;
+  assert.ok(oneRequest !== undefined);
   const { flow, release } = gatedFlow("EndedHere");
   const worker = new Worker({ store, flows: [flow] });
   await worker.start();
   t.after(() => worker.close());
   const client = new Client({ store });
-  const readFlow = oneTrip.readFlow.bind(oneTrip);
+  const readFlow = oneRequest.readFlow.bind(oneRequest);
   let reads = 0;
   let readsDone = 0;
-  oneTrip.readFlow = async (flowId) => {
+  oneRequest.readFlow = async (flowId) => {
     reads += 1;
     try {
       return await readFlow(flowId);
@@ -176,7 +176,7 @@ void test("waitForFlow in the process whose Worker ended the Flow gets the ended
   release();
   const ended = await waiting;
   assert.equal(reads, 1, "only the wait's first look read the Flow");
-  oneTrip.readFlow = readFlow;
+  oneRequest.readFlow = readFlow;
   // What the commit handed over is what a read finds.
   const read = await client.describe("ended-here");
   assert.deepEqual(ended, read);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { runMixedFlows } from "../testing/one-trip-fixtures/mixed-flow.ts";
+import { runMixedFlows } from "../testing/one-request-fixtures/mixed-flow.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
@@ -26,22 +26,22 @@ async function tableRows(connectionString: string, schema: string): Promise<Reco
   }
 }
 
-async function runOnSchema(oneTrip: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneTrip: boolean }> {
+async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean }> {
   const temporary = createTemporaryPostgresSchema(url!);
   const store = await temporary.open();
-  const usedOneTrip = store.oneTrip !== undefined && oneTrip;
-  if (!oneTrip) store.oneTrip = undefined;
+  const usedOneRequest = store.oneRequest !== undefined && oneRequest;
+  if (!oneRequest) store.oneRequest = undefined;
   await runMixedFlows(store);
-  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneTrip };
+  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest };
 }
 
 void test("Step commits and starts in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
   const general = await runOnSchema(false);
   t.after(() => general.dispose());
-  const oneTrip = await runOnSchema(true);
-  t.after(() => oneTrip.dispose());
-  assert.equal(general.usedOneTrip, false);
-  assert.equal(oneTrip.usedOneTrip, true);
+  const oneRequest = await runOnSchema(true);
+  t.after(() => oneRequest.dispose());
+  assert.equal(general.usedOneRequest, false);
+  assert.equal(oneRequest.usedOneRequest, true);
   assert.equal(general.rows["history"]!.length > 80, true, "the scenario committed the Steps it was meant to");
-  assert.deepEqual(oneTrip.rows, general.rows);
+  assert.deepEqual(oneRequest.rows, general.rows);
 });

@@ -8,17 +8,17 @@ import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, moveTo } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
-import type { OneTripOperations, StepCommit } from "../../store/step-commit.ts";
+import type { OneRequestOperations, StepCommit } from "../../store/step-commit.ts";
 import type { Store } from "../../store/store.ts";
-import { claimCatalogOf } from "../../worker/one-trip-commit.ts";
+import { claimCatalogOf } from "../../worker/one-request-commit.ts";
 
 const ChainStep = defineStep<{ remaining: number }>("Chain", {
   execute: (_context, input) => (input.remaining > 0 ? moveTo("Chain", { remaining: input.remaining - 1 }) : completeFlow({ done: true })),
 });
-export const chainFlow = defineFlow({ type: "OneTripChain", start: "Chain", steps: [ChainStep] });
+export const chainFlow = defineFlow({ type: "OneRequestChain", start: "Chain", steps: [ChainStep] });
 
 /** Starts `flowId`, claims its start execution as "worker-a", and returns that execution's commit moving to one new Chain Step. */
-export async function startAndClaim(store: Store, operations: OneTripOperations, flowId: string): Promise<StepCommit> {
+export async function startAndClaim(store: Store, operations: OneRequestOperations, flowId: string): Promise<StepCommit> {
   await new Client({ store }).start(chainFlow, flowId, { remaining: 5 });
   const now = store.clock.now();
   const flows = new Map([[chainFlow.flowType, chainFlow]]);

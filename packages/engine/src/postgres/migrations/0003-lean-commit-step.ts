@@ -1,19 +1,26 @@
 /**
- * Migration 0004: \`perdure_commit_step\` again (0003's, which stays as it
- * shipped), now handing a commit's one new Step straight to the committing
- * Worker. When the Step moves to exactly one new Step, the Worker claims in
- * the same request, the catalog covers the new Step, and no task of the
- * Worker's Flow types is queued and available, the claim would take exactly
- * this task: the function inserts it already leased, with the lease fields
- * a claim writes, and returns it as the claim, without the claim's scan,
- * row locks and update. Otherwise it claims as before. The rows are the
- * same; the one-trip equivalence test compares them with the general path.
- * docs/decisions/2026-12-05-sqlite-one-request-operations.md
+ * Migration 0003: `perdure_commit_step` again, with fewer statements in the
+ * common case and the Flow's input and creation time in the reply when the
+ * commit ends it. It writes exactly the rows 0002's version writes (the
+ * one-request equivalence test compares both paths); what changed:
+ *
+ * - the writes loop and the movements run only when there are any, and all
+ *   movements go in with one `INSERT … SELECT`;
+ * - the check for other executions runs only for a commit that ends the Flow;
+ * - the Step's locks are deleted only when its method holds locks
+ *   (`holdsLocks`; a request without the field deletes them, as before);
+ * - an ending commit returns `ended: { input, createdAt, updatedAt }` from its `UPDATE`,
+ *   so a waiter in the committing process can describe the ended Flow
+ *   without reading it again.
+ *
+ * Each statement a PL/pgSQL function runs pays for its executor start-up,
+ * which is most of a commit's server time (see the 2026-12-04 ADR).
+ * docs/decisions/2026-12-05-local-start-handover-and-wait-for-flow.md
  */
 import type { Migration } from "./migration.ts";
 
-export const commitHandoverFunctionMigration: Migration = {
-  name: "0004_commit_step_handover",
+export const leanCommitFunctionMigration: Migration = {
+  name: "0003_lean_commit_step",
   sql: `
 CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)
 RETURNS jsonb LANGUAGE plpgsql AS $function$
@@ -45,12 +52,6 @@ DECLARE
   v_input text;
   v_created_at bigint;
   v_updated_at bigint;
-  v_movement jsonb;
-  v_entry jsonb;
-  v_timeout bigint;
-  v_heartbeat bigint;
-  v_handed {schema}.executions;
-  v_handed_over boolean := false;
 BEGIN
   IF (p ->> 'noWait')::boolean THEN
     SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
@@ -87,32 +88,7 @@ BEGIN
       DELETE FROM {schema}.locks WHERE flow_id = v_flow_id AND execution_id = v_execution_id;
     END IF;
     IF v_method = 'execute' THEN
-      -- One new Step that the Worker may claim alone, and nothing queued before it: a claim here would
-      -- take exactly this task, so it goes in already leased to the committing Worker.
-      IF v_movement_count = 1 AND jsonb_typeof(v_claim) = 'object' AND (v_claim ->> 'limit')::integer > 0 THEN
-        v_movement := p -> 'movements' -> 0;
-        v_entry := CASE WHEN v_movement ->> 'movement_options' IS NULL
-          THEN p_catalog -> ((v_movement ->> 'flow_type') || ' ' || (v_movement ->> 'step_type') || ' ' || (v_movement ->> 'status')) END;
-        IF v_entry IS NOT NULL AND (v_movement ->> 'flow_type') IN (SELECT jsonb_array_elements_text(v_claim -> 'flowTypes'))
-          AND NOT EXISTS (SELECT 1 FROM {schema}.executions e WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready')
-            AND e.available_at <= v_now AND e.flow_type IN (SELECT jsonb_array_elements_text(v_claim -> 'flowTypes'))) THEN
-          v_timeout := (v_entry ->> 0)::bigint;
-          v_heartbeat := (v_entry ->> 1)::bigint;
-          INSERT INTO {schema}.executions
-            SELECT r.* FROM jsonb_populate_record(NULL::{schema}.executions, v_movement || jsonb_build_object(
-              'flow_id', v_flow_id, 'seq', v_seq, 'execution_id', v_seq::text,
-              'claimed_by', p ->> 'workerId',
-              'lease_token', (v_movement ->> 'lease_token')::bigint + 1,
-              'attempt', (v_movement ->> 'attempt')::bigint + 1,
-              'execute_claims', (v_movement ->> 'execute_claims')::bigint + CASE WHEN v_movement ->> 'status' = 'ready' THEN 1 ELSE 0 END,
-              'deadline_at', v_now + v_timeout,
-              'lease_expires_at', CASE WHEN v_heartbeat IS NULL THEN v_now + v_timeout ELSE LEAST(v_now + v_timeout, v_now + v_heartbeat) END)) AS r
-            RETURNING * INTO v_handed;
-          v_handed_over := true;
-          v_seq := v_seq + 1;
-        END IF;
-      END IF;
-      IF v_movement_count > 0 AND NOT v_handed_over THEN
+      IF v_movement_count > 0 THEN
         INSERT INTO {schema}.executions
           SELECT r.* FROM jsonb_array_elements(p -> 'movements') WITH ORDINALITY AS m(movement, position),
             LATERAL jsonb_populate_record(NULL::{schema}.executions, m.movement || jsonb_build_object(
@@ -148,13 +124,7 @@ BEGIN
         AND seq <= (SELECT h.seq FROM {schema}.history h WHERE h.flow_id = v_flow_id ORDER BY h.seq DESC LIMIT 1 OFFSET v_keep);
     END IF;
   END IF;
-  IF v_handed_over THEN
-    v_claimed := jsonb_build_object('claims', jsonb_build_array(jsonb_build_object(
-      'execution', to_jsonb(v_handed),
-      'attributes', (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
-                     FROM {schema}.attributes a WHERE a.flow_id = v_flow_id AND a.key = ''))),
-      'stopped', false, 'skipped', false);
-  ELSIF jsonb_typeof(v_claim) = 'object' THEN
+  IF jsonb_typeof(v_claim) = 'object' THEN
     v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
       p_catalog, (v_claim ->> 'limit')::integer, v_now);
   END IF;

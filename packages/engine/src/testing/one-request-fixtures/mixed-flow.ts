@@ -1,5 +1,5 @@
 /**
- * The Flow both one-trip equivalence tests run, once with a store's
+ * The Flow both one-request equivalence tests run, once with a store's
  * one-request operations and once without: every kind of Step result the
  * one-request commit takes.
  */
@@ -33,7 +33,7 @@ const BranchStep = defineStep<{ fail: boolean }>("Branch", {
   waitUntil: () => null,
   execute: (context, input) => (input.fail ? failFlow(`flow ${context.flowId} failed on purpose`) : completeFlow({ counted: context.read(counter) })),
 });
-export const mixedFlow = defineFlow({ type: "OneTripMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note } });
+export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note } });
 
 /** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
 export async function runMixedFlows(store: Store): Promise<void> {

@@ -9,7 +9,7 @@ import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type OneTripOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
+import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
 import type { AttemptOutcome, ClaimedAttempt, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 import { Snapshot } from "./snapshot.ts";
 
@@ -52,7 +52,7 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>): FlowTypeCa
 }
 
 /** The claim part of a one-request commit, or undefined when the Worker claims nothing next. */
-export function oneTripClaimOf(next: ClaimNext | undefined): StepCommitClaim | undefined {
+export function oneRequestClaimOf(next: ClaimNext | undefined): StepCommitClaim | undefined {
   if (next === undefined || next.limit <= 0) return undefined;
   const { flowTypes, catalog } = claimCatalogOf(next.flows);
   return { flowTypes, catalog, limit: next.limit };
@@ -83,7 +83,7 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
  * the general path: a failed attempt, publishes (they may complete waits),
  * cancellations, or a wait with conditions (Timers and matching).
  */
-export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
+export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
   if (outcome.kind === "error" || outcome.publishes.length > 0) return undefined;
   const { execution, flow } = claim;
   const base = {
@@ -96,7 +96,7 @@ export function planOneTripCommit(claim: ClaimedAttempt, workerId: string, outco
     writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
     historyKeep: flow.historyRetention,
     holdsLocks: claim.methodOptions.lockNames.length > 0,
-    claim: oneTripClaimOf(next),
+    claim: oneRequestClaimOf(next),
   };
   if (outcome.kind === "wait_until") {
     if (outcome.conditions !== null || claim.method !== "wait_until") return undefined;
@@ -142,13 +142,13 @@ function claimStopsAt(commit: StepCommit, claimed: ClaimedAttempt): boolean {
 }
 
 /**
- * The one-request commit of an outcome for `oneTrip`, or undefined when the
- * general path should commit it (see {@link planOneTripCommit} and
- * `OneTripOperations.embedded`).
+ * The one-request commit of an outcome for `oneRequest`, or undefined when the
+ * general path should commit it (see {@link planOneRequestCommit} and
+ * `OneRequestOperations.embedded`).
  */
-export function planOneTripCommitFor(oneTrip: OneTripOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
-  const plan = planOneTripCommit(claim, workerId, outcome, next, now);
-  if (plan === undefined || oneTrip.embedded !== true || plan.claim === undefined) return plan;
+export function planOneRequestCommitFor(oneRequest: OneRequestOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
+  const plan = planOneRequestCommit(claim, workerId, outcome, next, now);
+  if (plan === undefined || oneRequest.embedded !== true || plan.claim === undefined) return plan;
   return claimStopsAt(plan, claim) ? undefined : plan;
 }
 

@@ -12,7 +12,7 @@
  * fenced under `SELECT … FOR UPDATE` as in 0005; past the fence both share
  * one body (writes, the execution, history, the trim). A request without
  * `handover` (a process older than 0005) gets its next Step through the
- * claim. The rows are the same; the one-trip equivalence test compares them
+ * claim. The rows are the same; the one-request equivalence test compares them
  * with the transactional path.
  * docs/decisions/2026-12-06-postgres-handover-in-place.md
  */

@@ -1,26 +1,20 @@
 /**
- * Migration 0003: `perdure_commit_step` again, with fewer statements in the
- * common case and the Flow's input and creation time in the reply when the
- * commit ends it. It writes exactly the rows 0002's version writes (the
- * one-trip equivalence test compares both paths); what changed:
- *
- * - the writes loop and the movements run only when there are any, and all
- *   movements go in with one `INSERT … SELECT`;
- * - the check for other executions runs only for a commit that ends the Flow;
- * - the Step's locks are deleted only when its method holds locks
- *   (`holdsLocks`; a request without the field deletes them, as before);
- * - an ending commit returns `ended: { input, createdAt, updatedAt }` from its `UPDATE`,
- *   so a waiter in the committing process can describe the ended Flow
- *   without reading it again.
- *
- * Each statement a PL/pgSQL function runs pays for its executor start-up,
- * which is most of a commit's server time (see the 2026-12-04 ADR).
- * docs/decisions/2026-12-05-local-start-handoff-and-wait-for-flow.md
+ * Migration 0005: `perdure_commit_step` again (0004's stays as it shipped),
+ * with a shorter handover. A client that sends `handover` (the new Step's
+ * lease times from its own catalog, or null) gets back only the new Step's
+ * sequence number and the Flow's plain Attributes, and builds the leased
+ * row itself, as the SQLite store does; the function skips its catalog
+ * lookup, `to_jsonb` of the row and the longer reply. The handed-over row
+ * goes in column by column rather than through `jsonb_populate_record`. A
+ * request without `handover`, from a process of the previous version during
+ * a rolling upgrade, gets 0004's reply. The rows are the same; the one-request
+ * equivalence test compares them with the general path.
+ * docs/decisions/2026-12-05-postgres-compact-handover.md
  */
 import type { Migration } from "./migration.ts";
 
-export const leanCommitFunctionMigration: Migration = {
-  name: "0003_lean_commit_step",
+export const compactHandoverFunctionMigration: Migration = {
+  name: "0005_commit_step_compact_handover",
   sql: `
 CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)
 RETURNS jsonb LANGUAGE plpgsql AS $function$
@@ -52,6 +46,14 @@ DECLARE
   v_input text;
   v_created_at bigint;
   v_updated_at bigint;
+  v_movement jsonb;
+  v_entry jsonb;
+  v_timeout bigint;
+  v_heartbeat bigint;
+  v_handed {schema}.executions;
+  v_handed_over boolean := false;
+  -- A client that sends handover builds the handed-over row itself and takes the short reply.
+  v_compact boolean := p ? 'handover';
 BEGIN
   IF (p ->> 'noWait')::boolean THEN
     SELECT f.status, f.next_seq, e.claimed_by, e.lease_token, e.attempt, e.status, e.step_type
@@ -88,7 +90,39 @@ BEGIN
       DELETE FROM {schema}.locks WHERE flow_id = v_flow_id AND execution_id = v_execution_id;
     END IF;
     IF v_method = 'execute' THEN
-      IF v_movement_count > 0 THEN
+      -- One new Step that the Worker may claim alone, and nothing queued before it: a claim here would
+      -- take exactly this task, so it goes in already leased to the committing Worker.
+      IF v_movement_count = 1 AND jsonb_typeof(v_claim) = 'object' AND (v_claim ->> 'limit')::integer > 0 THEN
+        v_movement := p -> 'movements' -> 0;
+        IF v_compact THEN
+          -- The client looked the new Step up in its catalog: [timeoutMs, heartbeatTimeoutMs], or null.
+          v_entry := CASE WHEN jsonb_typeof(p -> 'handover') = 'array' THEN p -> 'handover' END;
+        ELSIF v_movement ->> 'movement_options' IS NULL AND (v_movement ->> 'flow_type') IN (SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')) THEN
+          v_entry := p_catalog -> ((v_movement ->> 'flow_type') || ' ' || (v_movement ->> 'step_type') || ' ' || (v_movement ->> 'status'));
+        END IF;
+        IF v_entry IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM {schema}.executions e WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready')
+            AND e.available_at <= v_now AND e.flow_type IN (SELECT jsonb_array_elements_text(v_claim -> 'flowTypes'))) THEN
+          v_timeout := (v_entry ->> 0)::bigint;
+          v_heartbeat := (v_entry ->> 1)::bigint;
+          -- Column by column: cheaper than merging the movement into a record.
+          INSERT INTO {schema}.executions (flow_id, execution_id, seq, flow_type, step_type, input, status, claimed_by, lease_token,
+              lease_expires_at, deadline_at, available_at, attempt, execute_claims, scheduled_at, expires_at, conditions, wait_result,
+              checkpoint, movement_options, recovery_error, last_error, created_at)
+            VALUES (v_flow_id, v_seq::text, v_seq, v_movement ->> 'flow_type', v_movement ->> 'step_type', v_movement ->> 'input',
+              v_movement ->> 'status', p ->> 'workerId', (v_movement ->> 'lease_token')::bigint + 1,
+              CASE WHEN v_heartbeat IS NULL THEN v_now + v_timeout ELSE LEAST(v_now + v_timeout, v_now + v_heartbeat) END,
+              v_now + v_timeout, (v_movement ->> 'available_at')::bigint, (v_movement ->> 'attempt')::bigint + 1,
+              (v_movement ->> 'execute_claims')::bigint + CASE WHEN v_movement ->> 'status' = 'ready' THEN 1 ELSE 0 END,
+              (v_movement ->> 'scheduled_at')::bigint, (v_movement ->> 'expires_at')::bigint, v_movement ->> 'conditions',
+              v_movement ->> 'wait_result', v_movement ->> 'checkpoint', v_movement ->> 'movement_options', v_movement ->> 'recovery_error',
+              v_movement ->> 'last_error', (v_movement ->> 'created_at')::bigint)
+            RETURNING * INTO v_handed;
+          v_handed_over := true;
+          v_seq := v_seq + 1;
+        END IF;
+      END IF;
+      IF v_movement_count > 0 AND NOT v_handed_over THEN
         INSERT INTO {schema}.executions
           SELECT r.* FROM jsonb_array_elements(p -> 'movements') WITH ORDINALITY AS m(movement, position),
             LATERAL jsonb_populate_record(NULL::{schema}.executions, m.movement || jsonb_build_object(
@@ -124,7 +158,17 @@ BEGIN
         AND seq <= (SELECT h.seq FROM {schema}.history h WHERE h.flow_id = v_flow_id ORDER BY h.seq DESC LIMIT 1 OFFSET v_keep);
     END IF;
   END IF;
-  IF jsonb_typeof(v_claim) = 'object' THEN
+  IF v_handed_over AND v_compact THEN
+    RETURN jsonb_build_object('outcome', v_outcome, 'ended', v_ended, 'handed', jsonb_build_object('seq', v_handed.seq,
+      'attributes', (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
+                     FROM {schema}.attributes a WHERE a.flow_id = v_flow_id AND a.key = '')));
+  ELSIF v_handed_over THEN
+    v_claimed := jsonb_build_object('claims', jsonb_build_array(jsonb_build_object(
+      'execution', to_jsonb(v_handed),
+      'attributes', (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
+                     FROM {schema}.attributes a WHERE a.flow_id = v_flow_id AND a.key = ''))),
+      'stopped', false, 'skipped', false);
+  ELSIF jsonb_typeof(v_claim) = 'object' THEN
     v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
       p_catalog, (v_claim ->> 'limit')::integer, v_now);
   END IF;

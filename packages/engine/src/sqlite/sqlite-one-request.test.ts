@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { Client } from "../client/client.ts";
-import { chainFlow, startAndClaim } from "../testing/one-trip-fixtures/chain-commit.ts";
-import { runMixedFlows } from "../testing/one-trip-fixtures/mixed-flow.ts";
+import { chainFlow, startAndClaim } from "../testing/one-request-fixtures/chain-commit.ts";
+import { runMixedFlows } from "../testing/one-request-fixtures/mixed-flow.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
-import { SqliteOneTrip } from "./sqlite-one-trip.ts";
+import { SqliteOneRequest } from "./sqlite-one-request.ts";
 
 /** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
 function tableRows(path: string): Record<string, unknown[]> {
@@ -29,11 +29,11 @@ function tableRows(path: string): Record<string, unknown[]> {
 void test("Step commits, claims and starts as one-request operations leave exactly the rows the transactional path leaves", { timeout: 120_000 }, async (t) => {
   const general = createTemporarySqliteStore();
   t.after(() => general.dispose());
-  const oneTrip = createTemporarySqliteStore();
-  t.after(() => oneTrip.dispose());
-  general.store.oneTrip = undefined;
+  const oneRequest = createTemporarySqliteStore();
+  t.after(() => oneRequest.dispose());
+  general.store.oneRequest = undefined;
   let commits = 0;
-  const operations = oneTrip.store.oneTrip;
+  const operations = oneRequest.store.oneRequest;
   assert.ok(operations !== undefined, "a SQLite store offers the one-request operations");
   const commitStep = operations.commitStep.bind(operations);
   operations.commitStep = (commit) => {
@@ -42,18 +42,18 @@ void test("Step commits, claims and starts as one-request operations leave exact
   };
 
   await runMixedFlows(general.store);
-  await runMixedFlows(oneTrip.store);
+  await runMixedFlows(oneRequest.store);
   const generalRows = tableRows(general.path);
   assert.ok(generalRows["history"]!.length > 80, "the scenario committed the Steps it was meant to");
   assert.ok(commits > 70, `the one-request commit ran ${commits} times`);
-  assert.deepEqual(tableRows(oneTrip.path), generalRows);
+  assert.deepEqual(tableRows(oneRequest.path), generalRows);
 });
 
 /** One-request operations over a connection of their own that records each statement's SQL. */
-function spiedOperations(path: string): { operations: SqliteOneTrip; ran: string[]; close: () => void } {
+function spiedOperations(path: string): { operations: SqliteOneRequest; ran: string[]; close: () => void } {
   const database = new DatabaseSync(path);
   const ran: string[] = [];
-  const operations = new SqliteOneTrip({
+  const operations = new SqliteOneRequest({
     statement: (sql) => {
       ran.push(sql);
       return database.prepare(sql);
@@ -106,10 +106,10 @@ void test("a commit hands its one new Step to the committing Worker without a cl
   assert.equal((await operations.readFlow("alone"))?.flow.nextSeq, 4);
 });
 
-void test("a Worker on SQLite runs a chain through one-request commits, and its starts through the local handoff", async (t) => {
+void test("a Worker on SQLite runs a chain through one-request commits, and its starts through the local handover", async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());
-  const operations = temporary.store.oneTrip!;
+  const operations = temporary.store.oneRequest!;
   const counts = { commits: 0, claimedByClaims: 0, starts: 0 };
   const { commitStep, claimTasks, startFlow } = { commitStep: operations.commitStep.bind(operations), claimTasks: operations.claimTasks.bind(operations), startFlow: operations.startFlow.bind(operations) };
   operations.commitStep = (commit) => {

@@ -12,7 +12,7 @@ import {
   type FlowStart,
   type FlowStartReply,
   type LeaseTimes,
-  type OneTripOperations,
+  type OneRequestOperations,
   type StepCommit,
   type StepCommitReply,
   type StoreClaim,
@@ -93,7 +93,7 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
 }
 
 /** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0006. */
-export class PostgresOneTrip implements OneTripOperations {
+export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
   private readonly startStatement: { name: string; text: string };
