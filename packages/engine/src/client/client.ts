@@ -10,6 +10,7 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
+import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
 import type { ExecutionRow, FlowRow, HistoryRow, Store, StoreTransaction } from "../store/store.ts";
@@ -219,14 +220,24 @@ export class Client {
     flowTransaction?.announce(this.store);
   }
 
-  /** Calls an RPC of a Flow instance. */
+  /**
+   * Calls an RPC of a Flow instance: one atomic commit. An RPC that declares
+   * locks fails fast with `RpcLockConflictError` while a running Step holds
+   * one, unless `options.lockConflictRetryMs` says how long to keep trying.
+   *
+   * @example
+   * await client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId, approved: true }, { lockConflictRetryMs: 10_000 });
+   */
   invokeRPC<TInput, TOutput>(
     reference: RpcReference<TInput, TOutput>,
     flowId: string,
-    ...input: undefined extends TInput ? [input?: NoInfer<TInput>] : [input: NoInfer<TInput>]
+    ...inputAndOptions: undefined extends TInput
+      ? [input?: NoInfer<TInput>, options?: InvokeRpcOptions]
+      : [input: NoInfer<TInput>, options?: InvokeRpcOptions]
   ): Promise<TOutput> {
     checkFlowId(flowId);
-    return invokeRpc(this.store, reference, flowId, input[0]);
+    const [input, options] = inputAndOptions;
+    return invokeRpc(this.store, reference, flowId, input, resolveInvokeRpcOptions(options));
   }
 
   /**

@@ -15,6 +15,7 @@ import { lockName, storedMovementOptions, type MovementOptions } from "../step/s
 import type { Store } from "../store/store.ts";
 import type { FlowCore, RpcReference } from "../flow/flow.ts";
 import type { ActiveExecution, RpcContext } from "../rpc/rpc.ts";
+import type { ResolvedInvokeRpcOptions } from "./invoke-rpc-options.ts";
 
 function parseRpcInput<TInput>(reference: RpcReference<TInput, unknown>, input: unknown): TInput {
   if (reference.parseInput === undefined) return input as TInput;
@@ -112,10 +113,45 @@ export async function invokeRpc<TInput, TOutput>(
   reference: RpcReference<TInput, TOutput>,
   flowId: string,
   rawInput: unknown,
+  options: ResolvedInvokeRpcOptions,
 ): Promise<TOutput> {
   if (reference?.kind !== "rpc") throw new InvalidInputError(`invokeRPC needs an RPC reference from a Flow definition; got ${describeValue(reference)}`);
-  const flow: FlowCore = reference.flow;
   const input = parseRpcInput(reference, rawInput);
+  const deadline = performance.now() + options.lockConflictRetryMs;
+  for (let pauseMs = firstLockConflictPauseMs; ; pauseMs = Math.min(pauseMs * 2, maxLockConflictPauseMs)) {
+    try {
+      return await invokeOnce(store, reference, flowId, input);
+    } catch (error) {
+      const remainingMs = deadline - performance.now();
+      if (!RpcLockConflictError.isInstance(error) || remainingMs <= 0 || options.signal?.aborted === true) throw error;
+      const stopped = await pause(Math.min(pauseMs, remainingMs), options.signal);
+      if (stopped) throw error;
+    }
+  }
+}
+
+/** The first pause before calling again after a lock conflict; it doubles up to {@link maxLockConflictPauseMs}. */
+const firstLockConflictPauseMs = 5;
+const maxLockConflictPauseMs = 50;
+
+/** Waits `delayMs`; true when `signal` aborted first. */
+function pause(delayMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(false);
+    }, delayMs);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** One attempt of an RPC: one store transaction. */
+async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference<TInput, TOutput>, flowId: string, input: TInput): Promise<TOutput> {
+  const flow: FlowCore = reference.flow;
   const now = store.clock.now();
   const result = await store.transaction(async (transaction) => {
     const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);

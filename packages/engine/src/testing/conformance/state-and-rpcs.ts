@@ -221,6 +221,48 @@ export function stateAndRpcTests(options: StoreConformanceOptions): void {
     }
   });
 
+  it("invokeRPC with lockConflictRetryMs calls again until the Step releases its lock, and gives up with the conflict when the time is up or the signal aborts", async () => {
+    const guarded = attribute<number>("Guarded");
+    const gate = deferred();
+    const holding = deferred();
+    const Hold = defineStep("Hold", {
+      executeOptions: { locks: [guarded] },
+      execute: async (context) => {
+        holding.resolve();
+        await gate.promise;
+        context.write(guarded, (context.read(guarded) ?? 0) + 1);
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({
+      type: "LockRetries",
+      start: "Hold",
+      steps: [Hold],
+      persistence: { guarded },
+      rpcs: { bump: rpc({ name: "bump", locks: [guarded], handler: async (context) => { await context.write(guarded, ((await context.read(guarded)) ?? 0) + 10); return "bumped"; } }) },
+    });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "lock-retries-1");
+      await holding.promise;
+      await assert.rejects(environment.client.invokeRPC(flow.bump, "lock-retries-1", undefined, { lockConflictRetryMs: 30 }), (error: unknown) =>
+        RpcLockConflictError.isInstance(error) && error.message.includes("Guarded"));
+      const aborted = new AbortController();
+      const abortedCall = environment.client.invokeRPC(flow.bump, "lock-retries-1", undefined, { lockConflictRetryMs: 60_000, signal: aborted.signal });
+      aborted.abort();
+      await assert.rejects(abortedCall, (error: unknown) => RpcLockConflictError.isInstance(error));
+      const waiting = environment.client.invokeRPC(flow.bump, "lock-retries-1", undefined, { lockConflictRetryMs: 60_000 });
+      gate.resolve();
+      assert.equal(await waiting, "bumped");
+      // The Step's increment landed before the RPC's, which ran once.
+      assert.deepEqual(await environment.client.getAttributes("lock-retries-1", guarded), [11]);
+      assert.throws(() => environment.client.invokeRPC(flow.bump, "lock-retries-1", undefined, { lockConflictRetryMs: -1 }), (error: unknown) =>
+        InvalidInputError.isInstance(error) && error.message.includes("lockConflictRetryMs -1"));
+    } finally {
+      await environment.dispose();
+    }
+  });
+
   it("RPCs can start movements and cancel Step types in one commit", async () => {
     const inbox = channel<string>("Inbox");
     const Waiter = defineStep("Waiter", { waitUntil: () => null, execute: () => moveTo("Parked") });
