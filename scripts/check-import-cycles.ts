@@ -1,5 +1,6 @@
 // Fails when an import circle exists inside a package: between two source files,
-// or between two top-level folders of a package's source tree. Type-only imports
+// or between two top-level folders of a package's source tree; and when a leaf
+// folder (the agents package's contract/) imports another folder of its package. Type-only imports
 // count too. Tests and test fixtures are left out: they may stand on every layer.
 //
 //   node scripts/check-import-cycles.ts            # every package
@@ -25,6 +26,11 @@ const sourceTrees: readonly SourceTree[] = [
     .map((name) => ({ name: `packages/${name}/src`, root: join(repositoryRoot, "packages", name, "src") })),
   { name: "packages/cli/web/src", root: join(repositoryRoot, "packages/cli/web/src") },
 ];
+
+/** Folders that must stand on nothing else of their package (the engine's types are outside the package). */
+const leafFolders: Readonly<Record<string, readonly string[]>> = {
+  "packages/agents/src": ["contract"],
+};
 
 const sourceExtensions = [".ts", ".tsx"];
 
@@ -160,6 +166,11 @@ for (const tree of sourceTrees) {
       edges.add(to);
       const key = `${from}\u0000${to}`;
       if (!folderEdgeExample.has(key)) folderEdgeExample.set(key, `${relative(tree.root, file)} imports ${relative(tree.root, target)}`);
+    }
+  }
+  for (const leaf of leafFolders[tree.name] ?? []) {
+    for (const to of folderGraph.get(leaf) ?? []) {
+      problems.push(`${tree.name}: ${leaf}/ is a leaf but imports ${to}/ (${folderEdgeExample.get(`${leaf}\u0000${to}`)})`);
     }
   }
   const folderLists = new Map([...folderGraph].map(([folder, edges]) => [folder, [...edges].sort()] as const));

@@ -26,9 +26,9 @@ export {
   sessionSettingsSize,
   validateSessionSettings,
 } from "./session/settings/session-settings-limits.ts";
-export type { SessionSettings, TurnSessionSettings } from "./values/session-settings.ts";
-export { contextSummaryFromWire, contextSummaryToWire } from "./values/context-summary.ts";
-export type { ContextSummary } from "./values/context-summary.ts";
+export type { SessionSettings, TurnSessionSettings } from "./contract/values/session-settings.ts";
+export { contextSummaryFromWire, contextSummaryToWire } from "./contract/values/context-summary.ts";
+export type { ContextSummary } from "./contract/values/context-summary.ts";
 export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
@@ -44,16 +44,16 @@ export {
   turnCancellationRequestToWire,
   turnControlRequestFromWire,
   turnControlRequestToWire,
-} from "./values/turn-control.ts";
-export type { ToolCallCancellation, ToolCallCancellationReason, TurnCancellationRequest, TurnControlRequest } from "./values/turn-control.ts";
-export { builtInToolDefinitions, builtInToolNames } from "./session/built-in-tools/built-in-tool-definitions.ts";
-export type { BuiltInToolDefinition, BuiltInToolName } from "./session/built-in-tools/built-in-tool-definitions.ts";
+} from "./contract/values/turn-control.ts";
+export type { ToolCallCancellation, ToolCallCancellationReason, TurnCancellationRequest, TurnControlRequest } from "./contract/values/turn-control.ts";
+export { builtInToolDefinitions, builtInToolNames } from "./contract/built-in-tool-definitions.ts";
+export type { BuiltInToolDefinition, BuiltInToolName } from "./contract/built-in-tool-definitions.ts";
 export { durableWaitTimerId } from "./session/built-in-tools/durable-wait-timer.ts";
-export { buildPlanNote } from "./session/plans/plan-note.ts";
-export { agentPlanFromWire, agentPlanToWire, planExecutionKey } from "./values/agent-plan.ts";
-export type { AgentPlan, AgentPlanStatus, AgentPlanTask, AgentPlanTaskStatus, PlanExecutionRequest } from "./values/agent-plan.ts";
-export { agentMessagePageFromWire, agentMessagePageToWire } from "./values/agent-message-page.ts";
-export type { AgentMessagePage } from "./values/agent-message-page.ts";
+export { buildPlanNote } from "./contract/plan-note.ts";
+export { agentPlanFromWire, agentPlanToWire, planExecutionKey } from "./contract/values/agent-plan.ts";
+export type { AgentPlan, AgentPlanStatus, AgentPlanTask, AgentPlanTaskStatus, PlanExecutionRequest } from "./contract/values/agent-plan.ts";
+export { agentMessagePageFromWire, agentMessagePageToWire } from "./contract/values/agent-message-page.ts";
+export type { AgentMessagePage } from "./contract/values/agent-message-page.ts";
 export type {
   AgentFrameworkRunner,
   AgentTurnContext,
@@ -73,31 +73,31 @@ export type {
   ToolTaskPollOutcome,
   ToolTaskStarted,
   TurnCompleted,
-} from "./runner/agent-framework-runner.ts";
-export { ToolExecutionError } from "./runner/tool-execution-error.ts";
-export { selectUnstoredToolCalls } from "./runner/unstored-tool-calls.ts";
-export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./values/agent-usage.ts";
-export type { AgentUsage } from "./values/agent-usage.ts";
-export { agentMessageFromWire, agentMessageToWire, messageSequenceKey } from "./values/agent-message.ts";
-export type { AgentMessage, AgentMessageRole, FrameworkMessage } from "./values/agent-message.ts";
+} from "./contract/agent-framework-runner.ts";
+export { ToolExecutionError } from "./contract/tool-execution-error.ts";
+export { selectUnstoredToolCalls } from "./contract/unstored-tool-calls.ts";
+export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./contract/values/agent-usage.ts";
+export type { AgentUsage } from "./contract/values/agent-usage.ts";
+export { agentMessageFromWire, agentMessageToWire, messageSequenceKey } from "./contract/values/agent-message.ts";
+export type { AgentMessage, AgentMessageRole, FrameworkMessage } from "./contract/values/agent-message.ts";
 export { agentMessageChunkFromWire, agentMessageChunkToWire } from "./session/messages/agent-message-chunk.ts";
 export type { AgentMessageChunk } from "./session/messages/agent-message-chunk.ts";
 export { agentMessageIndexFromWire, agentMessageIndexToWire } from "./session/messages/agent-message-index.ts";
 export type { AgentMessageChunkRange, AgentMessageIndex } from "./session/messages/agent-message-index.ts";
 export { messageRolloverMaxBytesPerCommit, messageRolloverMaxChunksPerCommit } from "./session/messages/message-storage-options.ts";
-export { agentStateFromWire, agentStateToWire } from "./values/agent-state.ts";
-export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./values/agent-state.ts";
-export { agentToolCallFromWire, agentToolCallToWire, finalToolCallStatuses, isFinalToolCallStatus } from "./values/agent-tool-call.ts";
-export type { AgentToolCall, AgentToolCallRecord, AgentToolCallRecordStatus, AgentToolCallStatus, QuestionAnswer } from "./values/agent-tool-call.ts";
-export { agentInterruptFromWire, agentInterruptToWire, approvalInterruptId, toolInputInterruptId } from "./values/agent-interrupt.ts";
-export type { AgentInterrupt, AgentInterruptKind, AgentInterruptResolution } from "./values/agent-interrupt.ts";
-export type { AgentUserMessage, QueuedAgentUserMessage, ToolCallCompleted, TurnReplySequence } from "./values/agent-user-message.ts";
-export { agentEventFromWire, agentEventToWire } from "./values/agent-event.ts";
-export type { AgentEvent, AgentEventType, AgentEventWriter } from "./values/agent-event.ts";
-export { agentSnapshotToWire } from "./values/agent-snapshot.ts";
-export type { AgentSnapshot } from "./values/agent-snapshot.ts";
-export { defaultRequiresApproval, isRetryableEffect, resolveToolPolicy, toolEffects } from "./values/tool-effect.ts";
-export type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./values/tool-effect.ts";
+export { agentStateFromWire, agentStateToWire } from "./contract/values/agent-state.ts";
+export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./contract/values/agent-state.ts";
+export { agentToolCallFromWire, agentToolCallToWire, finalToolCallStatuses, isFinalToolCallStatus } from "./contract/values/agent-tool-call.ts";
+export type { AgentToolCall, AgentToolCallRecord, AgentToolCallRecordStatus, AgentToolCallStatus, QuestionAnswer } from "./contract/values/agent-tool-call.ts";
+export { agentInterruptFromWire, agentInterruptToWire, approvalInterruptId, toolInputInterruptId } from "./contract/values/agent-interrupt.ts";
+export type { AgentInterrupt, AgentInterruptKind, AgentInterruptResolution } from "./contract/values/agent-interrupt.ts";
+export type { AgentUserMessage, QueuedAgentUserMessage, ToolCallCompleted, TurnReplySequence } from "./contract/values/agent-user-message.ts";
+export { agentEventFromWire, agentEventToWire } from "./contract/values/agent-event.ts";
+export type { AgentEvent, AgentEventType, AgentEventWriter } from "./contract/values/agent-event.ts";
+export { agentSnapshotToWire } from "./contract/values/agent-snapshot.ts";
+export type { AgentSnapshot } from "./contract/values/agent-snapshot.ts";
+export { defaultRequiresApproval, isRetryableEffect, resolveToolPolicy, toolEffects } from "./contract/values/tool-effect.ts";
+export type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./contract/values/tool-effect.ts";
 export {
   approvalDeadlinePassed,
   isBlankText,
@@ -112,4 +112,4 @@ export {
   toolCallNotRunErrorPrefix,
   turnCancelledNoteHeader,
   turnSteeredNoteHeader,
-} from "./values/result-texts.ts";
+} from "./contract/values/result-texts.ts";

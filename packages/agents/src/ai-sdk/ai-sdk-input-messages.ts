@@ -4,7 +4,7 @@
  */
 import type { AssistantContent, AssistantModelMessage, ModelMessage, ToolCallPart, ToolModelMessage } from "ai";
 import type { ModelOutputItem, StepwiseInputItem } from "../stepwise/model-client.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 
 /** Who a stored model output must come from to be replayed unchanged. */
 export interface ReplayIdentity {

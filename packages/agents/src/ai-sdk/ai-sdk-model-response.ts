@@ -3,9 +3,9 @@
  * usage, tool calls, the stored assistant message and call metadata.
  */
 import type { AssistantModelMessage, LanguageModelUsage, StepResult, ToolModelMessage, ToolSet, TypedToolCall } from "ai";
-import type { ModelCallMetadata } from "../runner/agent-framework-runner.ts";
+import type { ModelCallMetadata } from "../contract/agent-framework-runner.ts";
 import type { ModelToolCall } from "../stepwise/model-client.ts";
-import type { AgentUsage } from "../values/agent-usage.ts";
+import type { AgentUsage } from "../contract/values/agent-usage.ts";
 
 /** The usage of one model call; a number the provider did not report counts as 0. */
 export function toAgentUsage(usage: LanguageModelUsage): AgentUsage {

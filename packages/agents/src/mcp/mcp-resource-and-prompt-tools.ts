@@ -4,7 +4,7 @@
  * prompt. Each opens a new connection to the server it names.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { JsonSchema } from "../stepwise/model-client.ts";
 import { everyPage, isMcpErrorAnswer, McpConnectionFailedError, withMcpConnection } from "./mcp-connection.ts";
 import { mcpJsonText } from "./mcp-result-text.ts";

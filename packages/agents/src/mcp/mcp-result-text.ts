@@ -3,7 +3,7 @@
  * `json.dumps` separators, and a tool result as its text blocks joined with
  * newlines, with any other content block as JSON.
  */
-import { pythonJsonDumps } from "../stepwise/python-json.ts";
+import { pythonJsonDumps } from "../contract/python-json.ts";
 
 function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);

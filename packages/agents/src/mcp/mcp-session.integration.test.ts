@@ -9,7 +9,7 @@ import { startStepwiseTestAgent, payloadsOf, completedExecutes } from "../stepwi
 import { FileGate } from "../testing/file-gate.ts";
 import { findFreeLoopbackPorts } from "../testing/find-free-loopback-ports.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { createNotesSessionFlow, notesStdioConfig } from "./test-fixtures/mcp-session-flows.ts";
 import { notesServerFolder } from "./test-fixtures/notes-mcp-servers.ts";
 

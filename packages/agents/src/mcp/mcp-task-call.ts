@@ -9,7 +9,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import { McpToolCallInterruptedError } from "./mcp-tool-call-interrupted-error.ts";
 
 /** What the task path needs besides the connection. */

@@ -5,9 +5,9 @@
  * ended task; and `tasks/cancel` for an abandoned one.
  */
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolTaskPending, ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
-import type { AgentEventWriter } from "../values/agent-event.ts";
+import type { ToolTaskPending, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
 import { isMcpErrorAnswer, withMcpConnection } from "./mcp-connection.ts";
 import { mcpToolResultText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";

@@ -6,14 +6,14 @@
  * breaks after the request was sent is an `McpToolCallInterruptedError`.
  */
 import { CallToolResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
-import type { AgentEventWriter } from "../values/agent-event.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
 import { describeError, McpConnectionFailedError, openMcpConnection, type McpConnection } from "./mcp-connection.ts";
 import { mcpToolResultText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import { McpToolCallInterruptedError } from "./mcp-tool-call-interrupted-error.ts";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ToolTaskStarted } from "../runner/agent-framework-runner.ts";
+import type { ToolTaskStarted } from "../contract/agent-framework-runner.ts";
 import { createMcpToolTask, runMcpToolTask, type McpTaskCall } from "./mcp-task-call.ts";
 import type { ResolvedMcpToolSourceOptions } from "./mcp-tool-source-options.ts";
 

@@ -1,5 +1,5 @@
 /** The contract's MCP effects table: effects from a tool's annotations. */
-import type { ToolEffect } from "../values/tool-effect.ts";
+import type { ToolEffect } from "../contract/values/tool-effect.ts";
 
 /** The MCP tool annotations the effect depends on. */
 export interface McpToolAnnotations {

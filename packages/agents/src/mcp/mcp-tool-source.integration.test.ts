@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import { FileGate } from "../testing/file-gate.ts";
 import { findFreeLoopbackPorts } from "../testing/find-free-loopback-ports.ts";
-import type { DeferredToolExecution, ToolExecutionResult, ToolTaskStarted } from "../runner/agent-framework-runner.ts";
-import type { AgentEventWriter } from "../values/agent-event.ts";
+import type { DeferredToolExecution, ToolExecutionResult, ToolTaskStarted } from "../contract/agent-framework-runner.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
 import { McpToolCallInterruptedError } from "./mcp-tool-call-interrupted-error.ts";
 import { mcpIdempotencyKeyMetaKey } from "./mcp-tool-call.ts";
 import { McpToolSource } from "./mcp-tool-source.ts";

@@ -13,11 +13,11 @@ import type {
   ToolTaskPoll,
   ToolTaskPollOutcome,
   ToolTaskStarted,
-} from "../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+} from "../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { JsonSchema } from "../stepwise/model-client.ts";
 import type { ListedTool, ToolSource, ToolSourceCallRequest, ToolSourceExecution } from "../stepwise/tool-source.ts";
-import { defaultRequiresApproval, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
+import { defaultRequiresApproval, type ToolEffect, type ToolPolicy } from "../contract/values/tool-effect.ts";
 import {
   isMcpResourceAndPromptToolName,
   mcpResourceAndPromptToolDefinitions,

@@ -15,7 +15,7 @@ import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
-import type { DeferredToolExecution } from "../runner/agent-framework-runner.ts";
+import type { DeferredToolExecution } from "../contract/agent-framework-runner.ts";
 import { McpToolSource } from "./mcp-tool-source.ts";
 import { createNotesSessionFlow, crashNotesFlow, notesFolderEnvironmentVariable, notesRemoteUrlEnvironmentVariable } from "./test-fixtures/mcp-session-flows.ts";
 import { notesServerFolder, startNotesHttpServer, type NotesServerFolder } from "./test-fixtures/notes-mcp-servers.ts";

@@ -13,7 +13,7 @@ import { FileGate } from "../testing/file-gate.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { crashNotesFlow, notesFolderEnvironmentVariable } from "./test-fixtures/mcp-session-flows.ts";
 import { notesServerFolder } from "./test-fixtures/notes-mcp-servers.ts";
 

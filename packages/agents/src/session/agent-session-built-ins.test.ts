@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { InvalidInputError } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
-import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome } from "../contract/agent-framework-runner.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 

@@ -18,9 +18,9 @@ import type { InvocationLog, InvocationLogEntry } from "../testing/invocation-lo
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
-import type { AgentState } from "../values/agent-state.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
+import type { AgentState } from "../contract/values/agent-state.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import type { AgentSessionFlow } from "./create-agent-session-flow.ts";
 import {
   crashApprovalFlow,

@@ -5,8 +5,8 @@ import { pollUntil } from "@perdure/engine/testing";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 import { ScriptedAgentRunner, type ScriptInput, type ScriptReply } from "../testing/scripted-agent-runner.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
-import { approvalDeadlinePassed } from "../values/result-texts.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
+import { approvalDeadlinePassed } from "../contract/values/result-texts.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
 
 function lookupThenAnswer(input: ScriptInput): ScriptReply {

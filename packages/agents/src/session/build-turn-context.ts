@@ -1,14 +1,14 @@
 import type { StepContext } from "@perdure/engine";
-import type { AgentTurnContext } from "../runner/agent-framework-runner.ts";
-import type { AgentState } from "../values/agent-state.ts";
-import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { resolveToolPolicy } from "../values/tool-effect.ts";
-import { builtInToolDefinition, type BuiltInToolDefinition } from "./built-in-tools/built-in-tool-definitions.ts";
+import type { AgentTurnContext } from "../contract/agent-framework-runner.ts";
+import type { AgentState } from "../contract/values/agent-state.ts";
+import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { resolveToolPolicy } from "../contract/values/tool-effect.ts";
+import { builtInToolDefinition, type BuiltInToolDefinition } from "../contract/built-in-tool-definitions.ts";
 import { createEventWriter } from "./event-writer.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
 import { loadedMessages } from "./messages/loaded-messages.ts";
 import { turnSessionSettingsOf } from "./settings/turn-session-settings.ts";
-import type { ContextSummary } from "../values/context-summary.ts";
+import type { ContextSummary } from "../contract/values/context-summary.ts";
 
 /**
  * The summary the model input starts from: the stored `ContextSummary` under a

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pollUntil } from "@perdure/engine/testing";
-import type { ContextSummaryRequest, ContextSummaryResult } from "../runner/agent-framework-runner.ts";
+import type { ContextSummaryRequest, ContextSummaryResult } from "../contract/agent-framework-runner.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";

@@ -1,5 +1,5 @@
 import { defineFlow, InvalidInputError } from "@perdure/engine";
-import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, DeferredToolOutcome } from "../contract/agent-framework-runner.ts";
 import { createAgentSessionPersistence } from "./persistence.ts";
 import { createSessionRpcs } from "./rpcs/session-rpcs.ts";
 import { resolveAgentSessionOptions, type AgentSessionOptions } from "./session-options.ts";
@@ -23,10 +23,10 @@ import { createCancelToolTaskStep } from "./steps/cancel-tool-task.ts";
 import { createFinishTurnCancellationStep } from "./steps/finish-turn-cancellation.ts";
 import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
-import type { BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
+import type { BuiltInToolName } from "../contract/built-in-tool-definitions.ts";
 import { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import { resolveAgentTracingOptions } from "../tracing/agent-tracing-options.ts";
-import { checkAgentSessionStartInput } from "../values/agent-state.ts";
+import { checkAgentSessionStartInput } from "../contract/values/agent-state.ts";
 
 function checkRunner(runner: AgentFrameworkRunner<unknown>): void {
   for (const method of ["buildUserMessage", "runModelStep", "executeDeferredToolCall"] as const) {

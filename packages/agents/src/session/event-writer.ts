@@ -1,5 +1,5 @@
 import type { StepContext } from "@perdure/engine";
-import type { AgentEventType, AgentEventWriter } from "../values/agent-event.ts";
+import type { AgentEventType, AgentEventWriter } from "../contract/values/agent-event.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 
 /** An event writer bound to this Step attempt and turn. A failed Stream write is logged once and never fails the Step. */

@@ -1,13 +1,13 @@
 import { attribute, attributeMap, channel, channelMap, stream, type Codec } from "@perdure/engine";
-import { agentEventFromWire, agentEventToWire, type AgentEvent } from "../values/agent-event.ts";
-import { agentInterruptFromWire, agentInterruptResolutionFromWire, agentInterruptResolutionToWire, agentInterruptToWire, type AgentInterrupt, type AgentInterruptResolution } from "../values/agent-interrupt.ts";
-import { sessionSettingsFromWire, turnSessionSettingsFromWire, turnSessionSettingsToWire, type SessionSettings, type TurnSessionSettings } from "../values/session-settings.ts";
-import { contextSummaryFromWire, contextSummaryToWire, type ContextSummary } from "../values/context-summary.ts";
-import { agentPlanFromWire, agentPlanToWire, planExecutionRequestFromWire, planExecutionRequestToWire, type AgentPlan, type PlanExecutionRequest } from "../values/agent-plan.ts";
-import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../values/agent-message.ts";
-import { agentStateFromWire, agentStateToWire, type AgentState } from "../values/agent-state.ts";
-import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { agentUsageFromWire, agentUsageToWire, type AgentUsage } from "../values/agent-usage.ts";
+import { agentEventFromWire, agentEventToWire, type AgentEvent } from "../contract/values/agent-event.ts";
+import { agentInterruptFromWire, agentInterruptResolutionFromWire, agentInterruptResolutionToWire, agentInterruptToWire, type AgentInterrupt, type AgentInterruptResolution } from "../contract/values/agent-interrupt.ts";
+import { sessionSettingsFromWire, turnSessionSettingsFromWire, turnSessionSettingsToWire, type SessionSettings, type TurnSessionSettings } from "../contract/values/session-settings.ts";
+import { contextSummaryFromWire, contextSummaryToWire, type ContextSummary } from "../contract/values/context-summary.ts";
+import { agentPlanFromWire, agentPlanToWire, planExecutionRequestFromWire, planExecutionRequestToWire, type AgentPlan, type PlanExecutionRequest } from "../contract/values/agent-plan.ts";
+import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../contract/values/agent-message.ts";
+import { agentStateFromWire, agentStateToWire, type AgentState } from "../contract/values/agent-state.ts";
+import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { agentUsageFromWire, agentUsageToWire, type AgentUsage } from "../contract/values/agent-usage.ts";
 import {
   agentUserMessageFromWire,
   agentUserMessageToWire,
@@ -16,7 +16,7 @@ import {
   type AgentUserMessage,
   type ToolCallCompleted,
   type TurnReplySequence,
-} from "../values/agent-user-message.ts";
+} from "../contract/values/agent-user-message.ts";
 import {
   toolCallCancellationFromWire,
   toolCallCancellationToWire,
@@ -27,8 +27,8 @@ import {
   type ToolCallCancellation,
   type TurnCancellationRequest,
   type TurnControlRequest,
-} from "../values/turn-control.ts";
-import { asWireObject, readNumber, readString } from "../values/wire.ts";
+} from "../contract/values/turn-control.ts";
+import { asWireObject, readNumber, readString } from "../contract/values/wire.ts";
 import { agentMessageChunkFromWire, agentMessageChunkToWire, type AgentMessageChunk } from "./messages/agent-message-chunk.ts";
 import { agentMessageIndexFromWire, agentMessageIndexToWire, type AgentMessageIndex } from "./messages/agent-message-index.ts";
 import { resolveMessageStorageOptions, type MessageStorageOptions } from "./messages/message-storage-options.ts";

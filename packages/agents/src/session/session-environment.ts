@@ -1,4 +1,4 @@
-import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, DeferredToolOutcome } from "../contract/agent-framework-runner.ts";
 import type { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import type { ResolvedAgentSessionOptions } from "./session-options.ts";

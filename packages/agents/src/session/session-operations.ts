@@ -1,8 +1,8 @@
 import type { StepContext } from "@perdure/engine";
-import type { AgentEventWriter } from "../values/agent-event.ts";
-import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
-import { withInteractionMode, type AgentState, type InteractionMode } from "../values/agent-state.ts";
-import type { AgentToolCallRecord, AgentToolCallStatus } from "../values/agent-tool-call.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
+import type { AgentMessage, FrameworkMessage } from "../contract/values/agent-message.ts";
+import { withInteractionMode, type AgentState, type InteractionMode } from "../contract/values/agent-state.ts";
+import type { AgentToolCallRecord, AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import { loadedStoredMessages } from "./messages/loaded-messages.ts";
 import { storeMessages } from "./messages/store-messages.ts";

@@ -1,7 +1,7 @@
 import { InvalidInputError } from "@perdure/engine";
-import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
+import { isToolEffect, type ToolEffect, type ToolPolicy } from "../contract/values/tool-effect.ts";
 import type { AgentTracingOptions } from "../tracing/agent-tracing-options.ts";
-import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "./built-in-tools/built-in-tool-definitions.ts";
+import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "../contract/built-in-tool-definitions.ts";
 import { resolveMessageStorageOptions, type ResolvedMessageStorageOptions } from "./messages/message-storage-options.ts";
 
 /** Keeps the model input under the context window; see `AgentSessionOptions.compaction`. */

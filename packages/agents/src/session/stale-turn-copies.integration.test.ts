@@ -10,13 +10,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
-import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome, DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome, DeferredToolOutcome } from "../contract/agent-framework-runner.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
-import type { FrameworkMessage } from "../values/agent-message.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
-import type { SessionSettings } from "../values/session-settings.ts";
+import type { FrameworkMessage } from "../contract/values/agent-message.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 
 /** Answers every turn with three messages; turn-2's first attempt parks until released, then fails so the call is retried. */

@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { InvalidInputError } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
-import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../runner/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../contract/agent-framework-runner.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
-import { agentStateFromWire, agentStateToWire } from "../values/agent-state.ts";
-import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
-import { toolCallCancelledBySteeringResult, turnCancelledNoteHeader, turnSteeredNoteHeader } from "../values/result-texts.ts";
+import { agentStateFromWire, agentStateToWire } from "../contract/values/agent-state.ts";
+import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
+import { toolCallCancelledBySteeringResult, turnCancelledNoteHeader, turnSteeredNoteHeader } from "../contract/values/result-texts.ts";
 import { createAgentSessionFlow, describeAgentSessionFeatures } from "./create-agent-session-flow.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 

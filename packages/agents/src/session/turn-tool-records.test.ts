@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome } from "../runner/agent-framework-runner.ts";
-import { selectUnstoredToolCalls } from "../runner/unstored-tool-calls.ts";
+import type { AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome } from "../contract/agent-framework-runner.ts";
+import { selectUnstoredToolCalls } from "../contract/unstored-tool-calls.ts";
 import { ScriptedAgentRunner } from "../testing/scripted-agent-runner.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
-import { turnFailureNoteFooter, turnFailureNoteHeader } from "../values/result-texts.ts";
-import { defaultRequiresApproval, resolveToolPolicy } from "../values/tool-effect.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
+import { turnFailureNoteFooter, turnFailureNoteHeader } from "../contract/values/result-texts.ts";
+import { defaultRequiresApproval, resolveToolPolicy } from "../contract/values/tool-effect.ts";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 

@@ -1,11 +1,11 @@
 import { InvalidInputError } from "@perdure/engine";
-import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "../session/built-in-tools/built-in-tool-definitions.ts";
-import type { AgentPlan } from "../values/agent-plan.ts";
-import type { InteractionMode } from "../values/agent-state.ts";
-import type { SessionSettings } from "../values/session-settings.ts";
+import { builtInToolNames, isBuiltInToolName, type BuiltInToolName } from "../contract/built-in-tool-definitions.ts";
+import type { AgentPlan } from "../contract/values/agent-plan.ts";
+import type { InteractionMode } from "../contract/values/agent-state.ts";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
 import type { CompactionPolicy } from "../session/session-options.ts";
 import type { AgentTracingOptions } from "../tracing/agent-tracing-options.ts";
-import { isToolEffect, type ToolEffect, type ToolPolicy } from "../values/tool-effect.ts";
+import { isToolEffect, type ToolEffect, type ToolPolicy } from "../contract/values/tool-effect.ts";
 import type { FunctionTool } from "./function-tool.ts";
 import type { ModelClient, ModelSettings } from "./model-client.ts";
 import type { ToolSource } from "./tool-source.ts";

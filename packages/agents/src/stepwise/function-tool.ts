@@ -1,8 +1,8 @@
 import { InvalidInputError } from "@perdure/engine";
-import type { ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
-import type { AgentEventWriter } from "../values/agent-event.ts";
-import type { QuestionAnswer } from "../values/agent-tool-call.ts";
-import { isToolEffect, type ToolEffect } from "../values/tool-effect.ts";
+import type { ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
+import type { QuestionAnswer } from "../contract/values/agent-tool-call.ts";
+import { isToolEffect, type ToolEffect } from "../contract/values/tool-effect.ts";
 import type { JsonSchema } from "./model-client.ts";
 
 /** What a function tool's `execute` gets besides its arguments. */

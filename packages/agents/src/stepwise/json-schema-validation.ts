@@ -30,7 +30,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv"
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { JsonSchema } from "./model-client.ts";
-import { pythonEquals, pythonJsonLoads, pythonRepr } from "./python-json.ts";
+import { pythonEquals, pythonJsonLoads, pythonRepr } from "../contract/python-json.ts";
 
 /**
  * Checks one arguments value: `null` when it matches the schema, otherwise

@@ -2,9 +2,9 @@
  * The `ModelClient` contract: one model call per `RunModel`, from committed
  * input items, with text and reasoning streamed to `AgentEvents`.
  */
-import type { ModelCallMetadata } from "../runner/agent-framework-runner.ts";
-import type { AgentEventWriter } from "../values/agent-event.ts";
-import type { AgentUsage } from "../values/agent-usage.ts";
+import type { ModelCallMetadata } from "../contract/agent-framework-runner.ts";
+import type { AgentEventWriter } from "../contract/values/agent-event.ts";
+import type { AgentUsage } from "../contract/values/agent-usage.ts";
 
 /** A JSON Schema object describing a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;

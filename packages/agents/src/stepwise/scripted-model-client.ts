@@ -1,4 +1,4 @@
-import { emptyAgentUsage } from "../values/agent-usage.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import type { ModelClient, ModelRequest, ModelResponse, ModelToolCall, ToolResultItem } from "./model-client.ts";
 
 /** What a script returns for one model call. */

@@ -12,23 +12,23 @@ import type {
   ToolTaskPoll,
   ToolTaskPollOutcome,
   ToolTaskStarted,
-} from "../runner/agent-framework-runner.ts";
+} from "../contract/agent-framework-runner.ts";
 import { buildModelInput } from "./stepwise-input.ts";
-import { buildPlanNote } from "../session/plans/plan-note.ts";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
-import type { SessionSettings } from "../values/session-settings.ts";
+import { buildPlanNote } from "../contract/plan-note.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
 import { contextSummaryItems, selectStepwiseUnstoredToolCalls } from "./compaction/compacted-turn.ts";
 import { selectStepwiseCompactionCutoff } from "./compaction/select-compaction-cutoff.ts";
 import { buildSummaryModelRequest } from "./compaction/summary-request.ts";
 import { estimateInputTokensWith } from "./compaction/token-estimate.ts";
-import type { FrameworkMessage } from "../values/agent-message.ts";
-import type { AgentToolCall } from "../values/agent-tool-call.ts";
-import { missingToolTaskPoller, outcomeUnknownToolResult } from "../values/result-texts.ts";
+import type { FrameworkMessage } from "../contract/values/agent-message.ts";
+import type { AgentToolCall } from "../contract/values/agent-tool-call.ts";
+import { missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
 import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
 import { parseToolArguments } from "./json-schema-validation.ts";
 import type { ModelClient, ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, ToolResultItem } from "./model-client.ts";
-import { pythonJsonDumps } from "./python-json.ts";
+import { pythonJsonDumps } from "../contract/python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
 import type { ListedTool, ToolSource } from "./tool-source.ts";
 

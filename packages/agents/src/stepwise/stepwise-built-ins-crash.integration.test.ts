@@ -18,7 +18,7 @@ import { FileGate } from "../testing/file-gate.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import {
   builtInsCrashDirectoryEnvironmentVariable,
   builtInsCrashFlows,

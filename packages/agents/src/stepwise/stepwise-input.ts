@@ -2,7 +2,7 @@
  * The Stepwise model input from stored items, with every tool call paired
  * with a result, so no provider sees an orphaned call.
  */
-import { outcomeUnknownToolResult } from "../values/result-texts.ts";
+import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import type { ModelOutputItem, StepwiseInputItem } from "./model-client.ts";
 
 export function isInputItem(value: unknown): value is StepwiseInputItem {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pollUntil } from "@perdure/engine/testing";
 import { readStepHistory } from "../testing/read-step-history.ts";
-import type { DeferredToolOutcome } from "../runner/agent-framework-runner.ts";
+import type { DeferredToolOutcome } from "../contract/agent-framework-runner.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
 import { ScriptedModelClient, type ScriptedModelReply } from "./scripted-model-client.ts";

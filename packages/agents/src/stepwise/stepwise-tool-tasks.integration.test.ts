@@ -10,10 +10,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pollUntil } from "@perdure/engine/testing";
-import type { ToolTaskPoll, ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
+import type { ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
-import type { QuestionAnswer } from "../values/agent-tool-call.ts";
-import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult } from "../values/result-texts.ts";
+import type { QuestionAnswer } from "../contract/values/agent-tool-call.ts";
+import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
 import { ScriptedModelClient } from "./scripted-model-client.ts";

@@ -13,7 +13,7 @@ import { readStepHistory } from "../testing/read-step-history.ts";
 import {
   toolCallCancelledBySteeringResult,
   toolCallCancelledByTurnCancellationResult,
-} from "../values/result-texts.ts";
+} from "../contract/values/result-texts.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
 import { ScriptedModelClient, type ScriptedModelReply } from "./scripted-model-client.ts";

@@ -10,8 +10,8 @@ import type {
   ToolTaskPoll,
   ToolTaskPollOutcome,
   ToolTaskStarted,
-} from "../runner/agent-framework-runner.ts";
-import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect } from "../values/tool-effect.ts";
+} from "../contract/agent-framework-runner.ts";
+import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect } from "../contract/values/tool-effect.ts";
 import type { ModelToolDefinition } from "./model-client.ts";
 
 /** A tool a source listed, with the policy metadata it declares. */

@@ -25,7 +25,7 @@ import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts"
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
 import {
   raceCallNames,
   turnControlRaceDirectoryEnvironmentVariable,

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import type { Client } from "@perdure/engine";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
-import { isFinalToolCallStatus } from "../values/agent-tool-call.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
+import { isFinalToolCallStatus } from "../contract/values/agent-tool-call.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
 
 /**
  * Reads the session's snapshot and throws an `AssertionError` unless:

@@ -7,12 +7,12 @@ import type { ExecutePlanInput } from "../session/rpcs/execute-plan.ts";
 import type { SteerUserMessageInput } from "../session/rpcs/turn-control-rpcs.ts";
 import { toolTaskPollTimerId } from "../session/steps/poll-tool-task.ts";
 import type { ListAgentMessagesInput, ResolveInterruptInput } from "../session/rpcs/session-rpcs.ts";
-import type { AgentMessagePage } from "../values/agent-message-page.ts";
-import type { AgentEvent } from "../values/agent-event.ts";
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { AgentState } from "../values/agent-state.ts";
-import type { SessionSettings } from "../values/session-settings.ts";
+import type { AgentMessagePage } from "../contract/values/agent-message-page.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { AgentState } from "../contract/values/agent-state.ts";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
 import { validateSessionSettings } from "../session/settings/session-settings-limits.ts";
 
 /** Options of the waits of {@link AgentSessionTestClient}. */

@@ -6,9 +6,9 @@
  */
 import type { Link } from "@opentelemetry/api";
 import type { StepContext } from "@perdure/engine";
-import type { SessionEnvironment } from "../session/session-environment.ts";
-import { messageSequenceKey } from "../values/agent-message.ts";
-import { withoutFields } from "../values/wire.ts";
+import type { TracingEnvironment } from "./tracing-environment.ts";
+import { messageSequenceKey } from "../contract/values/agent-message.ts";
+import { withoutFields } from "../contract/values/wire.ts";
 import { commonSpanAttributes, perdureAttributeKeys } from "./span-attributes.ts";
 import { formatTraceParent, parseTraceParent } from "./traceparent.ts";
 import { guardTracing } from "./tracing-failure-log.ts";
@@ -32,7 +32,7 @@ export interface ActivationRootInput {
  * state = await startTurn(context, persistence, state, message, writeEvent);
  * await emitActivationRoot(context, environment, { turnId: state.activeTurnId, lastMessageSequence: state.messageCount });
  */
-export async function emitActivationRoot(context: StepContext, environment: SessionEnvironment, input: ActivationRootInput): Promise<string | undefined> {
+export async function emitActivationRoot(context: StepContext, environment: TracingEnvironment, input: ActivationRootInput): Promise<string | undefined> {
   const { agentTraceContext } = environment.persistence;
   const previous = context.read(agentTraceContext);
   const active = await environment.tracer.active();
@@ -59,7 +59,7 @@ export async function emitActivationRoot(context: StepContext, environment: Sess
 }
 
 /** The activation's `traceparent` to copy onto a tool call record that `RunModel` creates: `{}` when none is stored. */
-export function activationTraceContextField(context: StepContext, environment: SessionEnvironment): { traceContext?: string } {
+export function activationTraceContextField(context: StepContext, environment: TracingEnvironment): { traceContext?: string } {
   const traceContext = context.read(environment.persistence.agentTraceContext);
   return traceContext === undefined ? {} : { traceContext };
 }

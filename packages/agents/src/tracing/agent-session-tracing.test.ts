@@ -5,7 +5,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { pollUntil } from "@perdure/engine/testing";
 import { createAgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import { startSessionHarness, waitForTurns } from "../session/test-fixtures/session-harness.ts";
-import { ToolExecutionError } from "../runner/tool-execution-error.ts";
+import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
 import type { ScriptInput, ScriptReply } from "../testing/scripted-agent-runner.ts";
 import type { AgentTracingOptions } from "./agent-tracing-options.ts";

@@ -5,10 +5,10 @@
  */
 import type { Attributes, Context } from "@opentelemetry/api";
 import type { StepContext } from "@perdure/engine";
-import type { AgentTurnContext, AgentTurnOutcome, DeferredToolCall, ModelCallMetadata } from "../runner/agent-framework-runner.ts";
-import type { SessionEnvironment } from "../session/session-environment.ts";
-import { messageSequenceKey, type FrameworkMessage } from "../values/agent-message.ts";
-import type { AgentUsage } from "../values/agent-usage.ts";
+import type { AgentTurnContext, AgentTurnOutcome, DeferredToolCall, ModelCallMetadata } from "../contract/agent-framework-runner.ts";
+import type { TracingEnvironment } from "./tracing-environment.ts";
+import { messageSequenceKey, type FrameworkMessage } from "../contract/values/agent-message.ts";
+import type { AgentUsage } from "../contract/values/agent-usage.ts";
 import { runInContext, type ActiveAgentTracer } from "./agent-session-tracer.ts";
 import { assistantTextsOf, inputMessagesContent, outputMessagesContent } from "./message-content.ts";
 import { commonSpanAttributes, errorMessageOf, errorTypeOf, isSingleModelCall, modelCallAttributes, perdureAttributeKeys, usageAttributes, type SpanAttributes } from "./span-attributes.ts";
@@ -95,7 +95,7 @@ function emitChatSpan(active: ActiveAgentTracer, end: ChatSpanEnd): void {
  */
 export async function traceModelCall<TResult>(
   context: StepContext,
-  environment: SessionEnvironment,
+  environment: TracingEnvironment,
   input: ModelCallSpanInput,
   call: () => Promise<TResult>,
   describe: (result: TResult) => ModelCallSpanResult,
@@ -128,7 +128,7 @@ export async function traceModelCall<TResult>(
  * @example
  * const outcome = await withChatSpan(context, environment, turn, () => runner.runModelStep(turn));
  */
-export function withChatSpan(context: StepContext, environment: SessionEnvironment, turn: AgentTurnContext, call: () => Promise<AgentTurnOutcome>): Promise<AgentTurnOutcome> {
+export function withChatSpan(context: StepContext, environment: TracingEnvironment, turn: AgentTurnContext, call: () => Promise<AgentTurnOutcome>): Promise<AgentTurnOutcome> {
   return traceModelCall(context, environment, { turnId: turn.turnId, messages: turn.messages }, call, (outcome) => ({
     modelCallMetadata: outcome?.modelCallMetadata,
     usage: outcome?.usage,

@@ -3,8 +3,8 @@
  * `shouldCaptureMessageContent` is on: `gen_ai.input.messages` and
  * `gen_ai.output.messages` as the GenAI conventions' JSON message lists.
  */
-import type { DeferredToolCall } from "../runner/agent-framework-runner.ts";
-import type { FrameworkMessage } from "../values/agent-message.ts";
+import type { DeferredToolCall } from "../contract/agent-framework-runner.ts";
+import type { FrameworkMessage } from "../contract/values/agent-message.ts";
 
 interface ContentPart {
   type: "text" | "tool_call" | "tool_call_response";

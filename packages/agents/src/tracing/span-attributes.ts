@@ -3,8 +3,8 @@
  * (per version) and the engine attributes under `perdure.*`.
  */
 import type { StepContext } from "@perdure/engine";
-import type { ModelCallMetadata } from "../runner/agent-framework-runner.ts";
-import type { AgentUsage } from "../values/agent-usage.ts";
+import type { ModelCallMetadata } from "../contract/agent-framework-runner.ts";
+import type { AgentUsage } from "../contract/values/agent-usage.ts";
 import type { GenAISemanticConventionsVersion } from "./agent-tracing-options.ts";
 
 /** An attribute value the spans use. */

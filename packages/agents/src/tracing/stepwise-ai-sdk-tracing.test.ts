@@ -13,7 +13,7 @@ import { contextSummaryInstructions } from "../stepwise/compaction/context-summa
 import { createStepwiseAgentSessionFlow } from "../stepwise/create-stepwise-agent-session-flow.ts";
 import { finishPart, scriptedLanguageModel, textParts, type LanguageModelStreamPart } from "../stepwise/test-fixtures/stepwise-scripted-language-model.ts";
 import { startStepwiseTestAgent } from "../stepwise/test-fixtures/stepwise-test-agent.ts";
-import { messageSequenceKey } from "../values/agent-message.ts";
+import { messageSequenceKey } from "../contract/values/agent-message.ts";
 import { parentSpanIdOf, startInMemoryTracing } from "./test-fixtures/in-memory-tracing.ts";
 
 const filler = "The customer asked about the delivery window of a parcel and the refund policy for damaged goods. ";

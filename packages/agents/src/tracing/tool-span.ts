@@ -5,8 +5,8 @@
  */
 import type { Attributes, Span } from "@opentelemetry/api";
 import type { StepContext } from "@perdure/engine";
-import type { SessionEnvironment } from "../session/session-environment.ts";
-import type { AgentToolCall, AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import type { TracingEnvironment } from "./tracing-environment.ts";
+import type { AgentToolCall, AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { runInContext, type ActiveAgentTracer } from "./agent-session-tracer.ts";
 import { commonSpanAttributes, errorMessageOf, errorTypeOf } from "./span-attributes.ts";
 import { guardTracing } from "./tracing-failure-log.ts";
@@ -43,7 +43,7 @@ function startToolSpan(active: ActiveAgentTracer, context: StepContext, record: 
  */
 export async function withToolSpan<TResult>(
   context: StepContext,
-  environment: SessionEnvironment,
+  environment: TracingEnvironment,
   record: AgentToolCall | AgentToolCallRecord,
   call: () => Promise<TResult>,
 ): Promise<TResult> {

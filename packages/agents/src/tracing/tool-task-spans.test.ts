@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pollUntil } from "@perdure/engine/testing";
-import type { ToolTaskPollOutcome } from "../runner/agent-framework-runner.ts";
+import type { ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
 import { createStepwiseAgentSessionFlow } from "../stepwise/create-stepwise-agent-session-flow.ts";
 import { functionTool } from "../stepwise/function-tool.ts";
 import { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { StreamMessage } from "@perdure/engine";
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { convertAgentEventMessageToJson, convertAgentEventToJson } from "./agent-event-json.ts";
 
 const event: AgentEvent = { type: "tool_call_started", turnId: "turn-2", attempt: 3, stepExecutionId: "17", payload: { tool_call_id: "call-1", tool_name: "lookup_order" } };

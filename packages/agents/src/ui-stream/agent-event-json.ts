@@ -1,5 +1,5 @@
 import type { StreamMessage } from "@perdure/engine";
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import type { AgentEventJson } from "./agent-ui-message-types.ts";
 
 /**

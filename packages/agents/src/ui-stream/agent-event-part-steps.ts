@@ -3,7 +3,7 @@
  * `RunModel` execution and attempt the parts belong to, the open text and
  * reasoning parts, and the tool calls the browser holds a part for.
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import type { PlannedAgentUIPart } from "./planned-agent-ui-part.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
 import {
   planAgentEventParts,
   planAwaitingApprovalParts,

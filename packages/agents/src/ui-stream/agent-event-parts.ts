@@ -6,7 +6,7 @@
  * arguments and results, which live in committed records, are looked up only
  * when a part is sent ({@link PlannedAgentUIPart}).
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { convertAgentEventToJson } from "./agent-event-json.ts";
 import { chunk, closeOpenParts, enterModelStep, payloadString, showToolCall } from "./agent-event-part-steps.ts";
 import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";

@@ -5,7 +5,7 @@
  * carries `written_at`, the time the event was written.
  */
 import { describeValue, InvalidInputError, InvalidResumeTokenError, type StreamMessage } from "@perdure/engine";
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { convertAgentEventMessageToJson } from "./agent-event-json.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 import { createJsonErrorResponse, eventStreamHeaders } from "./server-sent-event-responses.ts";

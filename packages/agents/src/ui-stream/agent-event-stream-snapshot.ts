@@ -2,8 +2,8 @@
  * The plain-SSE snapshot: `get_agent_snapshot` and the engine Stream token
  * its events continue from.
  */
-import { agentSnapshotToWire, type AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { WireObject } from "../values/wire.ts";
+import { agentSnapshotToWire, type AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { WireObject } from "../contract/values/wire.ts";
 import { findTurnOrigin, readNewestEventPosition } from "./agent-event-stream-positions.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 

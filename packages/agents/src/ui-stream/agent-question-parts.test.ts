@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import { maxAgentQuestionResponses, readAgentQuestionResponses, selectAgentQuestionResponses } from "./agent-question-responses.ts";
 import { convertAgentSnapshotToUIMessages } from "./agent-ui-messages.ts";
 import { planChunk } from "./plan-chunks.ts";

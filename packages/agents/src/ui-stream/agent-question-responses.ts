@@ -4,8 +4,8 @@
  * or with `resolve_interrupt` for a decline.
  */
 import { describeValue, InvalidInputError, RpcLockConflictError } from "@perdure/engine";
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import { isBlankText } from "../values/result-texts.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import { isBlankText } from "../contract/values/result-texts.ts";
 import { turnIdOfMessageId } from "./agent-tool-approvals.ts";
 import { delay, resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 

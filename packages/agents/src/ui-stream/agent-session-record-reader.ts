@@ -3,11 +3,11 @@
  * turn's end committed, whether it waits only for approvals and questions,
  * tool call arguments and results, and the plan, which events do not carry.
  */
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import type { AgentPlan } from "../values/agent-plan.ts";
-import { isFinalToolCallStatus, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import type { AgentMessagePage } from "../values/agent-message-page.ts";
-import type { AgentMessage } from "../values/agent-message.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import type { AgentPlan } from "../contract/values/agent-plan.ts";
+import { isFinalToolCallStatus, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import type { AgentMessagePage } from "../contract/values/agent-message-page.ts";
+import type { AgentMessage } from "../contract/values/agent-message.ts";
 import type { PendingApprovalCall } from "./agent-event-parts.ts";
 import { questionChunkFromInterrupt, type AgentQuestionChunk } from "./agent-ui-data-parts.ts";
 import { delay, turnNumber, type AgentUIStreamSession } from "./agent-ui-stream-session.ts";

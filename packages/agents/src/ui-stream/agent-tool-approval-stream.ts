@@ -3,7 +3,7 @@
  * question responses, and streams the rest of the turn into the same message.
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
 import { closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
 import { findTurnOrigin, isEventPositionAccepted } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";

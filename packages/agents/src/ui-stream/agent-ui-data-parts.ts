@@ -5,9 +5,9 @@
  * of adding another, and a replayed turn rebuilds the same parts.
  * docs/decisions/2026-12-03-questions-and-plans-in-ui-streams.md
  */
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import type { AgentPlanStatus, AgentPlanTask } from "../values/agent-plan.ts";
-import { questionDeadlinePassed } from "../values/result-texts.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import type { AgentPlanStatus, AgentPlanTask } from "../contract/values/agent-plan.ts";
+import { questionDeadlinePassed } from "../contract/values/result-texts.ts";
 import type { AgentMcpTaskStatusChunk, AgentMcpToolProgressChunk } from "./mcp-data-parts.ts";
 import type { AgentToolTaskChunk } from "./tool-task-data-parts.ts";
 import type { AgentTurnControlChunk } from "./turn-control-data-parts.ts";

@@ -3,7 +3,7 @@
  * and follow the turn that answers it.
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
-import { isBlankText } from "../values/result-texts.ts";
+import { isBlankText } from "../contract/values/result-texts.ts";
 import { findTurnOrigin, isEventPositionAccepted, readNewestEventPosition } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";

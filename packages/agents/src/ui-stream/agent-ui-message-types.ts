@@ -3,7 +3,7 @@
  * of the AI SDK's `UIMessageChunk` and `UIMessage` types, so this package has
  * no runtime dependency on `ai`; a type test keeps them assignable.
  */
-import type { AgentEventType } from "../values/agent-event.ts";
+import type { AgentEventType } from "../contract/values/agent-event.ts";
 import type { AgentDataChunk } from "./agent-ui-data-parts.ts";
 
 /**

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentMessage } from "../values/agent-message.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
+import type { AgentMessage } from "../contract/values/agent-message.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import { maxAgentToolApprovalDecisions, readAgentToolApprovalResponses, selectAgentToolApprovalDecisions } from "./agent-tool-approvals.ts";
 import { convertAgentSnapshotToUIMessages } from "./agent-ui-messages.ts";
 

@@ -2,10 +2,10 @@
  * Stored messages as AI SDK `UIMessage` objects, and the `useChat` load
  * route's answer: the messages and the active turn's resume token.
  */
-import { approvalInterruptId } from "../values/agent-interrupt.ts";
-import type { AgentMessage } from "../values/agent-message.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
+import type { AgentMessage } from "../contract/values/agent-message.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { agentTurnMessageId } from "./agent-event-parts.ts";
 import { questionChunkFromInterrupt } from "./agent-ui-data-parts.ts";
 import { findTurnOrigin } from "./agent-event-stream-positions.ts";
@@ -15,7 +15,7 @@ import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
 import { turnStartPosition } from "./agent-ui-stream-run.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
 import { toolTaskChunkFromRecord } from "./tool-task-data-parts.ts";
-import { failedToolResultPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../values/result-texts.ts";
+import { failedToolResultPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../contract/values/result-texts.ts";
 
 /** What the `useChat` load route answers. */
 export interface AgentSessionUIMessages {

@@ -4,7 +4,7 @@
  * continues after it, and ends once committed state confirms the turn's end,
  * or that it waits only for approvals and questions.
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import {
   planAgentEventParts,
   planAwaitingApprovalParts,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
 import { planAgentEventParts } from "./agent-event-parts.ts";
 import { initialAgentUIStreamState, parseAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 

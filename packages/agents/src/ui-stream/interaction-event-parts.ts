@@ -5,7 +5,7 @@
  * returns false for an event it cannot map, which then travels as a
  * transient `data-agent-event`.
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { chunk, closeOpenParts, enterModelStep, enterStepOfResponse, payloadString, showToolCall } from "./agent-event-part-steps.ts";
 import { questionChunkFromPayload, questionResolutionChunkFromPayload, timerChunkFromPayload, toolCallIdOfQuestion } from "./agent-ui-data-parts.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";

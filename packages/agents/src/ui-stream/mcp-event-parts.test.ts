@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
 import { planAgentEventParts, type PlannedAgentUIPart } from "./agent-event-parts.ts";
 import { initialAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 

@@ -4,7 +4,7 @@
  * tool part when the stream has not shown it, then the call's progress or
  * task status part, which replaces the previous one in the message.
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { chunk, enterStepOfResponse, showToolCall } from "./agent-event-part-steps.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { mcpTaskStatusChunkFromPayload, mcpToolProgressChunkFromPayload } from "./mcp-data-parts.ts";

@@ -1,4 +1,4 @@
-import type { AgentPlan, AgentPlanStatus } from "../values/agent-plan.ts";
+import type { AgentPlan, AgentPlanStatus } from "../contract/values/agent-plan.ts";
 import { agentPlanPartId, type AgentPlanChunk } from "./agent-ui-data-parts.ts";
 
 const planStatuses: readonly string[] = ["draft", "active", "completed", "cleared"];

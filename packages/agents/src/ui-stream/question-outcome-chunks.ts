@@ -1,5 +1,5 @@
-import { isFinalToolCallStatus, type AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { questionDeadlinePassed } from "../values/result-texts.ts";
+import { isFinalToolCallStatus, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { questionDeadlinePassed } from "../contract/values/result-texts.ts";
 import type { AgentQuestionResolution, AgentQuestionResolutionChunk } from "./agent-ui-data-parts.ts";
 
 function resolutionChunk(interruptId: string, toolCallId: string, resolution: AgentQuestionResolution, rejectionMessage: string | null): AgentQuestionResolutionChunk {

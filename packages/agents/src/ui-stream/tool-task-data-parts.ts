@@ -4,7 +4,7 @@
  * ID as its `id`, so each status replaces the previous one in the message.
  * docs/decisions/2026-12-03-turn-control-and-tool-tasks-in-ui-streams.md
  */
-import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
+import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 
 /**
  * Where a tool task stands: `running` while the session polls it,

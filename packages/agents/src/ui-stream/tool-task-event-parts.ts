@@ -5,7 +5,7 @@
  * status each send the task part again with the new status. Text a poll
  * writes is the tool's, not the model's.
  */
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { chunk, enterStepOfResponse, payloadString, showToolCall } from "./agent-event-part-steps.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import type { PlannedAgentUIPart } from "./planned-agent-ui-part.ts";

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
-import type { AgentSnapshot } from "../values/agent-snapshot.ts";
-import type { AgentToolCallRecord } from "../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../values/agent-usage.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
+import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
+import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import { planAgentEventParts, planTurnEndParts, type PlannedAgentUIPart } from "./agent-event-parts.ts";
 import { convertAgentSnapshotToUIMessages } from "./agent-ui-messages.ts";
 import { initialAgentUIStreamState, parseAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";

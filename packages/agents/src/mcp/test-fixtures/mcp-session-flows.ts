@@ -7,7 +7,7 @@
  */
 import { createStepwiseAgentSessionFlow } from "../../stepwise/create-stepwise-agent-session-flow.ts";
 import { ScriptedModelClient } from "../../stepwise/scripted-model-client.ts";
-import type { ToolPolicy } from "../../values/tool-effect.ts";
+import type { ToolPolicy } from "../../contract/values/tool-effect.ts";
 import { McpToolSource } from "../mcp-tool-source.ts";
 import type { McpServerConfig } from "../mcp-server-config.ts";
 import { notesServerPath } from "./notes-mcp-servers.ts";

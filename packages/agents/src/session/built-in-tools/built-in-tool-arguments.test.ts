@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compileArgumentValidator } from "../../stepwise/json-schema-validation.ts";
 import { checkAskUserArguments, checkDurableWaitArguments, checkWriteTodosArguments } from "./built-in-tool-arguments.ts";
-import { builtInToolDefinition, builtInToolDefinitions, builtInToolNames } from "./built-in-tool-definitions.ts";
+import { builtInToolDefinition, builtInToolDefinitions, builtInToolNames } from "../../contract/built-in-tool-definitions.ts";
 import { durableWaitTimerId } from "./durable-wait-timer.ts";
 
 test("ask_user arguments: null optionals are absent, free text defaults by choices, and blank text is Python's str.strip() blank", () => {

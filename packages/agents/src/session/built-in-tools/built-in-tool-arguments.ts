@@ -3,9 +3,9 @@
  * `null` optional argument counts as absent, and "blank" is what Python's
  * `str.strip()` would leave empty, as in the Python core.
  */
-import { agentPlanTaskStatuses, type AgentPlanTask } from "../../values/agent-plan.ts";
-import { isBlankText } from "../../values/result-texts.ts";
-import { pythonJsonLoads, pythonRepr } from "../../stepwise/python-json.ts";
+import { agentPlanTaskStatuses, type AgentPlanTask } from "../../contract/values/agent-plan.ts";
+import { isBlankText } from "../../contract/values/result-texts.ts";
+import { pythonJsonLoads, pythonRepr } from "../../contract/python-json.ts";
 
 /** The arguments, or the reason they are invalid (without the `invalid <tool> arguments: ` prefix). */
 export type CheckedArguments<TValue> = { ok: true; value: TValue } | { ok: false; reason: string };

@@ -6,9 +6,9 @@
  * this commit, so no Step runs for it.
  */
 import { movement } from "@perdure/engine";
-import type { AgentInterrupt } from "../../values/agent-interrupt.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { invalidBuiltInToolArguments, invalidTodos, writeTodosCalledMoreThanOnce } from "../../values/result-texts.ts";
+import type { AgentInterrupt } from "../../contract/values/agent-interrupt.ts";
+import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { invalidBuiltInToolArguments, invalidTodos, writeTodosCalledMoreThanOnce } from "../../contract/values/result-texts.ts";
 import { replacePlan } from "../plans/plan-writes.ts";
 import { finishToolCall } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";

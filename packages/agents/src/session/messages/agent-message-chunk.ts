@@ -4,8 +4,8 @@
  * Its size is measured on the JSON this core writes, so a chunk's stored
  * text is exactly what {@link agentMessageChunkBytes} counts.
  */
-import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../../values/agent-message.ts";
-import { asWireObject, type WireObject } from "../../values/wire.ts";
+import { agentMessageFromWire, agentMessageToWire, type AgentMessage } from "../../contract/values/agent-message.ts";
+import { asWireObject, type WireObject } from "../../contract/values/wire.ts";
 
 /** Messages in sequence order, without gaps. */
 export interface AgentMessageChunk {

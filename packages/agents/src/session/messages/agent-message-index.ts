@@ -3,7 +3,7 @@
  * the first chunk is written, which means every message is in the
  * `AgentMessages` window (a new session, or one a 0.1.0 Worker wrote).
  */
-import { asWireObject, readNumber, type WireObject } from "../../values/wire.ts";
+import { asWireObject, readNumber, type WireObject } from "../../contract/values/wire.ts";
 
 /** The first and last sequence of one kept chunk. */
 export interface AgentMessageChunkRange {

@@ -6,7 +6,7 @@
  * `CompactContext` apply it.
  */
 import type { StepContext } from "@perdure/engine";
-import { messageSequenceKey } from "../../values/agent-message.ts";
+import { messageSequenceKey } from "../../contract/values/agent-message.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isSameAgentMessageIndex, type AgentMessageIndex } from "./agent-message-index.ts";

@@ -5,7 +5,7 @@
  * `deletedBeforeSequence` once retention deleted earlier messages.
  */
 import type { RpcContext } from "@perdure/engine";
-import type { AgentMessagePage } from "../../values/agent-message-page.ts";
+import type { AgentMessagePage } from "../../contract/values/agent-message-page.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import { deletedBeforeSequenceOf, readStoredMessages } from "./stored-messages-reader.ts";
 

@@ -4,7 +4,7 @@
  * Step's own staged writes, oldest first.
  */
 import type { StepContext } from "@perdure/engine";
-import type { AgentMessage } from "../../values/agent-message.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 

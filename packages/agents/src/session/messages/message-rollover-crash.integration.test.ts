@@ -15,8 +15,8 @@ import { KillableWorkerProcess } from "../../testing/killable-worker-process.ts"
 import { PrivateEngine } from "../../testing/private-engine.ts";
 import { killAndReportWorkerProcesses } from "../../testing/test-fixtures/worker-process-cleanup.ts";
 import { AgentSessionRecordReader } from "../../ui-stream/agent-session-record-reader.ts";
-import type { AgentMessagePage } from "../../values/agent-message-page.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentMessagePage } from "../../contract/values/agent-message-page.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 import type { AgentSessionFlow } from "../create-agent-session-flow.ts";
 import { assertStoredMessageLayout, readStoredMessageLayout } from "../test-fixtures/message-storage-inspection.ts";
 import {

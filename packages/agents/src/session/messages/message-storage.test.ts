@@ -12,9 +12,9 @@ import { AgentTestEnvironment } from "../../testing/agent-test-environment.ts";
 import { FileGate } from "../../testing/file-gate.ts";
 import { PrivateEngine } from "../../testing/private-engine.ts";
 import { AgentSessionRecordReader } from "../../ui-stream/agent-session-record-reader.ts";
-import type { AgentMessage } from "../../values/agent-message.ts";
-import type { AgentMessagePage } from "../../values/agent-message-page.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
+import type { AgentMessagePage } from "../../contract/values/agent-message-page.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 import type { AgentSessionFlow } from "../create-agent-session-flow.ts";
 import { assertStoredMessageLayout, readStoredMessageLayout } from "../test-fixtures/message-storage-inspection.ts";
 import {

@@ -13,7 +13,7 @@ import { test } from "node:test";
 import { AgentSessionTestClient } from "../../testing/agent-session-test-client.ts";
 import { AgentTestEnvironment } from "../../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../../testing/private-engine.ts";
-import { messageSequenceKey } from "../../values/agent-message.ts";
+import { messageSequenceKey } from "../../contract/values/agent-message.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";
 import { CompactingEchoRunner } from "../test-fixtures/message-storage-flows.ts";
 

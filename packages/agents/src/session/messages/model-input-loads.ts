@@ -5,7 +5,7 @@
  * (every chunk without a summary the runner can use).
  */
 import { moveTo, type LoadSelection, type StepContext, type StepDecision } from "@perdure/engine";
-import { messageSequenceKey } from "../../values/agent-message.ts";
+import { messageSequenceKey } from "../../contract/values/agent-message.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { chunkHolding, readMessageIndex } from "./message-index-view.ts";
 

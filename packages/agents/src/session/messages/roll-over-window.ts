@@ -5,7 +5,7 @@
  * What does not fit moves with the next append.
  */
 import type { StepContext } from "@perdure/engine";
-import { messageSequenceKey, type AgentMessage } from "../../values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage } from "../../contract/values/agent-message.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import { agentMessageBytes, agentMessageChunkBytes } from "./agent-message-chunk.ts";
 import type { AgentMessageIndex } from "./agent-message-index.ts";

@@ -5,7 +5,7 @@
  * message in the window; a half-moved one has both.
  */
 import type { RpcContext } from "@perdure/engine";
-import { messageSequenceKey, type AgentMessage } from "../../values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage } from "../../contract/values/agent-message.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import type { AgentMessageIndex } from "./agent-message-index.ts";
 

@@ -3,7 +3,7 @@
  * `TurnReplySequence` is missing or names another turn (such as one a 0.1.0
  * Worker started): the turn's messages after its leading user messages.
  */
-import type { AgentMessage } from "../../values/agent-message.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
 
 /** How many of `messages` the turn stored after its user messages. */
 export function countTurnReplies(messages: readonly AgentMessage[], turnId: string): number {

@@ -3,9 +3,9 @@
  * `RunModel`'s commit, and an approved revision in `AwaitUserMessage`.
  */
 import type { StepContext } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import type { AgentPlan, AgentPlanStatus, AgentPlanTask } from "../../values/agent-plan.ts";
-import type { InteractionMode } from "../../values/agent-state.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import type { AgentPlan, AgentPlanStatus, AgentPlanTask } from "../../contract/values/agent-plan.ts";
+import type { InteractionMode } from "../../contract/values/agent-state.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import { isoNow } from "../session-operations.ts";
 

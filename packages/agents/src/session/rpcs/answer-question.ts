@@ -1,6 +1,6 @@
 /** `answer_question`: answers a pending question, from `ask_user` or from a tool. */
 import { describeValue, rpc } from "@perdure/engine";
-import { isBlankText } from "../../values/result-texts.ts";
+import { isBlankText } from "../../contract/values/result-texts.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { requireRunningSession } from "./require-running-session.ts";

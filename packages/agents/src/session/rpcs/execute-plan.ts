@@ -1,6 +1,6 @@
 /** `execute_plan`: approves a plan revision; `AwaitUserMessage` starts its `executing` turn. */
 import { describeValue, rpc } from "@perdure/engine";
-import { planExecutionKey } from "../../values/agent-plan.ts";
+import { planExecutionKey } from "../../contract/values/agent-plan.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputObject } from "./rpc-input.ts";

@@ -1,10 +1,10 @@
 import { describeValue, rpc } from "@perdure/engine";
 import { readAgentMessagePage } from "../messages/list-agent-messages-page.ts";
 import { deletedBeforeSequenceOf, readStoredMessages } from "../messages/stored-messages-reader.ts";
-import type { AgentMessagePage } from "../../values/agent-message-page.ts";
-import type { AgentPlan } from "../../values/agent-plan.ts";
-import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
+import type { AgentMessagePage } from "../../contract/values/agent-message-page.ts";
+import type { AgentPlan } from "../../contract/values/agent-plan.ts";
+import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";

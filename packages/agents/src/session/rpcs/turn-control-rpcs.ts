@@ -5,7 +5,7 @@
  * `TurnCancellationRequest` and `PendingInterrupts`.
  */
 import { describeValue, rpc, type RpcContext } from "@perdure/engine";
-import type { AgentUserMessage } from "../../values/agent-user-message.ts";
+import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";

@@ -1,6 +1,6 @@
 /** `update_session_settings`: replaces the session's settings; the next turn starts with them. */
 import { rpc } from "@perdure/engine";
-import type { SessionSettings } from "../../values/session-settings.ts";
+import type { SessionSettings } from "../../contract/values/session-settings.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { sessionSettingsRefusal, sessionSettingsShapeProblem } from "../settings/session-settings-limits.ts";
 import { requireRunningSession } from "./require-running-session.ts";

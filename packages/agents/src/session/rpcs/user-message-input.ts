@@ -1,7 +1,7 @@
 /** The checks every RPC that takes a user's text applies before the message is queued or steered. */
 import { InvalidInputError } from "@perdure/engine";
-import type { AgentUserMessage } from "../../values/agent-user-message.ts";
-import { isBlankText } from "../../values/result-texts.ts";
+import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
+import { isBlankText } from "../../contract/values/result-texts.ts";
 import { isoNow } from "../session-operations.ts";
 import type { ResolvedAgentSessionOptions } from "../session-options.ts";
 

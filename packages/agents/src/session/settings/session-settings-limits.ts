@@ -3,7 +3,7 @@
  * for applications and tests, and the session's own, more tolerant check.
  */
 import { describeValue } from "@perdure/engine";
-import type { SessionSettings } from "../../values/session-settings.ts";
+import type { SessionSettings } from "../../contract/values/session-settings.ts";
 
 /** Most UTF-8 bytes of the compact JSON text of session settings: 16 KiB. */
 export const MAX_SESSION_SETTINGS_BYTES = 16 * 1024;

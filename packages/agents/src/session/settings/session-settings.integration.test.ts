@@ -113,7 +113,7 @@ void test("the start settings reach every model call of a turn through resolveMo
   await sessions.waitForTurnCount("s1", 4);
   assert.deepEqual(agent.instructionContexts.at(-1)?.sessionSettings, {});
   assert.deepEqual(await environment.client.getAttributes("s1", agent.flow.sessionSettings, agent.flow.turnSessionSettings), [undefined, undefined]);
-  const snapshotWire = (await import("../../values/agent-snapshot.ts")).agentSnapshotToWire(await sessions.getAgentSnapshot("s1"));
+  const snapshotWire = (await import("../../contract/values/agent-snapshot.ts")).agentSnapshotToWire(await sessions.getAgentSnapshot("s1"));
   assert.deepEqual(snapshotWire.session_settings, {});
 });
 

@@ -4,7 +4,7 @@
  * `update_session_settings` during a turn applies from the next turn on.
  */
 import type { StepContext } from "@perdure/engine";
-import type { SessionSettings } from "../../values/session-settings.ts";
+import type { SessionSettings } from "../../contract/values/session-settings.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 
 /** Copies `SessionSettings` into `TurnSessionSettings`, tagged with the turn; deletes the copy when there are none. */

@@ -6,11 +6,11 @@
  * `AwaitUserMessage` woke for a steer while no turn was active.
  */
 import { allOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
-import type { FrameworkMessage } from "../../values/agent-message.ts";
-import type { AgentState } from "../../values/agent-state.ts";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
-import type { AgentUserMessage } from "../../values/agent-user-message.ts";
-import { endedTurnNoteCallsIntro, turnCancelledNoteHeader, turnFailureNoteFooter, turnSteeredNoteHeader } from "../../values/result-texts.ts";
+import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
+import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
+import { endedTurnNoteCallsIntro, turnCancelledNoteHeader, turnFailureNoteFooter, turnSteeredNoteHeader } from "../../contract/values/result-texts.ts";
 import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";

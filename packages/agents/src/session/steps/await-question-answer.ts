@@ -5,11 +5,11 @@
  * under the `PendingInterrupts` lock (after a zero Timer) and waits again.
  */
 import { anyOf, deadEnd, defineStep, moveTo, received, timer, type ExecuteContext, type StepDecision, type StepDefinition, type StepContext } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import { toolInputInterruptId, type AgentInterrupt, type AgentInterruptResolution } from "../../values/agent-interrupt.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { withoutFields } from "../../values/wire.ts";
-import { failedToolResult, questionDeadlinePassed, questionDeclinedResult, toolQuestionIdClash } from "../../values/result-texts.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import { toolInputInterruptId, type AgentInterrupt, type AgentInterruptResolution } from "../../contract/values/agent-interrupt.ts";
+import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { withoutFields } from "../../contract/values/wire.ts";
+import { failedToolResult, questionDeadlinePassed, questionDeclinedResult, toolQuestionIdClash } from "../../contract/values/result-texts.ts";
 import { loadedToolCalls } from "../build-turn-context.ts";
 import { questionLoad } from "../built-in-tools/question-load.ts";
 import { createEventWriter } from "../event-writer.ts";
@@ -21,8 +21,8 @@ import { interruptRaisedPayload, interruptResolvedPayload } from "./interrupt-ev
 import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
 import { pollToolTaskMovementOptions } from "./poll-tool-task.ts";
 import { recordCancelledCall, resolveCancelledInterrupt, turnControlOf } from "./turn-control-checks.ts";
-import { isFinalToolCallStatus, type QuestionAnswer } from "../../values/agent-tool-call.ts";
-import type { ToolCallCancellationReason } from "../../values/turn-control.ts";
+import { isFinalToolCallStatus, type QuestionAnswer } from "../../contract/values/agent-tool-call.ts";
+import type { ToolCallCancellationReason } from "../../contract/values/turn-control.ts";
 
 const raiseTimerId = "raise_question";
 const deadlineTimerId = "deadline";

@@ -1,6 +1,6 @@
 /** `AwaitTimer`: a `durable_wait` call waits on an engine Timer until its `waitUntil`, holding no Worker. */
 import { anyOf, deadEnd, defineStep, received, timer, type StepDefinition } from "@perdure/engine";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
 import { recordCancelledCall } from "./turn-control-checks.ts";
 import { checkDurableWaitArguments } from "../built-in-tools/built-in-tool-arguments.ts";
 import { durableWaitTimerId } from "../built-in-tools/durable-wait-timer.ts";

@@ -5,10 +5,10 @@
  * approved plan.
  */
 import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
-import { planExecutionKey, type AgentPlan } from "../../values/agent-plan.ts";
-import type { InteractionMode } from "../../values/agent-state.ts";
-import type { AgentUserMessage } from "../../values/agent-user-message.ts";
-import { planExecutionUserMessage } from "../../values/result-texts.ts";
+import { planExecutionKey, type AgentPlan } from "../../contract/values/agent-plan.ts";
+import type { InteractionMode } from "../../contract/values/agent-state.ts";
+import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
+import { planExecutionUserMessage } from "../../contract/values/result-texts.ts";
 import { createEventWriter } from "../event-writer.ts";
 import { activatePlan } from "../plans/plan-writes.ts";
 import type { SessionEnvironment } from "../session-environment.ts";

@@ -5,9 +5,9 @@
  * when the runner keeps failing, `RecordToolOutcomeUnknown` records it.
  */
 import { deadEnd, defineStep, type StepDefinition } from "@perdure/engine";
-import type { ToolTaskCancellation } from "../../runner/agent-framework-runner.ts";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
-import { outcomeUnknownToolResult, toolTaskAbandonedError } from "../../values/result-texts.ts";
+import type { ToolTaskCancellation } from "../../contract/agent-framework-runner.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
+import { outcomeUnknownToolResult, toolTaskAbandonedError } from "../../contract/values/result-texts.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, readToolCallIfStored } from "../session-operations.ts";

@@ -5,9 +5,9 @@
  * route; a crash reruns only the summary call.
  */
 import { defineStep, moveTo, TerminalError, type StepDefinition } from "@perdure/engine";
-import type { AgentFrameworkRunner, ContextSummaryRequest, ContextSummaryResult } from "../../runner/agent-framework-runner.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import type { ContextSummary } from "../../values/context-summary.ts";
+import type { AgentFrameworkRunner, ContextSummaryRequest, ContextSummaryResult } from "../../contract/agent-framework-runner.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import type { ContextSummary } from "../../contract/values/context-summary.ts";
 import { loadedMessages } from "../build-turn-context.ts";
 import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";

@@ -4,8 +4,8 @@
  * the last message to summarize, and `RunModel` moves to `CompactContext`.
  */
 import { TerminalError, type ExecuteContext, type StepDecision } from "@perdure/engine";
-import type { AgentTurnContext } from "../../runner/agent-framework-runner.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentTurnContext } from "../../contract/agent-framework-runner.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { AgentStepType } from "../step-types.ts";
 import { moveToModelInputStep } from "../messages/model-input-loads.ts";

@@ -6,13 +6,13 @@
  */
 import { movement, moveToMany, type ExecuteContext, type Movement, type StepDecision } from "@perdure/engine";
 import type { DeferralContext, DeferredCallWork } from "./deferral-types.ts";
-import type { DeferredToolCall, ToolCallsRequested } from "../../runner/agent-framework-runner.ts";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import { approvalInterruptId, type AgentInterrupt } from "../../values/agent-interrupt.ts";
-import type { AgentState } from "../../values/agent-state.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { planningTurnToolRejectedResult } from "../../values/result-texts.ts";
-import { isRetryableEffect } from "../../values/tool-effect.ts";
+import type { DeferredToolCall, ToolCallsRequested } from "../../contract/agent-framework-runner.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import { approvalInterruptId, type AgentInterrupt } from "../../contract/values/agent-interrupt.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
+import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { planningTurnToolRejectedResult } from "../../contract/values/result-texts.ts";
+import { isRetryableEffect } from "../../contract/values/tool-effect.ts";
 import { loadedToolCalls } from "../build-turn-context.ts";
 import { settleBuiltInCall } from "../built-in-tools/settle-built-in-call.ts";
 import type { SessionEnvironment } from "../session-environment.ts";

@@ -1,8 +1,8 @@
 /** Types `RunModel`'s deferral and the built-in tools' routing share. */
 import type { ExecuteContext, Movement } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import type { AgentInterrupt } from "../../values/agent-interrupt.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import type { AgentInterrupt } from "../../contract/values/agent-interrupt.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 
 /** What deferring one call adds to the commit. */

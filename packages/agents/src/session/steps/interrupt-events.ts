@@ -1,5 +1,5 @@
 /** The payloads of `interrupt_raised` and `interrupt_resolved`, written once for approvals and questions. */
-import type { AgentInterrupt } from "../../values/agent-interrupt.ts";
+import type { AgentInterrupt } from "../../contract/values/agent-interrupt.ts";
 
 /** `{"interrupt_id","kind","tool_call_id","tool_name","deadline","question","choices","allows_free_text"}`. */
 export function interruptRaisedPayload(interrupt: AgentInterrupt): Record<string, unknown> {

@@ -6,13 +6,13 @@
  * takes no lock; `cancel_turn` cancels it and drops what it returns.
  */
 import { anyOf, deadEnd, defineStep, moveTo, TerminalError, timer, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
-import type { ToolTaskPoll } from "../../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
-import { failedToolResult } from "../../values/result-texts.ts";
-import { isRetryableEffect } from "../../values/tool-effect.ts";
-import { withoutFields } from "../../values/wire.ts";
+import type { ToolTaskPoll } from "../../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
+import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
+import { failedToolResult } from "../../contract/values/result-texts.ts";
+import { isRetryableEffect } from "../../contract/values/tool-effect.ts";
+import { withoutFields } from "../../contract/values/wire.ts";
 import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, readToolCallIfStored } from "../session-operations.ts";

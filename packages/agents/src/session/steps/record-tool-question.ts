@@ -4,11 +4,11 @@
  * question; `AwaitQuestionAnswer` raises it as `<toolCallId>-input-<n>`.
  */
 import { deadEnd, moveTo, type ExecuteContext, type StepDecision } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import { toolInputInterruptId } from "../../values/agent-interrupt.ts";
-import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { failedToolResult, isBlankText, outcomeUnknownToolResult } from "../../values/result-texts.ts";
-import { withoutFields } from "../../values/wire.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import { toolInputInterruptId } from "../../contract/values/agent-interrupt.ts";
+import type { AgentToolCall, AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { failedToolResult, isBlankText, outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
+import { withoutFields } from "../../contract/values/wire.ts";
 import { questionLoad } from "../built-in-tools/question-load.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall } from "../session-operations.ts";

@@ -5,10 +5,10 @@
  * `pollToolTask` gets the call recorded by effect with `missingToolTaskPoller`.
  */
 import { deadEnd, moveTo, TerminalError, type ExecuteContext, type StepDecision } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult } from "../../values/result-texts.ts";
-import { withoutFields } from "../../values/wire.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import type { AgentToolCall, AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
+import { withoutFields } from "../../contract/values/wire.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";

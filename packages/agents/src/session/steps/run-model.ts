@@ -1,9 +1,9 @@
 import { defineStep, moveTo, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
 import { durableBoundary } from "@perdure/engine/internal";
-import type { AgentTurnOutcome, TurnCompleted } from "../../runner/agent-framework-runner.ts";
-import type { AgentState } from "../../values/agent-state.ts";
-import { addAgentUsage, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../values/agent-usage.ts";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
+import type { AgentTurnOutcome, TurnCompleted } from "../../contract/agent-framework-runner.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
+import { addAgentUsage, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../contract/values/agent-usage.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
 import { buildTurnContext } from "../build-turn-context.ts";
 import { withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";

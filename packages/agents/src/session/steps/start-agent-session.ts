@@ -1,7 +1,7 @@
 import { defineStep, failFlow, moveTo, type StepDefinition } from "@perdure/engine";
-import { agentSessionStartInputFromWire } from "../../values/agent-state.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import { isBlankText } from "../../values/result-texts.ts";
+import { agentSessionStartInputFromWire } from "../../contract/values/agent-state.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import { isBlankText } from "../../contract/values/result-texts.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow, startTurn } from "../session-operations.ts";

@@ -1,11 +1,11 @@
 import { anyOf, deadEnd, defineStep, moveTo, received, TerminalError, timer, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
 import { durableBoundary } from "@perdure/engine/internal";
-import type { DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
-import { approvalInterruptId } from "../../values/agent-interrupt.ts";
-import type { AgentToolCall, AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
-import { approvalDeadlinePassed, failedToolResult, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix } from "../../values/result-texts.ts";
+import type { DeferredToolExecution } from "../../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
+import { approvalInterruptId } from "../../contract/values/agent-interrupt.ts";
+import type { AgentToolCall, AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
+import { approvalDeadlinePassed, failedToolResult, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix } from "../../contract/values/result-texts.ts";
 import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, isoNow, readToolCall, readToolCallIfStored } from "../session-operations.ts";

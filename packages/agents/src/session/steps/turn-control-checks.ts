@@ -3,10 +3,10 @@
  * records a call that had not started when that happened.
  */
 import type { ExecuteContext, StepContext } from "@perdure/engine";
-import type { AgentEventWriter } from "../../values/agent-event.ts";
-import type { AgentToolCallRecord } from "../../values/agent-tool-call.ts";
-import { toolCallCancelledResult } from "../../values/result-texts.ts";
-import type { ToolCallCancellationReason } from "../../values/turn-control.ts";
+import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
+import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
+import { toolCallCancelledResult } from "../../contract/values/result-texts.ts";
+import type { ToolCallCancellationReason } from "../../contract/values/turn-control.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall } from "../session-operations.ts";
 import { interruptResolvedPayload } from "./interrupt-events.ts";

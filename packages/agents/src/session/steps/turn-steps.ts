@@ -1,14 +1,14 @@
 import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDefinition } from "@perdure/engine";
 import { recordRetry } from "./tool-step-input.ts";
 import { turnControlOf } from "./turn-control-checks.ts";
-import type { FrameworkMessage } from "../../values/agent-message.ts";
-import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../values/result-texts.ts";
+import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
+import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../contract/values/result-texts.ts";
 import { buildTurnContext, loadedToolCalls } from "../build-turn-context.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, clearTurnRecords, readState } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { moveToModelInputStep } from "../messages/model-input-loads.ts";
-import { isFinalToolCallStatus } from "../../values/agent-tool-call.ts";
+import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
 
 /**
  * A steer wake: drops the pending interrupts of the turn's approvals and of

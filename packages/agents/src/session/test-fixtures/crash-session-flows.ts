@@ -7,7 +7,7 @@
  * children agree on the paths without passing them through the session.
  */
 import { join } from "node:path";
-import type { AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
+import type { AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../../contract/agent-framework-runner.ts";
 import { FileGate } from "../../testing/file-gate.ts";
 import { InvocationLog } from "../../testing/invocation-log.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";

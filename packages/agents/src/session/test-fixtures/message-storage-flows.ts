@@ -13,11 +13,11 @@ import type {
   ContextSummaryRequest,
   ContextSummaryResult,
   DeferredToolOutcome,
-} from "../../runner/agent-framework-runner.ts";
+} from "../../contract/agent-framework-runner.ts";
 import { FileGate } from "../../testing/file-gate.ts";
 import { ScriptedAgentRunner } from "../../testing/scripted-agent-runner.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import type { FrameworkMessage } from "../../values/agent-message.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";
 import type { AgentSessionOptions } from "../session-options.ts";
 

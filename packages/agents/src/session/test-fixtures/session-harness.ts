@@ -1,7 +1,7 @@
 import { Client, Worker, type FlowCore } from "@perdure/engine";
 import { createTemporarySqliteStore, pollUntil, type TemporarySqliteStore } from "@perdure/engine/testing";
 import type { AgentSessionFlow } from "../create-agent-session-flow.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 
 /** A temporary store with an in-process Worker and a Client, for session tests. */
 export interface SessionHarness {

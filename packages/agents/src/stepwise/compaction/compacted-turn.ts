@@ -3,9 +3,9 @@
  * first, and the unstored tool calls picked among the responses the input
  * still holds (a summarized response's results are stored and summarized).
  */
-import type { AgentTurnContext } from "../../runner/agent-framework-runner.ts";
-import { selectUnstoredToolCalls } from "../../runner/unstored-tool-calls.ts";
-import type { AgentToolCall } from "../../values/agent-tool-call.ts";
+import type { AgentTurnContext } from "../../contract/agent-framework-runner.ts";
+import { selectUnstoredToolCalls } from "../../contract/unstored-tool-calls.ts";
+import type { AgentToolCall } from "../../contract/values/agent-tool-call.ts";
 import type { StepwiseInputItem } from "../model-client.ts";
 import { modelOutputToolCallIds } from "./compaction-cut-points.ts";
 import { contextSummaryNoteText } from "./context-summary-texts.ts";

@@ -3,7 +3,7 @@
  * after every tool call of the responses before the cut has its stored
  * result, so a call is never separated from its result.
  */
-import type { AgentMessage } from "../../values/agent-message.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import type { ModelOutputItem } from "../model-client.ts";
 
 function itemOf(message: AgentMessage): { type?: unknown } {

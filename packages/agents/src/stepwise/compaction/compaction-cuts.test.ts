@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ContextSummaryRequest } from "../../runner/agent-framework-runner.ts";
-import type { AgentMessage } from "../../values/agent-message.ts";
+import type { ContextSummaryRequest } from "../../contract/agent-framework-runner.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import { compactionCutIndexes } from "./compaction-cut-points.ts";
 import { buildContextSummaryOmissionNote, contextSummaryNoteHeader, contextSummaryPrompt } from "./context-summary-texts.ts";
 import { selectStepwiseCompactionCutoff } from "./select-compaction-cutoff.ts";

@@ -3,7 +3,7 @@
  * messages fit the retained token budget, or the latest allowed cut when
  * none does.
  */
-import type { AgentMessage } from "../../values/agent-message.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import { compactionCutIndexes } from "./compaction-cut-points.ts";
 import { estimateItemTokens } from "./token-estimate.ts";
 

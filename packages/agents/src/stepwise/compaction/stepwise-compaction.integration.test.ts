@@ -10,8 +10,8 @@ import { createAgentSessionFlow } from "../../session/create-agent-session-flow.
 import { AgentStepType } from "../../session/step-types.ts";
 import { ScriptedAgentRunner } from "../../testing/scripted-agent-runner.ts";
 import { readStepHistory } from "../../testing/read-step-history.ts";
-import type { AgentMessage } from "../../values/agent-message.ts";
-import { outcomeUnknownToolResult } from "../../values/result-texts.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
+import { outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
 import { createStepwiseAgentSessionFlow } from "../create-stepwise-agent-session-flow.ts";
 import { functionTool } from "../function-tool.ts";
 import type { ModelRequest, StepwiseInputItem } from "../model-client.ts";

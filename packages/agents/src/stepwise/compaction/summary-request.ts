@@ -4,7 +4,7 @@
  * no tools. When it would not fit the context window, the oldest messages
  * are left out, whole responses at a time, and a note says how many.
  */
-import type { ContextSummaryRequest } from "../../runner/agent-framework-runner.ts";
+import type { ContextSummaryRequest } from "../../contract/agent-framework-runner.ts";
 import type { ModelRequest, ModelSettings, StepwiseInputItem } from "../model-client.ts";
 import { buildModelInput } from "../stepwise-input.ts";
 import { compactionCutIndexes } from "./compaction-cut-points.ts";

@@ -7,7 +7,7 @@
  * the folder named by `PERDURE_BUILT_INS_CRASH_DIRECTORY`.
  */
 import { join } from "node:path";
-import type { DeferredToolOutcome } from "../../runner/agent-framework-runner.ts";
+import type { DeferredToolOutcome } from "../../contract/agent-framework-runner.ts";
 import { FileGate } from "../../testing/file-gate.ts";
 import { InvocationLog } from "../../testing/invocation-log.ts";
 import { createStepwiseAgentSessionFlow } from "../create-stepwise-agent-session-flow.ts";

@@ -9,7 +9,7 @@ import { AgentSessionTestClient } from "../../testing/agent-session-test-client.
 import { AgentTestEnvironment } from "../../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../../testing/private-engine.ts";
 import type { StepHistoryRecord } from "../../testing/read-step-history.ts";
-import type { AgentEvent } from "../../values/agent-event.ts";
+import type { AgentEvent } from "../../contract/values/agent-event.ts";
 
 export interface StepwiseTestAgent {
   engine: PrivateEngine;

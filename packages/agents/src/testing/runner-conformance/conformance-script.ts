@@ -8,8 +8,8 @@
  * gets the same reply in any process.
  */
 import { join } from "node:path";
-import type { BuiltInToolName } from "../../session/built-in-tools/built-in-tool-definitions.ts";
-import type { ToolEffect } from "../../values/tool-effect.ts";
+import type { BuiltInToolName } from "../../contract/built-in-tool-definitions.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 import { FileGate } from "../file-gate.ts";
 import { InvocationLog } from "../invocation-log.ts";
 

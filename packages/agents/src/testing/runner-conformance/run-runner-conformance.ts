@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import type { AgentSessionFlow } from "../../session/create-agent-session-flow.ts";
-import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
-import { outcomeUnknownToolResult, rejectedToolResult } from "../../values/result-texts.ts";
+import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
+import { outcomeUnknownToolResult, rejectedToolResult } from "../../contract/values/result-texts.ts";
 import { AgentSessionTestClient } from "../agent-session-test-client.ts";
 import { AgentTestEnvironment } from "../agent-test-environment.ts";
 import { FileGate } from "../file-gate.ts";

@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AgentEvent } from "../../values/agent-event.ts";
-import type { AgentMessage } from "../../values/agent-message.ts";
-import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import { outcomeUnknownToolResult } from "../../values/result-texts.ts";
+import type { AgentEvent } from "../../contract/values/agent-event.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
+import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import { outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
 import type { InvocationLogEntry } from "../invocation-log.ts";
 import { checkSessionProgram, type SessionProgramObservation } from "./check-session-program.ts";
 import { programModelText, programToolOutput, programUserText } from "./program-texts.ts";

@@ -8,10 +8,10 @@
  * exactly.
  */
 import type { InvocationLogEntry } from "../invocation-log.ts";
-import type { AgentEvent } from "../../values/agent-event.ts";
-import type { AgentMessage } from "../../values/agent-message.ts";
-import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
-import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../values/result-texts.ts";
+import type { AgentEvent } from "../../contract/values/agent-event.ts";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
+import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
+import { turnFailureNoteFooter, turnFailureNoteHeader } from "../../contract/values/result-texts.ts";
 import { allowedOutcomes, allowedRuns, outcomeOfResult, plannedOutcome, programOutcomeStatus, type ProgramOutcomeKind, type ProgramRunMode } from "./program-outcomes.ts";
 import { programModelErrorMessage, programModelText } from "./program-texts.ts";
 import type { ProgramToolRun } from "./session-program-flow.ts";

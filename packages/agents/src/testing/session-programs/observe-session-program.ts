@@ -1,7 +1,7 @@
 /** Reads what a session program's run left: the snapshot, every event, and the tool runs counted outside the store. */
 import type { Client } from "@perdure/engine";
 import type { AgentSessionFlow } from "../../session/create-agent-session-flow.ts";
-import type { AgentEvent } from "../../values/agent-event.ts";
+import type { AgentEvent } from "../../contract/values/agent-event.ts";
 import { assertAgentSessionInvariants } from "../agent-session-invariants.ts";
 import { InvocationLog } from "../invocation-log.ts";
 import type { SessionProgramObservation } from "./check-session-program.ts";

@@ -5,7 +5,7 @@
  */
 import {
   failedToolResult, failedToolResultPrefix, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix,
-} from "../../values/result-texts.ts";
+} from "../../contract/values/result-texts.ts";
 import { programToolCrashMessage, programToolErrorMessage, programToolOutput } from "./program-texts.ts";
 import { isSingleAttemptEffect, type ProgramToolCall } from "./session-program.ts";
 

@@ -3,7 +3,7 @@
  * here so the runner that produces them and the oracle that expects them
  * cannot drift apart.
  */
-import type { AgentToolCallStatus } from "../../values/agent-tool-call.ts";
+import type { AgentToolCallStatus } from "../../contract/values/agent-tool-call.ts";
 
 /** The user message that starts turn `turnNumber`. */
 export function programUserText(seed: number, turnNumber: number): string {

@@ -3,7 +3,7 @@
  * effect and approval the contract distinguishes. A program picks tools from
  * it; the runner offers all of them with these policies.
  */
-import type { ToolEffect } from "../../values/tool-effect.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 
 /** One tool of the catalogue. */
 export interface ProgramToolSpec {

@@ -5,8 +5,8 @@
  * outside the store before the tool returns or throws, so the oracle can
  * count how often each call really ran, across processes and kills.
  */
-import type { AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
+import type { AgentTurnContext, AgentTurnOutcome, DeferredToolExecution } from "../../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
 import { createAgentSessionFlow, type AgentSessionFlow } from "../../session/create-agent-session-flow.ts";
 import { InvocationLog } from "../invocation-log.ts";
 import { ScriptedAgentRunner, type ScriptInput, type ScriptReply, type ScriptedTool } from "../scripted-agent-runner.ts";

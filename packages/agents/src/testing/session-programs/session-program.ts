@@ -6,7 +6,7 @@
  * data only; the runner, the tools and the approval driver act it out, and
  * the oracle computes what the session must end with from it alone.
  */
-import type { ToolEffect } from "../../values/tool-effect.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 
 /** What a tool does when it runs. */
 export type ProgramToolBehavior =

@@ -12,10 +12,10 @@
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { FlowNotFoundError, RpcLockConflictError, StoreClosedError, type Client } from "@perdure/engine";
-import type { DeferredToolExecution } from "../../runner/agent-framework-runner.ts";
-import { ToolExecutionError } from "../../runner/tool-execution-error.ts";
+import type { DeferredToolExecution } from "../../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
 import { createAgentSessionFlow, type AgentSessionFlow } from "../../session/create-agent-session-flow.ts";
-import type { ToolEffect } from "../../values/tool-effect.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 import { InvocationLog } from "../invocation-log.ts";
 import { ScriptedAgentRunner, type ScriptInput, type ScriptReply, type ScriptedTool } from "../scripted-agent-runner.ts";
 

@@ -10,7 +10,7 @@ import { awaitBoundaryKillStartSignal } from "@perdure/engine/testing";
 import { openStoreAtAddress } from "../open-store-at-address.ts";
 import { runAgentWorkerProcess } from "../run-agent-worker-process.ts";
 import { engineAddressEnvironmentVariable } from "../worker-process-protocol.ts";
-import type { ToolEffect } from "../../values/tool-effect.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 import {
   boundaryKillSessionId, boundaryKillSessionRefundEffectEnvironmentVariable, boundaryKillSessionWorkerId, createBoundaryKillSessionFlow, driveApprovals,
 } from "./boundary-kill-session-flow.ts";

@@ -3,9 +3,9 @@
  * tracing: `modelCallMetadata`, usage with cached and reasoning tokens, and
  * optionally a failed first attempt of a chosen model call.
  */
-import type { AgentTurnContext, AgentTurnOutcome } from "../../runner/agent-framework-runner.ts";
+import type { AgentTurnContext, AgentTurnOutcome } from "../../contract/agent-framework-runner.ts";
 import { ScriptedAgentRunner, type ScriptedTool, type ScriptInput, type ScriptReply } from "../../testing/scripted-agent-runner.ts";
-import type { AgentUsage } from "../../values/agent-usage.ts";
+import type { AgentUsage } from "../../contract/values/agent-usage.ts";
 
 export interface TracedSessionRunnerOptions {
   /** Throw from this many first `runModelStep` calls. */

@@ -12,12 +12,12 @@ import type {
   DeferredToolExecution,
   DeferredToolOutcome,
   ToolInputRequested,
-} from "../../runner/agent-framework-runner.ts";
-import { selectUnstoredToolCalls } from "../../runner/unstored-tool-calls.ts";
-import type { FrameworkMessage } from "../../values/agent-message.ts";
-import type { AgentToolCall } from "../../values/agent-tool-call.ts";
-import { emptyAgentUsage } from "../../values/agent-usage.ts";
-import type { ToolEffect } from "../../values/tool-effect.ts";
+} from "../../contract/agent-framework-runner.ts";
+import { selectUnstoredToolCalls } from "../../contract/unstored-tool-calls.ts";
+import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
+import type { AgentToolCall } from "../../contract/values/agent-tool-call.ts";
+import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import type { ToolEffect } from "../../contract/values/tool-effect.ts";
 
 /** What the script sees. */
 export interface StreamingScriptInput {

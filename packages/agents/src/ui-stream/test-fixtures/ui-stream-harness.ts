@@ -9,7 +9,7 @@ import { createAgentSessionFlow, type AgentSessionFlow } from "../../session/cre
 import type { AgentSessionOptions } from "../../session/session-options.ts";
 import { startSessionHarness, type SessionHarness } from "../../session/test-fixtures/session-harness.ts";
 import { AgentSessionTestClient } from "../../testing/agent-session-test-client.ts";
-import type { AgentState } from "../../values/agent-state.ts";
+import type { AgentState } from "../../contract/values/agent-state.ts";
 import { convertAgentSnapshotToUIMessages } from "../agent-ui-messages.ts";
 import type { AgentUIMessage } from "../agent-ui-message-types.ts";
 import { StreamingScriptedRunner, type StreamingScriptInput, type StreamingScriptReply, type StreamingScriptedTool } from "./streaming-scripted-runner.ts";

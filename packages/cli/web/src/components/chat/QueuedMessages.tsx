@@ -9,17 +9,7 @@
 import type { WireQueuedMessage } from "../../lib/api.ts";
 import { formatRelative } from "../../lib/format.ts";
 import { ClockIcon } from "../Icons.tsx";
-import type { QueuedMessageAction } from "./use-message-queue.ts";
-
-/** A message this tab sent through the queue path, until the session's snapshot shows it. */
-export interface LocalQueuedMessage {
-  localId: string;
-  text: string;
-  state: "sending" | "queued" | "failed";
-  error?: string;
-  /** When it was sent or acknowledged (ms since epoch). */
-  at: number;
-}
+import type { LocalQueuedMessage, QueuedMessageAction } from "./use-message-queue.ts";
 
 export interface QueuedMessagesProps {
   queued: WireQueuedMessage[];

@@ -3,7 +3,16 @@
 // and "Delete" on the session's queued messages.
 import { useEffect, useRef, useState } from "react";
 import { api, ApiError } from "../../lib/api.ts";
-import type { LocalQueuedMessage } from "./QueuedMessages.tsx";
+
+/** A message this tab sent through the queue path, until the session's snapshot shows it. */
+export interface LocalQueuedMessage {
+  localId: string;
+  text: string;
+  state: "sending" | "queued" | "failed";
+  error?: string;
+  /** When it was sent or acknowledged (ms since epoch). */
+  at: number;
+}
 
 /** What this tab is doing to a queued message, or why it failed. */
 export type QueuedMessageAction = { state: "steering" | "deleting" } | { state: "failed"; error: string };

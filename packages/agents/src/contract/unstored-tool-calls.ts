@@ -3,7 +3,7 @@
  * previous response's calls for a runner that stores its turn as it goes.
  */
 import type { AgentTurnContext } from "./agent-framework-runner.ts";
-import type { AgentToolCall } from "../values/agent-tool-call.ts";
+import type { AgentToolCall } from "./values/agent-tool-call.ts";
 
 /**
  * `turn.toolCalls` holds every final call of the active turn, across all its

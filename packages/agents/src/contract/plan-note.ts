@@ -1,6 +1,6 @@
 /** `buildPlanNote`: the text that shows the model the plan in every model call. */
-import type { AgentPlan } from "../../values/agent-plan.ts";
-import type { InteractionMode } from "../../values/agent-state.ts";
+import type { AgentPlan } from "./values/agent-plan.ts";
+import type { InteractionMode } from "./values/agent-state.ts";
 
 function taskLines(plan: AgentPlan): string[] {
   return plan.tasks.map((task, index) => `${index + 1}. [${task.status}] ${task.content}`);

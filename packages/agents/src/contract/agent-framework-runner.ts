@@ -2,16 +2,16 @@
  * The runner contract: what an agent framework implements so the session
  * Flow can drive it one model call and one tool call per Step.
  */
-import type { AgentEventWriter } from "../values/agent-event.ts";
-import type { BuiltInToolDefinition } from "../session/built-in-tools/built-in-tool-definitions.ts";
-import type { AgentMessage, FrameworkMessage } from "../values/agent-message.ts";
-import type { AgentPlan } from "../values/agent-plan.ts";
-import type { InteractionMode } from "../values/agent-state.ts";
-import type { AgentToolCall, AgentToolCallRecord, QuestionAnswer } from "../values/agent-tool-call.ts";
-import type { AgentUsage } from "../values/agent-usage.ts";
-import type { ContextSummary } from "../values/context-summary.ts";
-import type { SessionSettings } from "../values/session-settings.ts";
-import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "../values/tool-effect.ts";
+import type { AgentEventWriter } from "./values/agent-event.ts";
+import type { BuiltInToolDefinition } from "./built-in-tool-definitions.ts";
+import type { AgentMessage, FrameworkMessage } from "./values/agent-message.ts";
+import type { AgentPlan } from "./values/agent-plan.ts";
+import type { InteractionMode } from "./values/agent-state.ts";
+import type { AgentToolCall, AgentToolCallRecord, QuestionAnswer } from "./values/agent-tool-call.ts";
+import type { AgentUsage } from "./values/agent-usage.ts";
+import type { ContextSummary } from "./values/context-summary.ts";
+import type { SessionSettings } from "./values/session-settings.ts";
+import type { FrameworkToolPolicy, ResolvedToolPolicy, ToolEffect, ToolPolicy } from "./values/tool-effect.ts";
 
 /** Describes the model call for tracing; the session never stores it. */
 export interface ModelCallMetadata {

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AgentPlan } from "../../values/agent-plan.ts";
-import { agentPlanFromWire, agentPlanToWire, planExecutionKey } from "../../values/agent-plan.ts";
+import type { AgentPlan } from "./values/agent-plan.ts";
+import { agentPlanFromWire, agentPlanToWire, planExecutionKey } from "./values/agent-plan.ts";
 import { buildPlanNote } from "./plan-note.ts";
 import type { StepContext } from "@perdure/engine";
-import { createAgentSessionPersistence } from "../persistence.ts";
-import { planStatusAfterWrite, replacePlan } from "./plan-writes.ts";
+import { createAgentSessionPersistence } from "../session/persistence.ts";
+import { planStatusAfterWrite, replacePlan } from "../session/plans/plan-writes.ts";
 
 const plan: AgentPlan = { revision: 3, status: "active", tasks: [{ content: "Back up", status: "completed" }, { content: "Migrate", status: "in_progress" }], updatedAt: "2026-12-03T10:00:00.000Z" };
 
