@@ -3,7 +3,7 @@
  *
  * Declare a Flow type (Steps, persistence, RPCs), run a Worker, and talk to
  * Flow instances through a Client. Stores sit behind subpaths:
- * `@perdure/engine/sqlite` (embedded) and, later, `@perdure/engine/postgres`.
+ * `@perdure/engine/sqlite` (embedded) and `@perdure/engine/postgres` (distributed).
  *
  * @example
  * import { attribute, Client, defineFlow, defineStep, completeFlow, Worker } from "@perdure/engine";
