@@ -1,6 +1,6 @@
 import { describeValue, rpc } from "@perdure/engine";
 import { readAgentMessagePage } from "../messages/list-agent-messages-page.ts";
-import { deletedBeforeSequenceOf, readStoredMessages } from "../messages/stored-messages-reader.ts";
+import { readStoredMessages } from "../messages/stored-messages-reader.ts";
 import type { AgentMessagePage } from "../../values/agent-message-page.ts";
 import type { AgentPlan } from "../../values/agent-plan.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
@@ -136,7 +136,6 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           ...planField(await context.read(persistence.agentPlan)),
           queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           steeredMessages: steered.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
-          deletedBeforeSequence: deletedBeforeSequenceOf(index),
           contextSummary: (await context.read(persistence.contextSummary)) ?? null,
           sessionSettings: (await context.read(persistence.sessionSettings)) ?? {},
         };
