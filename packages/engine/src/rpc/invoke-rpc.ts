@@ -14,6 +14,7 @@ import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { stepOf } from "../step/execution-options.ts";
 import { lockName, storedMovementOptions, type MovementOptions } from "../step/step-options.ts";
 import type { Store } from "../store/store.ts";
+import type { StoreClock } from "../store/store-clock.ts";
 import type { ActiveExecution, RpcContext, RpcReference } from "./rpc.ts";
 
 function parseRpcInput<TInput>(reference: RpcReference<TInput, unknown>, input: unknown): TInput {
@@ -37,9 +38,12 @@ class TransactionalRpcContext implements RpcContext {
   private readonly flowTransaction: FlowTransaction;
   private readonly maxValueBytes: number;
 
-  constructor(flowTransaction: FlowTransaction, maxValueBytes: number) {
+  private readonly clock: StoreClock;
+
+  constructor(flowTransaction: FlowTransaction, maxValueBytes: number, clock: StoreClock) {
     this.flowTransaction = flowTransaction;
     this.maxValueBytes = maxValueBytes;
+    this.clock = clock;
     this.flowId = flowTransaction.flowId;
     this.flowType = flowTransaction.flow.flowType;
     this.flowStatus = flowTransaction.row.status;
@@ -94,6 +98,10 @@ class TransactionalRpcContext implements RpcContext {
     this.cancellations.push(...stepTypes);
   }
 
+  now(): number {
+    return this.clock.now();
+  }
+
   async activeExecutions(): Promise<ActiveExecution[]> {
     return (await this.flowTransaction.transaction.listExecutions(this.flowId)).map((row) => ({
       executionId: row.executionId,
@@ -127,7 +135,7 @@ export async function invokeRpc<TInput, TOutput>(
     if (held.length > 0) {
       throw new RpcLockConflictError(`RPC ${reference.name} on Flow ${flowId} needs ${held.join(", ")}, held by a running Step; retry shortly`);
     }
-    const context = new TransactionalRpcContext(flowTransaction, store.maxValueBytes);
+    const context = new TransactionalRpcContext(flowTransaction, store.maxValueBytes, store.clock);
     const output = await reference.handler(context, input);
     if (context.cancellations.length > 0) await flowTransaction.cancelStepTypes(context.cancellations);
     for (const movement of context.movements) {

@@ -6,7 +6,7 @@ import type { AgentPlan } from "../../values/agent-plan.ts";
 import type { AgentSnapshot } from "../../values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../values/agent-usage.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { isoNow } from "../session-operations.ts";
+import { isoNow, isPastInterruptDeadline } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";
 import { createExecutePlanRpc } from "./execute-plan.ts";
 import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
@@ -82,7 +82,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       parseInput: parseSendUserMessage,
       handler: async (context, input) => {
         requireRunningSession(context, "send_user_message");
-        const message = acceptedUserMessage(input.text, input.planMode, options);
+        const message = acceptedUserMessage(input.text, input.planMode, options, context);
         if (message === false) return false;
         await context.publish(persistence.queuedUserMessages, message);
         return true;
@@ -97,14 +97,14 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
         const interrupt = pending.find((candidate) => candidate.interruptId === input.interruptId);
         if (interrupt === undefined) return false;
-        if (interrupt.deadline !== null && Date.parse(interrupt.deadline) <= Date.now()) return false;
+        if (isPastInterruptDeadline(context, interrupt.deadline)) return false;
         if (interrupt.kind === "question" && input.approved) return false;
         await context.write(persistence.pendingInterrupts, pending.filter((candidate) => candidate.interruptId !== input.interruptId));
         await context.publish(persistence.interruptResolutions.instance(input.interruptId), {
           interruptId: input.interruptId,
           approved: input.approved,
           rejectionMessage: input.approved ? null : (input.rejectionMessage ?? null),
-          resolvedAt: isoNow(),
+          resolvedAt: isoNow(context),
         });
         return true;
       },
