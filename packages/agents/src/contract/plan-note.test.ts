@@ -43,12 +43,14 @@ test("replacePlan writes revision + 1 and drops an approval of the replaced revi
   const context = {
     read: (ref: { name: string }) => values.get(ref.name),
     write: (ref: { name: string }, value: unknown) => (value === null ? values.delete(ref.name) : values.set(ref.name, value)),
+    now: () => Date.parse("2026-12-06T10:00:00.000Z"),
   } as unknown as StepContext;
   const written: unknown[] = [];
   const events = { write: async (type: string, payload: unknown) => { written.push([type, payload]); }, textDelta: async () => {}, reasoningDelta: async () => {} };
   const result = await replacePlan(context, persistence, [{ content: "Only step", status: "pending" }], "planning", events);
   assert.equal(result, '{"status":"updated","revision":4,"task_count":1}');
   assert.deepEqual((values.get("AgentPlan") as AgentPlan).status, "draft");
+  assert.equal((values.get("AgentPlan") as AgentPlan).updatedAt, "2026-12-06T10:00:00.000Z", "the plan's time comes from the store's clock");
   assert.equal(values.has("PendingPlanExecution"), false);
   assert.deepEqual(written, [["plan_updated", { revision: 4, status: "draft", task_count: 1 }]]);
 });

@@ -9,8 +9,29 @@ import { storeMessages } from "./messages/store-messages.ts";
 import { countTurnReplies } from "./messages/turn-reply-count.ts";
 import { copyTurnSessionSettings } from "./settings/turn-session-settings.ts";
 
-export function isoNow(): string {
-  return new Date().toISOString();
+/** Anything that reads the store's clock: a Step's or an RPC's context. */
+export interface StoreTimeSource {
+  now(): number;
+}
+
+/**
+ * The store's time as ISO 8601 text. Every time the session stores, and
+ * every deadline it waits on, comes from the store's clock, which all
+ * processes sharing the store read alike (the database server's on
+ * PostgreSQL), never from this machine's `Date`, which may be minutes off.
+ */
+export function isoNow(clock: StoreTimeSource): string {
+  return new Date(clock.now()).toISOString();
+}
+
+/** The deadline of an interrupt raised now, `interruptDeadlineMs` on the store's clock, or null without one. */
+export function interruptDeadlineFromNow(clock: StoreTimeSource, interruptDeadlineMs: number | null): string | null {
+  return interruptDeadlineMs === null ? null : new Date(clock.now() + interruptDeadlineMs).toISOString();
+}
+
+/** True once an interrupt's deadline passed on the store's clock, the clock its deadline Timer fires on. */
+export function isPastInterruptDeadline(clock: StoreTimeSource, deadline: string | null): boolean {
+  return deadline !== null && Date.parse(deadline) <= clock.now();
 }
 
 /** Reads `AgentState`, which every session Step after the start has. */
@@ -33,7 +54,7 @@ export function appendMessages(
   turnId: string | null,
 ): AgentState {
   let count = state.messageCount;
-  const createdAt = isoNow();
+  const createdAt = isoNow(context);
   const stored: AgentMessage[] = messages.map((message) => {
     count += 1;
     return {
@@ -102,7 +123,7 @@ export async function finishToolCall(
   result: { output: string; error: string | null },
   events: AgentEventWriter,
 ): Promise<void> {
-  context.write(persistence.agentToolCalls.instance(record.toolCallId), { ...record, status, output: result.output, error: result.error, finishedAt: isoNow() });
+  context.write(persistence.agentToolCalls.instance(record.toolCallId), { ...record, status, output: result.output, error: result.error, finishedAt: isoNow(context) });
   context.publish(persistence.toolCallResults, { toolCallId: record.toolCallId });
   await events.write("tool_call_finished", { tool_call_id: record.toolCallId, tool_name: record.toolName, status });
 }

@@ -15,7 +15,7 @@ import { FileGate } from "../testing/file-gate.ts";
 import { KillableWorkerProcess } from "../testing/killable-worker-process.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-history.ts";
-import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
+import { outcomeUnknownToolResult, turnCancelledNoteHeader } from "../contract/values/result-texts.ts";
 import {
   crashToolTaskFlow,
   toolTaskCrashDirectoryEnvironmentVariable,
@@ -98,7 +98,7 @@ void test("cancel_turn while a killed Worker's poll is in flight: a new Worker a
   await harness.sessions.waitForTurnCount("k2", 1, { timeoutMs: 30_000 });
 
   const snapshot = await harness.sessions.getAgentSnapshot("k2");
-  assert.deepEqual(snapshot.messages.map((message) => message.text), ["Build the report.", "Starting.", outcomeUnknownToolResult]);
+  assert.deepEqual(snapshot.messages.map((message) => message.text), ["Build the report.", "Starting.", outcomeUnknownToolResult, turnCancelledNoteHeader]);
   const entries = harness.log.entries();
   assert.deepEqual(entries.filter((entry) => entry.name === "job_cancelled").map((entry) => (entry.details as { taskId: string }).taskId), ["job-report"]);
   assert.equal(entries.filter((entry) => entry.name === "poll").length, 1, "the cancelled poll never ran again");

@@ -13,7 +13,7 @@ import { pollUntil } from "@perdure/engine/testing";
 import type { ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
 import type { QuestionAnswer } from "../contract/values/agent-tool-call.ts";
-import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
+import { failedToolResult, missingToolTaskPoller, outcomeUnknownToolResult, turnCancelledNoteHeader } from "../contract/values/result-texts.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
 import { ScriptedModelClient } from "./scripted-model-client.ts";
@@ -134,10 +134,10 @@ void test("cancel_turn mid-poll abandons the task: outcome_unknown with turn_can
   await new Promise((resolve) => setTimeout(resolve, 200));
 
   const snapshot = await sessions.getAgentSnapshot("t3");
-  assert.deepEqual(snapshot.messages.map((message) => message.text), ["Build it.", "Starting the report.", outcomeUnknownToolResult]);
+  assert.deepEqual(snapshot.messages.map((message) => message.text), ["Build it.", "Starting the report.", outcomeUnknownToolResult, turnCancelledNoteHeader]);
   const events = await sessions.readEvents("t3");
   assert.deepEqual(payloadsOf(events, "tool_call_finished"), [{ tool_call_id: "report", tool_name: "build_report", status: "outcome_unknown" }]);
-  assert.deepEqual(payloadsOf(events, "turn_cancelled"), [{ message_count: 2 }]);
+  assert.deepEqual(payloadsOf(events, "turn_cancelled"), [{ message_count: 3 }], "the model output, the result, and the note");
   const history = completedExecutes(await readStepHistory(engine.address, "t3"));
   assert.deepEqual(history, ["StartAgentSession", "RunModel", "CallTool", "FinishTurnCancellation", "CancelToolTask", "ResumeTurn", "ApplyTurnControl"]);
   assert.equal(await sessions.sendUserMessage("t3", "Try again later."), true);

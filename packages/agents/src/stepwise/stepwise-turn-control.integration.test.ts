@@ -13,6 +13,7 @@ import { readStepHistory } from "../testing/read-step-history.ts";
 import {
   toolCallCancelledBySteeringResult,
   toolCallCancelledByTurnCancellationResult,
+  turnCancelledNoteHeader,
 } from "../contract/values/result-texts.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
@@ -152,13 +153,16 @@ void test("cancel_turn aborts a running model call through cancellationSignal an
   assert.equal(ended.lastTurnError, null);
   assert.equal(await sessions.cancelTurn("c1"), false, "the cancelled turn has ended");
   const events = await sessions.readEvents("c1");
-  assert.deepEqual(payloadsOf(events, "turn_cancelled"), [{ message_count: 0 }]);
+  assert.deepEqual(payloadsOf(events, "turn_cancelled"), [{ message_count: 1 }], "the turn stored its note");
   assert.deepEqual(payloadsOf(events, "turn_completed"), []);
-  assert.deepEqual((await sessions.getAgentSnapshot("c1")).messages.map((message) => message.text), ["Write a long report."], "the dropped answer is not stored");
+  // The dropped answer is not stored; the note that the user stopped the turn is, after the (empty) transcript.
+  assert.deepEqual((await sessions.getAgentSnapshot("c1")).messages.map((message) => [message.role, message.text]), [["user", "Write a long report."], ["system", turnCancelledNoteHeader]]);
 
   assert.equal(await sessions.sendUserMessage("c1", "A short one, please."), true);
   await sessions.waitForTurnCount("c1", 2);
-  assert.equal((await sessions.getAgentSnapshot("c1")).messages.at(-1)?.text, "Fresh: Write a long report. / A short one, please.");
+  // The next model call sees that the first request was stopped, between it and the new one.
+  const nextInput = JSON.stringify(model.requests.at(-1)?.input ?? []);
+  assert.ok(nextInput.indexOf("Write a long report.") < nextInput.indexOf(turnCancelledNoteHeader) && nextInput.indexOf(turnCancelledNoteHeader) < nextInput.indexOf("A short one, please."), `the next model input: ${nextInput}`);
   const history = completedExecutes(await readStepHistory(engine.address, "c1"));
   assert.deepEqual(history, ["StartAgentSession", "FinishTurnCancellation", "ApplyTurnControl", "AwaitUserMessage", "RunModel"]);
 });
@@ -238,7 +242,7 @@ void test("cancel_turn racing a final answer: the turn either completes and canc
     const texts = (await sessions.getAgentSnapshot("r1")).messages.map((message) => message.text);
     if (cancelled) {
       // Events are written before the commit, so a model call cancelled after it wrote turn_completed leaves that event; the stored turn is what counts.
-      assert.deepEqual([payloadsOf(events, "turn_cancelled").length, texts], [1, ["Question?"]]);
+      assert.deepEqual([payloadsOf(events, "turn_cancelled").length, texts], [1, ["Question?", turnCancelledNoteHeader]]);
     } else {
       assert.deepEqual([payloadsOf(events, "turn_cancelled").length, payloadsOf(events, "turn_completed").length, texts], [0, 1, ["Question?", "the final answer"]]);
     }

@@ -109,6 +109,8 @@ describe("session tracing", () => {
         assert.equal(span.attributes["gen_ai.conversation.id"], "s1", span.name);
         assert.equal(span.attributes["session.id"], "s1", span.name);
         assert.equal(span.attributes["perdure.flow.id"], "s1", span.name);
+        // The contract's dex.run.id: a flow ID names one run.
+        assert.equal(span.attributes["perdure.run.id"], "s1", span.name);
         assert.equal(span.attributes["gen_ai.agent.name"], "Support", span.name);
         assert.equal(span.attributes["perdure.agent.turn.id"], "turn-1", span.name);
         assert.equal(span.attributes["perdure.step.attempt"], 1, span.name);

@@ -14,6 +14,8 @@ export type SpanAttributes = Record<string, SpanAttributeValue>;
 /** The engine attributes every span carries, under our own prefix. */
 export const perdureAttributeKeys = {
   flowId: "perdure.flow.id",
+  /** The contract's `dex.run.id`; one Perdure Flow instance is one run, so it is the flow ID. */
+  runId: "perdure.run.id",
   stepType: "perdure.step.type",
   stepExecutionId: "perdure.step.execution_id",
   stepAttempt: "perdure.step.attempt",
@@ -23,13 +25,18 @@ export const perdureAttributeKeys = {
   requestedToolCallIds: "perdure.agent.requested_tool_call.ids",
 } as const;
 
-/** What every span of a Step attempt carries: the Flow ID three times, the Step, the turn and the agent. */
+/**
+ * What every span of a Step attempt carries: the Flow ID four times (a flow
+ * ID names one run, so it is also the run ID), the Step, the turn and the
+ * agent.
+ */
 export function commonSpanAttributes(context: StepContext, agentName: string, turnId: string | null): SpanAttributes {
   return {
     "gen_ai.conversation.id": context.flowId,
     "session.id": context.flowId,
     "gen_ai.agent.name": agentName,
     [perdureAttributeKeys.flowId]: context.flowId,
+    [perdureAttributeKeys.runId]: context.flowId,
     [perdureAttributeKeys.stepType]: context.stepType,
     [perdureAttributeKeys.stepExecutionId]: context.executionId,
     [perdureAttributeKeys.stepAttempt]: context.attempt,

@@ -2,12 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { StreamMessage } from "@perdure/engine";
 import type { AgentEvent } from "../contract/values/agent-event.ts";
-import { convertAgentEventMessageToJson, convertAgentEventToJson } from "./agent-event-json.ts";
+import { convertAgentEventToJson } from "./agent-event-json.ts";
+import { agentEventWriteTimesEventName, agentEventWriteTimesFrame } from "./agent-event-write-times.ts";
 
 const event: AgentEvent = { type: "tool_call_started", turnId: "turn-2", attempt: 3, stepExecutionId: "17", payload: { tool_call_id: "call-1", tool_name: "lookup_order" } };
 
-function messageWrittenAt(writtenAt: Date): StreamMessage<AgentEvent> {
-  return { value: event, token: "token-5", index: 5, writtenAt };
+function messageWrittenAt(token: string, writtenAt: Date): StreamMessage<AgentEvent> {
+  return { value: event, token, index: 5, writtenAt };
 }
 
 describe("event JSON", () => {
@@ -21,10 +22,13 @@ describe("event JSON", () => {
     });
   });
 
-  it("a Stream message carries the time it was written as written_at, whenever it is converted", () => {
-    const first = convertAgentEventMessageToJson(messageWrittenAt(new Date("2026-12-02T19:32:04.125Z")));
-    const later = convertAgentEventMessageToJson(messageWrittenAt(new Date("2026-12-02T21:05:59.001Z")));
-    assert.deepEqual(first, { ...convertAgentEventToJson(event), written_at: "2026-12-02T19:32:04.125Z" });
-    assert.equal(later.written_at, "2026-12-02T21:05:59.001Z");
+  it("write times travel in a frame of their own event type, keyed by each event's id, never in an event's data", () => {
+    const frame = agentEventWriteTimesFrame([
+      messageWrittenAt("token-5", new Date("2026-12-02T19:32:04.125Z")),
+      messageWrittenAt("token-6", new Date("2026-12-02T21:05:59.001Z")),
+    ]);
+    assert.equal(frame, `event: ${agentEventWriteTimesEventName}\ndata: {"token-5":"2026-12-02T19:32:04.125Z","token-6":"2026-12-02T21:05:59.001Z"}\n\n`);
+    assert.equal(agentEventWriteTimesEventName, "perdure-write-times");
+    assert.ok(!frame.includes("\nid: ") && !frame.startsWith("id: "), "the frame leaves Last-Event-ID alone");
   });
 });

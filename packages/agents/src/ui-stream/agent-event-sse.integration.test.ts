@@ -14,8 +14,20 @@ interface ServerSentEvent {
   data: AgentEventJson;
 }
 
+/** A frame of another event type than `message`, which `EventSource.onmessage` never receives. */
+interface NamedFrame {
+  event: string;
+  data: unknown;
+}
+
 /** Reads events until `isLast` says so, or `timeoutMs` passes, then disconnects. */
-async function readEvents(url: string, headers: Record<string, string>, isLast: (event: ServerSentEvent, count: number) => boolean, timeoutMs = 10_000): Promise<ServerSentEvent[]> {
+async function readEvents(
+  url: string,
+  headers: Record<string, string>,
+  isLast: (event: ServerSentEvent, count: number) => boolean,
+  timeoutMs = 10_000,
+  namedFrames: NamedFrame[] = [],
+): Promise<ServerSentEvent[]> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   const response = await fetch(url, { headers, signal: abort.signal });
@@ -39,6 +51,10 @@ async function readEvents(url: string, headers: Record<string, string>, isLast: 
       for (const frame of frames) {
         const fields = Object.fromEntries(frame.split("\n").filter((line) => !line.startsWith(":")).map((line) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]));
         if (fields.data === undefined) continue;
+        if (fields.event !== undefined && fields.event !== "message") {
+          namedFrames.push({ event: fields.event, data: JSON.parse(fields.data) });
+          continue;
+        }
         events.push({ id: fields.id ?? "", data: JSON.parse(fields.data) as AgentEventJson });
         if (isLast(events.at(-1) as ServerSentEvent, events.length)) return events;
       }
@@ -69,22 +85,35 @@ describe("plain Server-Sent Events", () => {
       assert.equal(snapshot.state.active_turn_id, "turn-2");
       assert.ok(snapshot.messages.length === 3 && snapshot.messages.every((message) => !("framework_item" in message)));
       assert.deepEqual(Object.keys(snapshot).sort(), [
-        "context_summary", "deleted_before_sequence", "messages", "pending_interrupts", "plan", "queued_message_count", "queued_messages", "resume_token", "session_settings", "state", "steered_messages", "tool_calls", "usage",
+        "context_summary", "messages", "pending_interrupts", "plan", "queued_message_count", "queued_messages", "resume_token", "session_settings", "state", "steered_messages", "tool_calls", "usage",
       ]);
       assert.notEqual(snapshot.resume_token, "");
 
       const eventsUrl = `${harness.server.baseUrl}/sessions/s1/events?resumeToken=${encodeURIComponent(snapshot.resume_token)}`;
-      const first = await readEvents(eventsUrl, {}, (_event, count) => count === 2);
+      const namedFrames: NamedFrame[] = [];
+      const first = await readEvents(eventsUrl, {}, (_event, count) => count === 2, 10_000, namedFrames);
       assert.deepEqual(first.map((event) => event.data.type), ["turn_started", "text_delta"]);
       assert.equal(typeof first[0]?.data.payload, "string");
       assert.deepEqual(JSON.parse(first[1]?.data.payload ?? ""), { text: "One " });
       gate.open();
       // An EventSource sends the last id it saw; the stale query parameter must not win.
-      const rest = await readEvents(eventsUrl, { "last-event-id": first.at(-1)?.id ?? "" }, (event) => event.data.type === "turn_completed");
+      const rest = await readEvents(eventsUrl, { "last-event-id": first.at(-1)?.id ?? "" }, (event) => event.data.type === "turn_completed", 10_000, namedFrames);
       const stored = (await harness.session.client.readStream("s1", harness.flow.agentEvents, { limit: 1000 })).messages.filter((message) => message.value.turnId === "turn-2");
-      assert.deepEqual([...first, ...rest].map((event) => event.data), stored.map(({ value: event, writtenAt }) => ({
-        type: event.type, turn_id: event.turnId, attempt: event.attempt, step_execution_id: event.stepExecutionId, payload: JSON.stringify(event.payload), written_at: writtenAt.toISOString(),
+      // Each event's data is exactly the contract's AgentEvent wire JSON: no field of ours, such as a write time.
+      assert.deepEqual([...first, ...rest].map((event) => event.data), stored.map(({ value: event }) => ({
+        type: event.type, turn_id: event.turnId, attempt: event.attempt, step_execution_id: event.stepExecutionId, payload: JSON.stringify(event.payload),
       })));
+      assert.deepEqual(namedFrames, [], "without includeWriteTimes the stream sends nothing but the events");
+
+      // Opted in, a frame of its own event type says when each event was written; the events stay the same.
+      const timedFrames: NamedFrame[] = [];
+      const timed = await readEvents(`${eventsUrl}&writeTimes=1`, {}, (event) => event.data.type === "turn_completed", 10_000, timedFrames);
+      assert.deepEqual(timed, [...first, ...rest]);
+      const times = Object.assign({}, ...timedFrames.map((frame) => {
+        assert.equal(frame.event, "perdure-write-times");
+        return frame.data as Record<string, string>;
+      })) as Record<string, string>;
+      assert.deepEqual(times, Object.fromEntries(stored.map((message) => [message.token, message.writtenAt.toISOString()])));
     } finally {
       await harness.dispose();
     }

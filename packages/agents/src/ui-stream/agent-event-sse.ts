@@ -2,11 +2,13 @@
  * Plain Server-Sent Events of a session's `AgentEvents`, for a UI that
  * applies the event rules itself. Each event's `id` is its engine Stream
  * token, so an `EventSource` resumes through `Last-Event-ID`, and its data
- * carries `written_at`, the time the event was written.
+ * is exactly the contract's `AgentEvent` wire JSON. With `includeWriteTimes`,
+ * a frame of another event type says when each event was written.
  */
 import { describeValue, InvalidInputError, InvalidResumeTokenError, type StreamMessage } from "@perdure/engine";
 import type { AgentEvent } from "../contract/values/agent-event.ts";
-import { convertAgentEventMessageToJson } from "./agent-event-json.ts";
+import { convertAgentEventToJson } from "./agent-event-json.ts";
+import { agentEventWriteTimesFrame } from "./agent-event-write-times.ts";
 import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 import { createJsonErrorResponse, eventStreamHeaders } from "./server-sent-event-responses.ts";
 
@@ -20,14 +22,25 @@ export interface AgentEventSseOptions extends AgentUIStreamSessionOptions {
   resumeToken: string;
   /** Stops the stream, such as the request's signal. */
   signal?: AbortSignal | undefined;
+  /**
+   * Also send, before each batch of events, one frame of event type
+   * `perdure-write-times` (`agentEventWriteTimesEventName`) whose data maps
+   * each event's `id` to the ISO 8601 time it was written, so a UI that
+   * replays retained events can show when each happened. The events' own
+   * `data` is the contract's wire JSON either way; `EventSource.onmessage`
+   * never sees the extra frame.
+   * @default false
+   */
+  includeWriteTimes?: boolean | undefined;
 }
 
 const readLimit = 100;
 /** How long a read waits for new events before the stream sends a keep-alive comment. */
 const keepAliveMs = 15_000;
 
-function eventFrames(messages: readonly StreamMessage<AgentEvent>[]): string {
-  return messages.map((message) => `id: ${message.token}\ndata: ${JSON.stringify(convertAgentEventMessageToJson(message))}\n\n`).join("");
+function eventFrames(messages: readonly StreamMessage<AgentEvent>[], includeWriteTimes: boolean): string {
+  const events = messages.map((message) => `id: ${message.token}\ndata: ${JSON.stringify(convertAgentEventToJson(message.value))}\n\n`).join("");
+  return includeWriteTimes ? agentEventWriteTimesFrame(messages) + events : events;
 }
 
 /**
@@ -45,6 +58,8 @@ export async function createAgentEventSseResponse(options: AgentEventSseOptions)
   if (typeof options.resumeToken !== "string") {
     throw new InvalidInputError(`resumeToken ${describeValue(options.resumeToken)} is invalid: pass the Last-Event-ID header, the snapshot's resume_token, or ""`);
   }
+  const includeWriteTimes = options.includeWriteTimes ?? false;
+  if (typeof includeWriteTimes !== "boolean") throw new InvalidInputError(`includeWriteTimes ${describeValue(options.includeWriteTimes)} is invalid: use true or false`);
   const { client, flow, flowId } = session;
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, options.signal]);
@@ -69,7 +84,7 @@ export async function createAgentEventSseResponse(options: AgentEventSseOptions)
           stream.enqueue(encoder.encode(": keep-alive\n\n"));
         } else {
           after = messages.at(-1)?.token ?? after;
-          stream.enqueue(encoder.encode(eventFrames(messages)));
+          stream.enqueue(encoder.encode(eventFrames(messages, includeWriteTimes)));
         }
       } catch (error) {
         // A read cut short by the consumer leaving (the store may close next) is no failure.

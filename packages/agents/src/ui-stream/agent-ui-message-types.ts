@@ -15,9 +15,9 @@ export type AgentUIFinishReason = "stop" | "error" | "other" | "tool-calls";
 
 /**
  * An `AgentEvent` as JSON for a browser: the wire field names, with `payload`
- * as JSON text. Plain Server-Sent Events carry it as their data (with
- * `written_at`), and the UI message stream carries it in `data-agent-event`
- * parts.
+ * as JSON text, exactly the contract's `AgentEvent` wire JSON. Plain
+ * Server-Sent Events carry it as their data, and the UI message stream
+ * carries it in `data-agent-event` parts.
  */
 export interface AgentEventJson {
   type: AgentEventType;
@@ -26,11 +26,6 @@ export interface AgentEventJson {
   step_execution_id: string;
   /** The event's payload as JSON text. */
   payload: string;
-  /**
-   * When the event was written to the Stream, as ISO 8601 text. Plain
-   * Server-Sent Events carry it; `data-agent-event` parts leave it out.
-   */
-  written_at?: string;
 }
 
 /** The transient part after every other part: where the stream continues after that part. */

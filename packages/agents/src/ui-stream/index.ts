@@ -102,6 +102,7 @@ export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./agent
 export { convertAgentEventStreamSnapshotToJson, readAgentEventStreamSnapshot } from "./agent-event-stream-snapshot.ts";
 export type { AgentEventStreamSnapshot } from "./agent-event-stream-snapshot.ts";
 export { createAgentEventSseResponse } from "./agent-event-sse.ts";
+export { agentEventWriteTimesEventName } from "./agent-event-write-times.ts";
 export { guardAgentRequest } from "./agent-request-guard.ts";
 export type { AgentRequestGuardOptions } from "./agent-request-guard.ts";
 export type { AgentEventSseOptions } from "./agent-event-sse.ts";

@@ -198,7 +198,8 @@ export function createDevApp(options: DevAppOptions): Hono {
   app.get("/api/sessions/:id/events", async (context) => {
     const { sessionId, flow } = await sessionOfPath(context, "read");
     const resumeToken = context.req.header("last-event-id") ?? context.req.query("resumeToken") ?? "";
-    return createAgentEventSseResponse({ client, flow, flowId: sessionId, resumeToken, signal: context.req.raw.signal });
+    // The Events tab shows when each event was written; the times travel beside the contract's events.
+    return createAgentEventSseResponse({ client, flow, flowId: sessionId, resumeToken, signal: context.req.raw.signal, includeWriteTimes: true });
   });
 
   app.post("/api/sessions/:id/plan/execute", limitBody(maxSmallBodyBytes), async (context) => {

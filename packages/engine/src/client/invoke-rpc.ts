@@ -16,6 +16,7 @@ import type { Store } from "../store/store.ts";
 import type { FlowCore, RpcReference } from "../flow/flow.ts";
 import type { ActiveExecution, RpcContext } from "../rpc/rpc.ts";
 import type { ResolvedInvokeRpcOptions } from "./invoke-rpc-options.ts";
+import type { StoreClock } from "../store/store-clock.ts";
 
 function parseRpcInput<TInput>(reference: RpcReference<TInput, unknown>, input: unknown): TInput {
   if (reference.parseInput === undefined) return input as TInput;
@@ -38,9 +39,12 @@ class TransactionalRpcContext implements RpcContext {
   private readonly flowTransaction: FlowTransaction;
   private readonly maxValueBytes: number;
 
-  constructor(flowTransaction: FlowTransaction, maxValueBytes: number) {
+  private readonly clock: StoreClock;
+
+  constructor(flowTransaction: FlowTransaction, maxValueBytes: number, clock: StoreClock) {
     this.flowTransaction = flowTransaction;
     this.maxValueBytes = maxValueBytes;
+    this.clock = clock;
     this.flowId = flowTransaction.flowId;
     this.flowType = flowTransaction.flow.flowType;
     this.flowStatus = flowTransaction.row.status;
@@ -93,6 +97,10 @@ class TransactionalRpcContext implements RpcContext {
   cancelSteps(stepTypes: readonly string[]): void {
     for (const stepType of stepTypes) stepOf(this.flowTransaction.flow, stepType);
     this.cancellations.push(...stepTypes);
+  }
+
+  now(): number {
+    return this.clock.now();
   }
 
   async activeExecutions(): Promise<ActiveExecution[]> {
@@ -163,7 +171,7 @@ async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference
     if (held.length > 0) {
       throw new RpcLockConflictError(`RPC ${reference.name} on Flow ${flowId} needs ${held.join(", ")}, held by a running Step; retry shortly`);
     }
-    const context = new TransactionalRpcContext(flowTransaction, store.maxValueBytes);
+    const context = new TransactionalRpcContext(flowTransaction, store.maxValueBytes, store.clock);
     const output = await reference.handler(context, input);
     if (context.cancellations.length > 0) await flowTransaction.cancelStepTypes(context.cancellations);
     for (const movement of context.movements) {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Client, type StepHistoryEntry } from "../index.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { startWorkerProcess, type WorkerProcess } from "../testing/worker-process.ts";
@@ -13,7 +13,6 @@ import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip
 
 const url = testDatabaseUrl();
 const workerMain = fileURLToPath(new URL("./test-fixtures/clock-worker-main.ts", import.meta.url));
-const skewPreload = pathToFileURL(fileURLToPath(new URL("./test-fixtures/skew-wall-clock.ts", import.meta.url))).href;
 const fiveMinutesMs = 5 * 60_000;
 /** The Workers' liveness timeout (the default). */
 const livenessTimeoutMs = 5000;
@@ -44,10 +43,10 @@ void test("Workers whose wall clocks are 5 minutes fast and 5 minutes slow run b
     rmSync(folder, { recursive: true, force: true });
   });
   const spawnWorker = async (skewMs: number): Promise<WorkerProcess> => {
-    const nodeOptions = `${process.env["NODE_OPTIONS"] ?? ""} --import=${skewPreload}`.trim();
     const worker = await startWorkerProcess({
       entryModulePath: workerMain,
-      env: { PERDURE_TEST_DATABASE_URL: url, PERDURE_PG_SCHEMA: temporary.schema, PERDURE_TEST_CLOCK_SKEW_MS: String(skewMs), NODE_OPTIONS: nodeOptions },
+      env: { PERDURE_TEST_DATABASE_URL: url, PERDURE_PG_SCHEMA: temporary.schema },
+      wallClockSkewMs: skewMs,
     });
     workers.push(worker);
     // The preload took: the child's wall clock is off by the skew.

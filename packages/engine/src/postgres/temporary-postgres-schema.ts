@@ -1,6 +1,10 @@
+/**
+ * Private PostgreSQL schemas for tests. Shipped in `@perdure/engine/testing`,
+ * so `pg` and the store load only when a schema is opened or dropped: the
+ * testing entry works without `pg` installed.
+ */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { PostgresStore } from "./postgres-store.ts";
+import type { PostgresStore } from "./postgres-store.ts";
 import type { PostgresStoreOptions } from "./postgres-store-options.ts";
 
 /** Where tests find their PostgreSQL server: `PERDURE_TEST_DATABASE_URL`, else `PERDURE_DATABASE_URL`. */
@@ -42,6 +46,11 @@ export interface TemporaryPostgresSchema {
 /**
  * Creates a uniquely named schema for one test, so tests share a server but
  * never each other's rows.
+ *
+ * @example
+ * const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+ * after(() => temporary.dispose());
+ * const store = await temporary.open();
  */
 export function createTemporaryPostgresSchema(connectionString: string, options: Partial<PostgresStoreOptions> = {}): TemporaryPostgresSchema {
   const schema = `perdure_test_${randomBytes(6).toString("hex")}`;
@@ -50,12 +59,14 @@ export function createTemporaryPostgresSchema(connectionString: string, options:
     connectionString,
     schema,
     async open(overrides = {}) {
+      const { PostgresStore } = await import("./postgres-store.ts");
       const store = await PostgresStore.open({ poolSize: 4, ...options, ...overrides, connectionString, schema });
       opened.push(store);
       return store;
     },
     async dispose() {
       for (const store of opened) await store.close();
+      const { default: pg } = await import("pg");
       const client = new pg.Client({ connectionString });
       await client.connect();
       try {

@@ -38,6 +38,11 @@ export interface RpcContext {
   cancelSteps(stepTypes: readonly string[]): void;
   /** The executions that have not finished, oldest first. */
   activeExecutions(): Promise<ActiveExecution[]>;
+  /**
+   * The store's clock, in epoch milliseconds (see `StepContext.now`): compare
+   * stored times, such as a deadline a Step wrote, with this, not `Date.now()`.
+   */
+  now(): number;
 }
 
 /** An RPC as declared, before it belongs to a Flow. */

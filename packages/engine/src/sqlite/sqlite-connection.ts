@@ -45,6 +45,23 @@ const connections = new Map<string, SqliteConnection>();
  */
 const maxTransactionRuns = 5;
 
+/** Sets the connection's pragmas and creates the schema and the resume-token secret when missing. */
+function prepareDatabase(database: DatabaseSync, durability: SqliteDurability): void {
+  database.exec("PRAGMA journal_mode = WAL");
+  database.exec(`PRAGMA synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
+  database.exec("PRAGMA foreign_keys = OFF");
+  // Checkpoint less often than the default 1000 pages: every Step rewrites a few pages, and
+  // checkpoints were about half of commit time. The WAL is truncated back after each checkpoint.
+  database.exec("PRAGMA wal_autocheckpoint = 4000");
+  database.exec("PRAGMA journal_size_limit = 67108864");
+  database.exec("PRAGMA cache_size = -32768");
+  database.exec("BEGIN IMMEDIATE");
+  database.exec(sqliteSchema);
+  // The resume-token secret exists from the start, so that no read ever has to write it.
+  database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('token_secret', ?)").run(randomBytes(32));
+  database.exec("COMMIT");
+}
+
 /** The process's connection to one database file, counted by the stores that use it. */
 export class SqliteConnection implements TransactionHost {
   readonly path: string;
@@ -71,22 +88,12 @@ export class SqliteConnection implements TransactionHost {
     this.path = settings.path;
     this.key = key;
     this.database = new DatabaseSync(settings.path, { timeout: settings.busyTimeoutMs });
-    this.database.exec("PRAGMA journal_mode = WAL");
-    this.database.exec(`PRAGMA synchronous = ${settings.durability === "full" ? "FULL" : "NORMAL"}`);
-    this.database.exec("PRAGMA foreign_keys = OFF");
-    // Checkpoint less often than the default 1000 pages: every Step rewrites a few pages, and
-    // checkpoints were about half of commit time. The WAL is truncated back after each checkpoint.
-    this.database.exec("PRAGMA wal_autocheckpoint = 4000");
-    this.database.exec("PRAGMA journal_size_limit = 67108864");
-    this.database.exec("PRAGMA cache_size = -32768");
-    this.database.exec("BEGIN IMMEDIATE");
     try {
-      this.database.exec(sqliteSchema);
-      // The resume-token secret exists from the start, so that no read ever has to write it.
-      this.database.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('token_secret', ?)").run(randomBytes(32));
-      this.database.exec("COMMIT");
+      prepareDatabase(this.database, settings.durability);
     } catch (error) {
-      this.database.exec("ROLLBACK");
+      // Whatever failed (another process's write lock past the busy timeout, a file that is not a
+      // database, a read-only file), the handle and its file descriptors must not outlive the open.
+      // Closing rolls back a transaction the failure left open.
       this.database.close();
       throw error;
     }

@@ -16,7 +16,11 @@ export interface StepContext {
   readonly attempt: number;
   /** Aborted when the execution is cancelled, times out, or the Worker closes hard. */
   readonly cancellationSignal: AbortSignal;
-  /** When this attempt times out. */
+  /**
+   * When this attempt times out, on this process's wall clock, so that
+   * `deadline.getTime() - Date.now()` is the time left even on a machine
+   * whose clock is off. Store a time with {@link StepContext.now} instead.
+   */
   readonly deadline: Date;
   /** Checkpoint text of the latest heartbeat of an earlier attempt of this execution. */
   readonly heartbeatCheckpoint: string | undefined;
@@ -32,6 +36,19 @@ export interface StepContext {
   publish<TMessage>(ref: ChannelRef<TMessage>, message: TMessage): void;
   /** Queued messages of a loaded Channel, oldest first, as of the snapshot. */
   pendingMessages<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[];
+  /**
+   * The store's clock, in epoch milliseconds: the clock of Timer due times,
+   * leases and stored timestamps, which every process sharing the store
+   * reads alike (the database server's on PostgreSQL). Use it for any time a
+   * Step stores or compares with a stored time, such as a deadline it writes
+   * and waits on with `timer(id, { at })`; `Date.now()` is this machine's
+   * clock, which may be minutes off.
+   *
+   * @example
+   * const deadline = context.now() + 60_000;
+   * context.write(flow.approvalDeadline, deadline);
+   */
+  now(): number;
   /** Writes to a Stream now, not at commit; never rolled back, may repeat on retry. */
   writeStream<TValue>(ref: StreamDefinition<TValue>, value: TValue): Promise<void>;
   /** Extends the lease; with `checkpoint`, stores text the next attempt receives. */

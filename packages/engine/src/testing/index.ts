@@ -8,6 +8,8 @@
  */
 export { createTemporarySqliteStore } from "./temporary-sqlite-store.ts";
 export type { TemporarySqliteStore } from "./temporary-sqlite-store.ts";
+export { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../postgres/temporary-postgres-schema.ts";
+export type { TemporaryPostgresSchema } from "../postgres/temporary-postgres-schema.ts";
 export { FaultInjectingStore } from "./fault-injecting-store.ts";
 export type { FaultInjectingStoreOptions } from "./fault-injecting-store.ts";
 export { injectedFaultOf, storeFaultKinds } from "./store-fault.ts";

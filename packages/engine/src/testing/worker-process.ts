@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync } from "node:fs";
+import { extname } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import type { FlowCore } from "../flow/flow.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
@@ -28,6 +30,26 @@ export interface StartWorkerProcessOptions {
    * @default workerReadyLine
    */
   readyLinePrefix?: string;
+  /**
+   * Moves the child's wall clock by this many milliseconds, as on a machine
+   * whose clock is off: `Date.now()` and `new Date()` read the skewed time,
+   * while its monotonic clock (`performance.now()`) runs as before. The
+   * child's stores and Workers must not care (on PostgreSQL they read the
+   * database's clock).
+   * @default 0
+   */
+  wallClockSkewMs?: number;
+}
+
+/** The preload that skews a child's wall clock, beside this file (TypeScript sources or built JavaScript). */
+const skewWallClockPreloadUrl = new URL(`./skew-wall-clock${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
+
+/** The child's `node` arguments and extra environment for `wallClockSkewMs`. */
+function clockSkewLaunch(wallClockSkewMs: number | undefined): { execArgv: string[]; env: Record<string, string> } {
+  const skewMs = wallClockSkewMs ?? 0;
+  if (!Number.isFinite(skewMs)) throw new Error(`wallClockSkewMs ${String(wallClockSkewMs)} is invalid: use a number of milliseconds`);
+  if (skewMs === 0) return { execArgv: [], env: {} };
+  return { execArgv: ["--import", skewWallClockPreloadUrl], env: { PERDURE_TEST_CLOCK_SKEW_MS: String(skewMs) } };
 }
 
 /** A Worker running in a child process of its own process group. */
@@ -68,10 +90,11 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * await child.kill(); // as if the machine lost the process
  */
 export async function startWorkerProcess(options: StartWorkerProcessOptions): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [options.entryModulePath], {
+  const skew = clockSkewLaunch(options.wallClockSkewMs);
+  const child: ChildProcess = spawn(process.execPath, [...skew.execArgv, options.entryModulePath], {
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...options.env, ...skew.env },
   });
   if (child.pid === undefined) {
     const error = await new Promise<unknown>((resolve) => child.once("error", resolve));

@@ -29,6 +29,8 @@ export interface AttemptServices {
   recoveryError: RecoveryError | undefined;
   waitResult: StoredWaitResult | undefined;
   maxValueBytes: number;
+  /** The store's clock. */
+  now(): number;
   heartbeat(checkpoint: string | undefined): Promise<void>;
   writeStream(stream: string, capacityBytes: number, value: string): Promise<void>;
 }
@@ -101,6 +103,10 @@ export class AttemptContext implements ExecuteContext {
 
   pendingMessages<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[] {
     return this.snapshot.pendingMessages(ref);
+  }
+
+  now(): number {
+    return this.services.now();
   }
 
   consumed<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[] {

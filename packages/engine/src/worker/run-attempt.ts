@@ -87,13 +87,17 @@ export async function runAttempt(
   const { claim, abort } = running;
   const { execution } = claim;
   let checkpoint = execution.checkpoint ?? undefined;
+  const dispatchedAt = store.clock.now();
   const services = {
     flow: claim.flow,
     flowId: execution.flowId,
     stepType: execution.stepType,
     executionId: execution.executionId,
     attempt: execution.attempt,
-    deadline: new Date(execution.deadlineAt ?? store.clock.now()),
+    // The deadline is kept on the store's clock; a handler compares a Date with its own wall clock,
+    // so it gets the same moment on this process's clock (they differ on a skewed machine).
+    deadline: new Date(Date.now() + (execution.deadlineAt ?? dispatchedAt) - dispatchedAt),
+    now: () => store.clock.now(),
     signal: abort.signal,
     checkpoint,
     recoveryError: execution.recoveryError === null ? undefined : (JSON.parse(execution.recoveryError) as RecoveryError),

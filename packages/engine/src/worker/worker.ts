@@ -12,6 +12,7 @@ import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
+import { StoreContact } from "./store-contact.ts";
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
@@ -107,6 +108,8 @@ export class Worker {
   private reservedStarts = 0;
   private withdrawLocalStarts: (() => void) | undefined;
   private lastRecoveryAt = 0;
+  /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
+  private readonly storeContact: StoreContact;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -123,6 +126,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     this.workerId = this.options.workerId;
+    this.storeContact = new StoreContact(this.options.livenessTimeoutMs);
     this.claims = new ClaimLedger({
       launch: (claim) => this.launch(claim),
       adoptLostClaims: () => this.adoptLostClaims(),
@@ -354,8 +358,10 @@ export class Worker {
   }
 
   private async touchLiveness(): Promise<void> {
-    const expiresAt = this.now() + this.options.livenessTimeoutMs;
-    await this.options.store.transaction((transaction) => transaction.touchWorker(this.workerId, expiresAt));
+    // The expiry is taken once the transaction has its connection: a write that waited for the
+    // store (an outage, a full pool) must not store a liveness that has already lapsed.
+    await this.options.store.transaction((transaction) => transaction.touchWorker(this.workerId, this.now() + this.options.livenessTimeoutMs));
+    this.storeContact.written(this.now());
   }
 
   /** Liveness, cancellation checks of running attempts, and recovery of lapsed leases. */
@@ -368,7 +374,10 @@ export class Worker {
       const now = this.now();
       if (this.state === "running" && now - this.lastRecoveryAt >= Math.min(1000, this.options.livenessTimeoutMs / 5)) {
         this.lastRecoveryAt = now;
-        if (await recoverLapsed(this.options.store, this.options.flows) > 0) this.lookForTasks();
+        // This Worker is alive, so a lapsed liveness row of its own is never a lost Worker; and after it
+        // lost the store, others' rows are judged only once they have had time to write them again.
+        const judgement = { liveWorkerId: this.workerId, judgesLiveness: this.storeContact.judgesLiveness(now) };
+        if (await recoverLapsed(this.options.store, this.options.flows, judgement) > 0) this.lookForTasks();
       }
     } catch (error) {
       this.options.onError(error);

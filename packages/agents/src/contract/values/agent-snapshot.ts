@@ -29,12 +29,6 @@ export interface AgentSnapshot {
   queuedMessages: QueuedAgentUserMessage[];
   /** Steered messages the active turn has not taken yet, oldest first. */
   steeredMessages: QueuedAgentUserMessage[];
-  /**
-   * The oldest stored sequence once retention deleted earlier messages, so
-   * `messages` starts there; null while every message is stored.
-   * @default null
-   */
-  deletedBeforeSequence?: number | null;
   /** The summary of the earlier conversation, null until the session first compacts. */
   contextSummary: ContextSummary | null;
   /**
@@ -45,7 +39,12 @@ export interface AgentSnapshot {
   sessionSettings?: SessionSettings;
 }
 
-/** The snapshot as the contract's wire JSON. */
+/**
+ * The snapshot as the contract's wire JSON, with exactly the contract's
+ * fields. (Where retention deleted history is on `list_agent_messages`
+ * pages, `deleted_before_sequence`; a snapshot's `messages` start at the
+ * oldest stored message.)
+ */
 export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
   const queued = (message: QueuedAgentUserMessage): WireObject => ({ message_id: message.messageId, ...agentUserMessageToWire(message) });
   return {
@@ -58,7 +57,6 @@ export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
     plan: snapshot.plan === undefined || snapshot.plan === null ? null : agentPlanToWire(snapshot.plan),
     queued_messages: snapshot.queuedMessages.map(queued),
     steered_messages: snapshot.steeredMessages.map(queued),
-    deleted_before_sequence: snapshot.deletedBeforeSequence ?? null,
     context_summary: snapshot.contextSummary === null ? null : contextSummaryToWire(snapshot.contextSummary),
     session_settings: snapshot.sessionSettings ?? {},
   };

@@ -32,7 +32,7 @@ export async function replacePlan(
   events: AgentEventWriter,
 ): Promise<string> {
   const previous = context.read(persistence.agentPlan);
-  const plan: AgentPlan = { revision: (previous?.revision ?? 0) + 1, status: planStatusAfterWrite(tasks, interactionMode), tasks, updatedAt: isoNow() };
+  const plan: AgentPlan = { revision: (previous?.revision ?? 0) + 1, status: planStatusAfterWrite(tasks, interactionMode), tasks, updatedAt: isoNow(context) };
   context.write(persistence.agentPlan, plan);
   // An approval of the replaced revision can never run now; it must not keep execute_plan refusing the new one.
   if (context.read(persistence.pendingPlanExecution) !== undefined) context.write(persistence.pendingPlanExecution, null);
@@ -45,7 +45,7 @@ export async function replacePlan(
 /** Marks an approved plan `active` (writing `plan_updated` when it was a draft); returns it. */
 export async function activatePlan(context: StepContext, persistence: AgentSessionPersistence, plan: AgentPlan, events: AgentEventWriter): Promise<AgentPlan> {
   if (plan.status !== "draft") return plan;
-  const active: AgentPlan = { ...plan, status: "active", updatedAt: isoNow() };
+  const active: AgentPlan = { ...plan, status: "active", updatedAt: isoNow(context) };
   context.write(persistence.agentPlan, active);
   await writePlanUpdatedEvent(events, active);
   return active;

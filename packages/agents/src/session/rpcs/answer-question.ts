@@ -2,7 +2,7 @@
 import { describeValue, rpc } from "@perdure/engine";
 import { isBlankText } from "../../contract/values/result-texts.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { isoNow } from "../session-operations.ts";
+import { isoNow, isPastInterruptDeadline } from "../session-operations.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
 
@@ -39,13 +39,13 @@ export function createAnswerQuestionRpc(environment: SessionEnvironment) {
       const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
       const interrupt = pending.find((candidate) => candidate.interruptId === input.interruptId);
       if (interrupt?.kind !== "question") return false;
-      if (interrupt.deadline !== null && Date.parse(interrupt.deadline) <= Date.now()) return false;
+      if (isPastInterruptDeadline(context, interrupt.deadline)) return false;
       if (isBlankText(input.answer)) return false;
       const allowsFreeText = interrupt.allowsFreeText ?? interrupt.choices === undefined;
       if (!allowsFreeText && !(interrupt.choices ?? []).includes(input.answer)) return false;
       await context.write(persistence.pendingInterrupts, pending.filter((candidate) => candidate.interruptId !== input.interruptId));
       await context.publish(persistence.interruptResolutions.instance(input.interruptId), {
-        interruptId: input.interruptId, approved: true, rejectionMessage: null, resolvedAt: isoNow(), answer: input.answer,
+        interruptId: input.interruptId, approved: true, rejectionMessage: null, resolvedAt: isoNow(context), answer: input.answer,
       });
       return true;
     },

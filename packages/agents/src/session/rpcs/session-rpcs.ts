@@ -1,12 +1,12 @@
 import { describeValue, rpc } from "@perdure/engine";
 import { readAgentMessagePage } from "../messages/list-agent-messages-page.ts";
-import { deletedBeforeSequenceOf, readStoredMessages } from "../messages/stored-messages-reader.ts";
+import { readStoredMessages } from "../messages/stored-messages-reader.ts";
 import type { AgentMessagePage } from "../../contract/values/agent-message-page.ts";
 import type { AgentPlan } from "../../contract/values/agent-plan.ts";
 import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { isoNow } from "../session-operations.ts";
+import { isoNow, isPastInterruptDeadline } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";
 import { createExecutePlanRpc } from "./execute-plan.ts";
 import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
@@ -82,7 +82,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       parseInput: parseSendUserMessage,
       handler: async (context, input) => {
         requireRunningSession(context, "send_user_message");
-        const message = acceptedUserMessage(input.text, input.planMode, options);
+        const message = acceptedUserMessage(input.text, input.planMode, options, context);
         if (message === false) return false;
         await context.publish(persistence.queuedUserMessages, message);
         return true;
@@ -97,14 +97,14 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
         const interrupt = pending.find((candidate) => candidate.interruptId === input.interruptId);
         if (interrupt === undefined) return false;
-        if (interrupt.deadline !== null && Date.parse(interrupt.deadline) <= Date.now()) return false;
+        if (isPastInterruptDeadline(context, interrupt.deadline)) return false;
         if (interrupt.kind === "question" && input.approved) return false;
         await context.write(persistence.pendingInterrupts, pending.filter((candidate) => candidate.interruptId !== input.interruptId));
         await context.publish(persistence.interruptResolutions.instance(input.interruptId), {
           interruptId: input.interruptId,
           approved: input.approved,
           rejectionMessage: input.approved ? null : (input.rejectionMessage ?? null),
-          resolvedAt: isoNow(),
+          resolvedAt: isoNow(context),
         });
         return true;
       },
@@ -136,7 +136,6 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           ...planField(await context.read(persistence.agentPlan)),
           queuedMessages: queued.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           steeredMessages: steered.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
-          deletedBeforeSequence: deletedBeforeSequenceOf(index),
           contextSummary: (await context.read(persistence.contextSummary)) ?? null,
           sessionSettings: (await context.read(persistence.sessionSettings)) ?? {},
         };

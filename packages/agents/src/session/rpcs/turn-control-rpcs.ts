@@ -90,7 +90,7 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         const state = await context.read(persistence.agentState);
         const turnActive = state !== undefined && state.activeTurnId !== null;
         if (input.text !== null) {
-          const message = acceptedUserMessage(input.text, input.planMode, options);
+          const message = acceptedUserMessage(input.text, input.planMode, options, context);
           if (message === false) return false;
           if (!turnActive) {
             await context.publish(persistence.queuedUserMessages, message);
@@ -142,7 +142,7 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         if ((input?.turnId ?? null) !== null && input?.turnId !== turnId) return false;
         if (state.acceptsTurnControl !== true) return false;
         if ((await context.read(persistence.turnCancellationRequest))?.turnId === turnId) return true;
-        await context.write(persistence.turnCancellationRequest, { turnId, requestedAt: isoNow() });
+        await context.write(persistence.turnCancellationRequest, { turnId, requestedAt: isoNow(context) });
         const pending = (await context.read(persistence.pendingInterrupts)) ?? [];
         await context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.turnId !== turnId));
         for (const key of await context.keys(persistence.agentToolCalls)) {

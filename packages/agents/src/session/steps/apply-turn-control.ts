@@ -25,12 +25,25 @@ function parseTurnId(input: unknown): string | null {
   return typeof input === "string" && input !== "" ? input : null;
 }
 
-/** The runner's exact transcript of the turn, or the note that lists the calls that ran. */
+/** A note message, stored as `system` in the runner's own user-message form. */
+function noteMessage(environment: SessionEnvironment, note: string): FrameworkMessage {
+  return { ...environment.runner.buildUserMessage(note), role: "system", text: note };
+}
+
+/**
+ * The runner's exact transcript of the turn, or the note that lists the calls
+ * that ran. A cancelled turn's transcript is followed by the note's header,
+ * so the next model call sees that the user stopped the turn (see the ADR on
+ * cancelled turns): cancelled during its first model call, a turn's
+ * transcript is empty, and the model would see the cancelled request just
+ * before the next one.
+ */
 function endedTurnMessages(context: ExecuteContext, environment: SessionEnvironment, state: AgentState, turnId: string, cancelled: boolean): FrameworkMessage[] {
   const { runner } = environment;
   if (runner.buildUnfinishedTurnMessages !== undefined) {
     try {
-      return runner.buildUnfinishedTurnMessages(buildTurnContext(context, environment, state, turnId));
+      const transcript = runner.buildUnfinishedTurnMessages(buildTurnContext(context, environment, state, turnId));
+      return cancelled ? [...transcript, noteMessage(environment, turnCancelledNoteHeader)] : transcript;
     } catch (thrown) {
       console.warn(`perdure agents: buildUnfinishedTurnMessages of ${context.flowId} ${turnId} failed; storing the note instead:`, thrown);
     }
@@ -39,7 +52,7 @@ function endedTurnMessages(context: ExecuteContext, environment: SessionEnvironm
   const lines = calls.map((call) => `- ${call.toolName} (${call.toolCallId}): ${call.status}${call.output === null ? "" : `: ${call.output}`}`);
   const header = cancelled ? turnCancelledNoteHeader : turnSteeredNoteHeader;
   const note = calls.length === 0 ? header : [header, endedTurnNoteCallsIntro, ...lines, turnFailureNoteFooter].join("\n");
-  return [{ ...runner.buildUserMessage(note), role: "system", text: note }];
+  return [noteMessage(environment, note)];
 }
 
 /** Ends the active turn and writes `turn_steered` or `turn_cancelled`; returns the new state (not yet written). */

@@ -14,7 +14,7 @@ import { loadedToolCalls } from "../build-turn-context.ts";
 import { questionLoad } from "../built-in-tools/question-load.ts";
 import { createEventWriter } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { finishToolCall, isoNow, readToolCall } from "../session-operations.ts";
+import { finishToolCall, interruptDeadlineFromNow, isoNow, readToolCall } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { toolStepFor } from "./defer-tool-calls.ts";
 import { interruptRaisedPayload, interruptResolvedPayload } from "./interrupt-events.ts";
@@ -57,8 +57,8 @@ async function raiseToolQuestion(context: ExecuteContext, environment: SessionEn
   }
   const interrupt: AgentInterrupt = {
     interruptId, kind: "question", toolCallId: record.toolCallId, toolName: record.toolName, arguments: record.arguments, turnId: record.turnId,
-    deadline: options.interruptDeadlineMs === null ? null : new Date(Date.now() + options.interruptDeadlineMs).toISOString(),
-    createdAt: isoNow(),
+    deadline: interruptDeadlineFromNow(context, options.interruptDeadlineMs),
+    createdAt: isoNow(context),
     question: record.inputQuestion ?? "",
     ...(record.inputChoices === undefined ? {} : { choices: record.inputChoices }),
     allowsFreeText: record.inputAllowsFreeText ?? record.inputChoices === undefined,

@@ -17,9 +17,11 @@ export function createAwaitTimerStep(environment: SessionEnvironment): StepDefin
     executeOptions: { retry: recordRetry },
     waitUntil: (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));
+      // waitUntil is on the store's clock (RunModel's commit time plus the duration), the clock Timers fire on.
       const at = Date.parse(record.waitUntil ?? "");
+      const due = Number.isFinite(at) ? timer(durableWaitTimerId(record.toolCallId), { at }) : timer(durableWaitTimerId(record.toolCallId), { afterMs: 0 });
       // A Timer that fires first wins over a cancellation: the call keeps its own result.
-      return anyOf(timer(durableWaitTimerId(record.toolCallId), { at: Number.isFinite(at) ? at : Date.now() }), received(persistence.toolCallCancellations.instance(record.toolCallId)));
+      return anyOf(due, received(persistence.toolCallCancellations.instance(record.toolCallId)));
     },
     execute: async (context, input) => {
       const record = readToolCall(context, persistence, parseToolCallId(input));

@@ -85,7 +85,7 @@ export function createCompactContextStep(environment: SessionEnvironment): StepD
         lastSequence: throughSequence,
         generation: (previous?.generation ?? 0) + 1,
         turnId,
-        createdAt: isoNow(),
+        createdAt: isoNow(context),
       };
       context.write(persistence.contextSummary, summary);
       applyRetention(context, environment);

@@ -16,7 +16,7 @@ import { isRetryableEffect } from "../../contract/values/tool-effect.ts";
 import { loadedToolCalls } from "../build-turn-context.ts";
 import { settleBuiltInCall } from "../built-in-tools/settle-built-in-call.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
-import { appendMessages, finishToolCall, isoNow } from "../session-operations.ts";
+import { appendMessages, finishToolCall, interruptDeadlineFromNow, isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { interruptRaisedPayload } from "./interrupt-events.ts";
 import { activationTraceContextField } from "../../tracing/activation-root.ts";
@@ -77,11 +77,11 @@ export async function deferToolCalls(
   // The turn keeps every round's records until it ends; the order continues across rounds.
   const firstOrder = loadedToolCalls(context, environment).reduce((next, record) => Math.max(next, record.deferralOrder + 1), 0);
   context.write(persistence.frameworkRunState, outcome.frameworkRunState);
-  const now = isoNow();
+  const now = isoNow(context);
   const builtIns = options.builtInTools as readonly string[];
   const deferral: DeferralContext = {
     context, environment, state, events, now,
-    deadline: options.interruptDeadlineMs === null ? null : new Date(Date.now() + options.interruptDeadlineMs).toISOString(),
+    deadline: interruptDeadlineFromNow(context, options.interruptDeadlineMs),
     writeTodosCount: builtIns.includes("write_todos") ? outcome.toolCalls.filter((call) => call.toolName === "write_todos").length : 0,
   };
   const interrupts: AgentInterrupt[] = [...(context.read(persistence.pendingInterrupts) ?? [])];

@@ -24,7 +24,7 @@ export function createStartAgentSessionStep(environment: SessionEnvironment): St
         if (refusal !== null) return failFlow(`${invalidStartSessionSettingsReason}: ${refusal}`);
         if (context.read(persistence.agentState) === undefined) context.write(persistence.sessionSettings, input.sessionSettings);
       }
-      const now = isoNow();
+      const now = isoNow(context);
       let state = context.read(persistence.agentState) ?? {
         status: "waiting_for_user_message" as const,
         activeTurnId: null,

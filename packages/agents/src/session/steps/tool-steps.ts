@@ -82,7 +82,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   // Output and a heartbeat before the tool runs: a crash after this point is a failed attempt, never a "not started" one.
   await events.write("tool_call_started", { tool_call_id: toolCallId, tool_name: record.toolName });
   await context.heartbeat();
-  const toolCall: AgentToolCall = { ...record, status: "approved", startedAt: record.startedAt ?? isoNow() };
+  const toolCall: AgentToolCall = { ...record, status: "approved", startedAt: record.startedAt ?? isoNow(context) };
   const execution: DeferredToolExecution = {
     flowId: context.flowId,
     toolCall,

@@ -88,7 +88,10 @@ async function route(request: Request, options: { client: Client; flow: AgentSes
   if (request.method === "GET" && events?.[1] !== undefined) {
     // Last-Event-ID wins over the query parameter, as the contract's route does.
     const token = request.headers.get("last-event-id") ?? url.searchParams.get("resumeToken") ?? "";
-    return createAgentEventSseResponse({ client, flow, flowId: decodeURIComponent(events[1]), resumeToken: token, signal: request.signal });
+    return createAgentEventSseResponse({
+      client, flow, flowId: decodeURIComponent(events[1]), resumeToken: token, signal: request.signal,
+      ...(url.searchParams.get("writeTimes") === "1" ? { includeWriteTimes: true } : {}),
+    });
   }
   return new Response("not found\n", { status: 404 });
 }

@@ -190,8 +190,30 @@ export interface AgentEventWire {
   attempt: number;
   step_execution_id: string;
   payload: Record<string, unknown>;
-  /** When the event was written (ISO 8601); null from a server that does not say. */
+  /**
+   * When the event was written (ISO 8601), from the stream's write-times
+   * frame (not part of the event's wire JSON); null when the server did not say.
+   */
   written_at: string | null;
+}
+
+/**
+ * The SSE event type of the frame that says when events were written
+ * (`agentEventWriteTimesEventName` of `@perdure/agents/ui-stream`, which the
+ * events route opts into).
+ */
+export const agentEventWriteTimesEventName = "perdure-write-times";
+
+/** The `[event id, ISO time]` pairs of a write-times frame; anything malformed is skipped. */
+export function parseWriteTimes(data: string): [string, string][] {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return [];
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return [];
+  return Object.entries(value as Record<string, unknown>).filter((entry): entry is [string, string] => typeof entry[1] === "string" && !Number.isNaN(Date.parse(entry[1])));
 }
 
 /** An error the API answered, with its status. */
@@ -250,8 +272,8 @@ export const api = {
   chatStreamUrl: (sessionId: string): string => `/api/chat/${sessionPath(sessionId)}/stream`,
 };
 
-/** Parses an SSE event's data into an AgentEvent; the payload may arrive as JSON text. */
-export function parseAgentEvent(data: string): AgentEventWire | null {
+/** Parses an SSE event's data into an AgentEvent; the payload may arrive as JSON text. `writtenAt` comes from the write-times frame. */
+export function parseAgentEvent(data: string, writtenAt: string | null = null): AgentEventWire | null {
   let value: unknown;
   try {
     value = JSON.parse(data);
@@ -274,6 +296,6 @@ export function parseAgentEvent(data: string): AgentEventWire | null {
     attempt: typeof object.attempt === "number" ? object.attempt : 1,
     step_execution_id: typeof object.step_execution_id === "string" || typeof object.step_execution_id === "number" ? String(object.step_execution_id) : "",
     payload: typeof payload === "object" && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {},
-    written_at: typeof object.written_at === "string" && !Number.isNaN(Date.parse(object.written_at)) ? object.written_at : null,
+    written_at: writtenAt !== null && !Number.isNaN(Date.parse(writtenAt)) ? writtenAt : null,
   };
 }

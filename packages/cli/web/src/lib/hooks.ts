@@ -1,6 +1,6 @@
 // Data hooks: polled resources and the live AgentEvents stream.
 import { useCallback, useEffect, useRef, useState } from "react";
-import { parseAgentEvent, type AgentEventWire } from "./api.ts";
+import { agentEventWriteTimesEventName, parseAgentEvent, parseWriteTimes, type AgentEventWire } from "./api.ts";
 
 /** A resource loaded now, again every `intervalMs`, and whenever `refresh` is called. */
 export interface PolledResource<T> {
@@ -100,8 +100,15 @@ export function useAgentEvents(url: string | null, onEvent: (event: ReceivedEven
       setStreamState(seq === 0 ? "connecting" : "reconnecting");
       source = new EventSource(url);
       source.onopen = () => setStreamState("open");
+      // When each event was written, by its id: a frame of its own before the events it times.
+      const writeTimes = new Map<string, string>();
+      source.addEventListener(agentEventWriteTimesEventName, (message: MessageEvent<string>) => {
+        for (const [eventId, writtenAt] of parseWriteTimes(message.data)) writeTimes.set(eventId, writtenAt);
+      });
       source.onmessage = (message: MessageEvent<string>) => {
-        const parsed = parseAgentEvent(message.data);
+        const writtenAt = writeTimes.get(message.lastEventId) ?? null;
+        writeTimes.delete(message.lastEventId);
+        const parsed = parseAgentEvent(message.data, writtenAt);
         if (parsed === null) return;
         const received: ReceivedEvent = { ...parsed, seq: ++seq, receivedAt: Date.now() };
         onEventRef.current(received);

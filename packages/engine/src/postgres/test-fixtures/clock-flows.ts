@@ -4,7 +4,7 @@
  * so the test can tell when a Timer really fired.
  */
 import { appendFileSync } from "node:fs";
-import { anyOf, completeFlow, defineFlow, defineStep, timer } from "../../index.ts";
+import { anyOf, attribute, completeFlow, defineFlow, defineStep, timer } from "../../index.ts";
 import type { FlowCore, FlowDefinition } from "../../index.ts";
 import { mixedFlow } from "../../worker/crash-fixtures/flows.ts";
 
@@ -46,5 +46,28 @@ const Nap = defineStep<TimerFlowInput>("Nap", {
 /** A Flow that waits on one Timer of `afterMs`, set by whichever Worker asks. */
 export const timerFlow: FlowDefinition<Record<string, never>> = defineFlow({ type: "ClockTimer", start: "Nap", steps: [Nap], persistence: {} });
 
+/** What a Step of {@link clockReadingFlow} saw of the clocks. */
+export interface ClockReading {
+  /** `context.deadline.getTime() - Date.now()`: the time left as a handler on this machine computes it. */
+  timeLeftMs: number;
+  /** `context.now()`: the store's clock. */
+  storeNow: number;
+  /** The real time when it read them. */
+  realAt: number;
+}
+
+/** Where {@link clockReadingFlow} stores its reading. */
+export const clockReading = attribute<ClockReading>("ClockReading");
+
+const Read = defineStep("Read", {
+  execute: (context) => {
+    context.write(clockReading, { timeLeftMs: context.deadline.getTime() - Date.now(), storeNow: context.now(), realAt: realNow() });
+    return completeFlow();
+  },
+});
+
+/** A Flow whose one Step, with the default method timeout, records what it sees of the clocks. */
+export const clockReadingFlow: FlowDefinition<Record<string, never>> = defineFlow({ type: "ClockReading", start: "Read", steps: [Read], persistence: { clockReading } });
+
 /** What the clock-test Worker process hosts. */
-export const clockFlows: readonly FlowCore[] = [mixedFlow, timerFlow];
+export const clockFlows: readonly FlowCore[] = [mixedFlow, timerFlow, clockReadingFlow];

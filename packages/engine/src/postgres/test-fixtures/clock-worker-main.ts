@@ -1,8 +1,8 @@
 /**
  * Entry module of a Worker process for the clock-skew test: the clock-test
  * Flow types on the PostgreSQL schema PERDURE_PG_SCHEMA, with the default
- * liveness timeout. Start it with `--import skew-wall-clock.ts` to skew its
- * wall clock.
+ * liveness timeout. Start it with `startWorkerProcess({ wallClockSkewMs })`
+ * to skew its wall clock.
  */
 import { runWorkerProcessOnStore } from "../../testing/worker-process.ts";
 import { PostgresStore } from "../postgres-store.ts";

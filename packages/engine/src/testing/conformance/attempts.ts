@@ -333,7 +333,7 @@ export function attemptTests(options: StoreConformanceOptions): void {
       }, { timeoutMs: 10_000, description: "a live Worker to rerun the dead Worker's attempt" });
       assert.equal(attempt, 2);
       const history = await environment.client.getStepHistory("liveness-1");
-      assert.match(history[0]?.error ?? "", /^WorkerLost: Worker ghost-worker stopped while running attempt 1 of Work/);
+      assert.match(history[0]?.error ?? "", /^WorkerLost: Worker ghost-worker stopped renewing its liveness while running attempt 1 of Work: it stopped, or lost the store for longer than its liveness timeout, so the attempt's commit could not be confirmed$/);
     } finally {
       await environment.dispose();
     }
