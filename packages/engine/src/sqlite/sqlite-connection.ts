@@ -49,7 +49,8 @@ const maxTransactionRuns = 5;
 export class SqliteConnection implements TransactionHost {
   readonly path: string;
   readonly settings: SqliteConnectionSettings;
-  readonly events = new EventEmitter();
+  /** Commit notices for this process's stores; typed as a plain `EventEmitter` so the declarations hold across `@types/node` versions. */
+  readonly events: EventEmitter = new EventEmitter();
   private readonly database: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private readonly key: string;
