@@ -1,21 +1,22 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client, Worker } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { loadAgentFlows } from "./entry/load-agent-flows.ts";
+import { importPostgresStore } from "./store/open-configured-store.ts";
 
 const cliPath = fileURLToPath(new URL("./cli.ts", import.meta.url));
 const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const entryPath = join(repositoryRoot, "examples/support-agent/src/agents.ts");
 
-function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", cwd: repositoryRoot, env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" }, timeout: 60_000 });
+function runCli(args: string[], cwd = repositoryRoot): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", cwd, env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" }, timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -31,6 +32,26 @@ test("perdure --help and every command's --help describe their usage", () => {
   const unknown = runCli(["launch"]);
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /unknown command "launch"/);
+});
+
+test("perdure --version and -v print the package's version", () => {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  for (const flag of ["--version", "-v"]) {
+    const result = runCli([flag]);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout, `${version}\n`);
+  }
+});
+
+test("PostgreSQL asked for without the pg package says to install it", async () => {
+  const missingPg = Object.assign(new Error("Cannot find package 'pg' imported from /app/node_modules/@perdure/engine/dist/postgres/postgres-store.js"), { code: "ERR_MODULE_NOT_FOUND" });
+  await assert.rejects(importPostgresStore(() => Promise.reject(missingPg)), {
+    name: "InvalidInputError",
+    message: "PERDURE_DATABASE_URL selects PostgreSQL, which needs the pg package: run npm install pg",
+  });
+  // Any other failure passes through unchanged.
+  const other = Object.assign(new Error("Cannot find package 'pgvector'"), { code: "ERR_MODULE_NOT_FOUND" });
+  await assert.rejects(importPostgresStore(() => Promise.reject(other)), (error) => error === other);
 });
 
 test("perdure with no arguments prints its help and exits 0", () => {
@@ -101,6 +122,11 @@ test("perdure sessions and perdure inspect read a real session from the store", 
     assert.match(inspected.stdout, /messages 4 {2}usage \d+ tokens in 2 model calls/);
     // Reading never writes: the session keeps its place in the list.
     assert.deepEqual((await client.listFlows({ flowType: flow.flowType })).map((entry) => entry.updatedAt.getTime()), updatedBefore);
+    // Without --entry, in a folder whose one entry module is named after its agent.
+    writeFileSync(join(folder, "support.agents.ts"), `export { supportAgentFlow } from ${JSON.stringify(pathToFileURL(entryPath).href)};\n`);
+    const found = runCli(["inspect", "cli-session", "--db", databasePath], folder);
+    assert.equal(found.status, 0, found.stderr);
+    assert.match(found.stdout, /^cli-session {2}SupportAgent/);
     const missing = runCli(["inspect", "no-such-session", "--db", databasePath, "--entry", entryPath]);
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /^perdure: no session "no-such-session" in SQLite at .*dev\.db; perdure sessions lists them\n$/);

@@ -6,17 +6,25 @@
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
+ *   perdure --version
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client, Worker } from "@perdure/engine";
 import { runChatCommand } from "./commands/chat.ts";
 import { runInspectCommand } from "./commands/inspect.ts";
 import { runSessionsCommand } from "./commands/sessions.ts";
+import { defaultEntryName, findDefaultEntry } from "./entry/find-default-entry.ts";
 import { loadAgentFlows } from "./entry/load-agent-flows.ts";
 import { migrateConfiguredStore, openConfiguredStore } from "./store/open-configured-store.ts";
 
-const defaultEntry = "perdure.agents.ts";
+const defaultEntry = defaultEntryName;
+
+/** This package's version, from its package.json (one folder up from both src/ and dist/). */
+function ownVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  return String(manifest.version);
+}
 
 const helpTexts: Record<string, string> = {
   main: `perdure: run and inspect durable agent sessions
@@ -32,8 +40,10 @@ Commands:
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
-  --entry <module>     Module exporting agent session Flows (default ${defaultEntry})
+  --entry <module>     Module exporting agent session Flows (default ${defaultEntry},
+                       or the one *.agents.ts file in this folder)
   -h, --help           Show help for a command
+  -v, --version        Print perdure's version
 
 Run "perdure <command> --help" for a command's options.`,
   dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token <token>] [--allow-origin <origin>]... [entry]
@@ -85,6 +95,7 @@ function parseCommandLine(argv: readonly string[]) {
       allowPositionals: true,
       options: {
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
         port: { type: "string" },
         host: { type: "string" },
         db: { type: "string" },
@@ -114,6 +125,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  if (values.version === true) {
+    console.log(ownVersion());
+    return 0;
+  }
   if (command === undefined || command === "help") {
     console.log(helpTexts.main);
     return 0;
@@ -139,7 +154,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // The HTTP server and its dependencies load only for this command.
     const { startDevServer } = await import("./commands/dev.ts");
     const server = await startDevServer({
-      entry: rest[0] ?? values.entry ?? defaultEntry,
+      entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       port,
       host: values.host ?? "127.0.0.1",
       token: values.token ?? process.env.PERDURE_DEV_TOKEN,
@@ -159,7 +174,7 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(`perdure ${command}: give a session ID\n\n${help}`);
     return 2;
   }
-  const entry = values.entry ?? defaultEntry;
+  const entry = values.entry ?? findDefaultEntry(process.cwd());
   if (!existsSync(entry)) throw new Error(`entry module ${entry} does not exist; pass --entry <module exporting your agent Flows>`);
   const flows = await loadAgentFlows(entry);
   // Reading commands must not create an empty store where the user mistyped a path.

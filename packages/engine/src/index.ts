@@ -48,6 +48,7 @@ export { rpc } from "./rpc/rpc.ts";
 export type { ActiveExecution, RpcContext, RpcSpec } from "./rpc/rpc.ts";
 export { Worker } from "./worker/worker.ts";
 export type { WorkerOptions } from "./worker/worker.ts";
+export type { FailedAttempt } from "./worker/failed-attempt.ts";
 export { Client } from "./client/client.ts";
 export type { ClientOptions, FlowDescription, StartFlowOptions, StepHistoryEntry, WaitForFlowOptions } from "./client/client.ts";
 export type { InvokeRpcOptions } from "./client/invoke-rpc-options.ts";

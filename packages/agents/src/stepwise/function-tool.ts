@@ -1,9 +1,12 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { InvalidInputError } from "@perdure/engine";
 import type { ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
 import type { AgentEventWriter } from "../contract/values/agent-event.ts";
 import type { QuestionAnswer } from "../contract/values/agent-tool-call.ts";
 import { isToolEffect, type ToolEffect } from "../contract/values/tool-effect.ts";
 import type { JsonSchema } from "./model-client.ts";
+import { isStandardSchema, standardSchemaToJsonSchema } from "./standard-schema-arguments.ts";
+import { checkToolParametersSchema } from "./tool-parameters-check.ts";
 
 /** What a function tool's `execute` gets besides its arguments. */
 export interface ToolCallContext {
@@ -31,7 +34,13 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
   readonly kind: "function_tool";
   readonly name: string;
   readonly description: string;
+  /** The JSON Schema the model is offered: the one given, or the one generated from `argumentsSchema`. */
   readonly parameters: JsonSchema;
+  /**
+   * The Standard Schema the tool was declared with, which checks the
+   * arguments instead of `parameters`; undefined for a JSON Schema tool.
+   */
+  readonly argumentsSchema: StandardSchemaV1 | undefined;
   /** @default the agent's `defaultToolEffect` */
   readonly effect: ToolEffect | undefined;
   /** @default by effect: false for `read`, true otherwise */
@@ -53,11 +62,16 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
 }
 
 /** What {@link functionTool} takes. */
-export interface FunctionToolSpec<TArguments> {
+export interface FunctionToolSpec<TArguments, TParameters extends JsonSchema | StandardSchemaV1 = JsonSchema> {
   name: string;
   description: string;
-  /** JSON Schema of the arguments, checked before `execute` runs. */
-  parameters: JsonSchema;
+  /**
+   * The arguments, checked before `execute` runs: a JSON Schema object whose
+   * root is `{ "type": "object" }`, or a Standard Schema (zod 4, arktype,
+   * valibot wrapped in `toStandardJsonSchema`) whose library converts it to
+   * the JSON Schema the model is offered.
+   */
+  parameters: TParameters;
   effect?: ToolEffect;
   requiresApproval?: boolean;
   execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
@@ -70,7 +84,20 @@ export interface FunctionToolSpec<TArguments> {
 const toolNamePattern = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
- * Declares a function tool.
+ * Declares a function tool. `parameters` is a Standard Schema, from which
+ * `execute`'s argument type is inferred and the model's JSON Schema is
+ * generated, or a JSON Schema object with the argument type as the generic.
+ * Either is checked here, so a bad schema fails when the tool is built.
+ *
+ * @example
+ * import { z } from "zod";
+ * const lookupOrder = functionTool({
+ *   name: "lookup_order",
+ *   description: "Look up an order by its ID.",
+ *   parameters: z.object({ order_id: z.string() }),
+ *   effect: "read",
+ *   execute: async ({ order_id }) => orders.get(order_id),
+ * });
  *
  * @example
  * const lookupOrder = functionTool<{ order_id: string }>({
@@ -81,22 +108,28 @@ const toolNamePattern = /^[A-Za-z0-9_-]{1,128}$/;
  *   execute: async ({ order_id }) => orders.get(order_id),
  * });
  */
-export function functionTool<TArguments = Record<string, unknown>>(spec: FunctionToolSpec<TArguments>): FunctionTool<TArguments> {
+export function functionTool<TSchema extends StandardSchemaV1>(spec: FunctionToolSpec<StandardSchemaV1.InferOutput<TSchema>, TSchema>): FunctionTool<StandardSchemaV1.InferOutput<TSchema>>;
+export function functionTool<TArguments = Record<string, unknown>>(spec: FunctionToolSpec<TArguments>): FunctionTool<TArguments>;
+export function functionTool(spec: FunctionToolSpec<unknown, JsonSchema | StandardSchemaV1>): FunctionTool<unknown> {
   if (typeof spec.name !== "string" || !toolNamePattern.test(spec.name)) {
     throw new InvalidInputError(`tool name ${JSON.stringify(spec.name)} is invalid: use 1 to 128 letters, digits, "_" or "-"`);
   }
   if (typeof spec.execute !== "function") throw new InvalidInputError(`tool ${spec.name} has no execute function`);
-  if (typeof spec.parameters !== "object" || spec.parameters === null || Array.isArray(spec.parameters)) {
-    throw new InvalidInputError(`tool ${spec.name} parameters must be a JSON Schema object`);
-  }
   if (spec.effect !== undefined && !isToolEffect(spec.effect)) {
     throw new InvalidInputError(`tool ${spec.name} effect ${JSON.stringify(spec.effect)} is invalid: use read, idempotent_write, non_idempotent_write or unclassified`);
   }
+  const argumentsSchema = isStandardSchema(spec.parameters) ? spec.parameters : undefined;
+  if (argumentsSchema === undefined && (typeof spec.parameters !== "object" || spec.parameters === null || Array.isArray(spec.parameters))) {
+    throw new InvalidInputError(`tool ${spec.name} parameters must be a JSON Schema object or a Standard Schema (such as zod's z.object)`);
+  }
+  const parameters = argumentsSchema === undefined ? spec.parameters as JsonSchema : standardSchemaToJsonSchema(spec.name, argumentsSchema);
+  checkToolParametersSchema(spec.name, parameters);
   return Object.freeze({
     kind: "function_tool",
     name: spec.name,
     description: spec.description ?? "",
-    parameters: spec.parameters,
+    parameters,
+    argumentsSchema,
     effect: spec.effect,
     requiresApproval: spec.requiresApproval,
     execute: spec.execute,

@@ -31,6 +31,7 @@ import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { JsonSchema } from "./model-client.ts";
 import { pythonEquals, pythonJsonLoads, pythonRepr } from "../contract/python-json.ts";
+import { formatJsonPath } from "./json-path.ts";
 
 /**
  * Checks one arguments value: `null` when it matches the schema, otherwise
@@ -84,6 +85,21 @@ export function compileArgumentValidator(schema: JsonSchema): ArgumentValidator 
  */
 export function parseToolArguments(argumentsText: string, schema: JsonSchema): ParsedToolArguments {
   const validate = compileArgumentValidator(schema);
+  const parsed = parseArgumentsObject(argumentsText);
+  if (!parsed.ok) return parsed;
+  const problem = validate(parsed.value);
+  return problem === null ? parsed : { ok: false, message: problem };
+}
+
+/**
+ * Parses a model's tool-call arguments text into a JSON object, with the
+ * first two rows of {@link parseToolArguments}' messages; the schema check is
+ * the caller's (a JSON Schema's or a Standard Schema's).
+ *
+ * @example
+ * parseArgumentsObject("[1, 2]"); // { ok: false, message: "[1, 2] is not of type 'object'" }
+ */
+export function parseArgumentsObject(argumentsText: string): ParsedToolArguments {
   let value: unknown = null;
   if (!/^[ \t\n\r]*$/.test(argumentsText)) {
     const parsed = pythonJsonLoads(argumentsText);
@@ -92,8 +108,7 @@ export function parseToolArguments(argumentsText: string, schema: JsonSchema): P
   }
   value ??= {};
   if (!isJsonObject(value)) return { ok: false, message: `${pythonRepr(value)} is not of type 'object'` };
-  const problem = validate(value);
-  return problem === null ? { ok: true, value } : { ok: false, message: problem };
+  return { ok: true, value };
 }
 
 const compiledValidators = new WeakMap<JsonSchema, ArgumentValidator>();
@@ -402,19 +417,19 @@ function describeOneOf(instance: string, branches: unknown, passingSchemas: unkn
 /** Ajv's JSON Pointer as a JSONPath: `/items/0/a b` becomes `$.items[0]['a b']`. */
 function formatInstancePath(instancePath: string, rootData: unknown): string {
   if (instancePath === "") return "$";
-  let path = "$";
+  const segments: (string | number)[] = [];
   let node = rootData;
   for (const escapedSegment of instancePath.slice(1).split("/")) {
     const segment = escapedSegment.replaceAll("~1", "/").replaceAll("~0", "~");
     if (Array.isArray(node)) {
-      path += `[${segment}]`;
+      segments.push(Number(segment));
       node = node[Number(segment)] as unknown;
     } else {
-      path += /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment) ? `.${segment}` : `[${pythonRepr(segment)}]`;
+      segments.push(segment);
       node = isJsonObject(node) && Object.hasOwn(node, segment) ? node[segment] : undefined;
     }
   }
-  return path;
+  return formatJsonPath(segments);
 }
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {

@@ -26,7 +26,7 @@ import type { AgentToolCall } from "../contract/values/agent-tool-call.ts";
 import { missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
 import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
-import { parseToolArguments } from "./json-schema-validation.ts";
+import { parseFunctionToolArguments } from "./function-tool-arguments.ts";
 import type { ModelClient, ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, ToolResultItem } from "./model-client.ts";
 import { pythonJsonDumps } from "../contract/python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
@@ -293,7 +293,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
   }
 
   private async executeFunctionTool(tool: FunctionTool, call: DeferredToolExecution): Promise<DeferredToolOutcome> {
-    const parsed = parseToolArguments(call.toolCall.arguments, tool.parameters);
+    const parsed = await parseFunctionToolArguments(tool, call.toolCall.arguments);
     if (!parsed.ok) throw new ToolExecutionError(parsed.message);
     const context: ToolCallContext = {
       flowId: call.flowId,

@@ -169,6 +169,23 @@ export interface AnswerAgentQuestionOptions extends AgentUIStreamSessionOptions 
  * const isAnswered = await answerAgentQuestion({ client, flow, flowId, interruptId: "call-7", answer: "Medium" });
  */
 export async function answerAgentQuestion(options: AnswerAgentQuestionOptions): Promise<boolean> {
+  return (await respondToAgentQuestion(options)).answered;
+}
+
+/** What {@link respondToAgentQuestion} returns: whether the session took the response, and why not. */
+export type AgentQuestionAnswerResult = { answered: true } | { answered: false; reason: string };
+
+/**
+ * {@link answerAgentQuestion} that says why a response was not taken, in
+ * words for the person who answered: the question is not pending (answered,
+ * declined, expired, or of another turn), or the session refused the answer
+ * (blank, or not one of the choices of a question without free text).
+ *
+ * @example
+ * const result = await respondToAgentQuestion({ client, flow, flowId, interruptId: "call-7", answer: "XXL" });
+ * if (!result.answered) console.log(result.reason); // "the answer must be one of: S, M, L"
+ */
+export async function respondToAgentQuestion(options: AnswerAgentQuestionOptions): Promise<AgentQuestionAnswerResult> {
   const session = resolveAgentUIStreamSession(options);
   if (typeof options.interruptId !== "string" || options.interruptId === "") throw new InvalidInputError(`interruptId ${describeValue(options.interruptId)} is invalid: pass the question's interrupt ID`);
   if (options.answer !== null && typeof options.answer !== "string") throw new InvalidInputError(`answer ${describeValue(options.answer)} is invalid: pass the answer's text, or null to decline`);
@@ -178,5 +195,9 @@ export async function answerAgentQuestion(options: AnswerAgentQuestionOptions): 
     reason: options.reason,
     turnId: options.turnId,
   });
-  return outcome.kind === "applied";
+  switch (outcome.kind) {
+    case "applied": return { answered: true };
+    case "refused": return { answered: false, reason: outcome.reason };
+    case "not_pending": return { answered: false, reason: `question ${options.interruptId} is not waiting for an answer: it was answered, declined or expired, or its turn ended` };
+  }
 }

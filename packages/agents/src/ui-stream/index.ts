@@ -77,8 +77,8 @@ export { resolveAgentToolApprovalsWithUIMessageStream } from "./agent-tool-appro
 export type { ResolveAgentToolApprovalsWithUIMessageStreamOptions } from "./agent-tool-approval-stream.ts";
 export { maxAgentToolApprovalDecisions, readAgentToolApprovalResponses, resolveAgentToolApproval } from "./agent-tool-approvals.ts";
 export type { AgentToolApprovalResponse, ResolveAgentToolApprovalOptions } from "./agent-tool-approvals.ts";
-export { answerAgentQuestion, maxAgentQuestionResponses, readAgentQuestionResponses } from "./agent-question-responses.ts";
-export type { AgentQuestionResponse, AnswerAgentQuestionOptions } from "./agent-question-responses.ts";
+export { answerAgentQuestion, maxAgentQuestionResponses, readAgentQuestionResponses, respondToAgentQuestion } from "./agent-question-responses.ts";
+export type { AgentQuestionAnswerResult, AgentQuestionResponse, AnswerAgentQuestionOptions } from "./agent-question-responses.ts";
 export { agentPlanPartId } from "./agent-ui-data-parts.ts";
 export type {
   AgentDataChunk,

@@ -12,6 +12,7 @@ import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
 import { startDevTracing } from "./dev-tracing.ts";
+import { formatFailedAttempt } from "./failed-attempt-log.ts";
 
 /** Options of `perdure dev`. */
 export interface DevCommandOptions {
@@ -101,7 +102,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     throw error;
   }
   const { store, description } = opened;
-  const worker = new Worker({ store, flows: [...flows.values()] });
+  const worker = new Worker({ store, flows: [...flows.values()], onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)) });
   await worker.start();
   const webRoot = defaultWebRoot();
   handle.app = createDevApp({

@@ -1,5 +1,6 @@
 import type { AgentSessionFlow } from "@perdure/agents";
 import { FlowNotFoundError, type Client } from "@perdure/engine";
+import { truncateText } from "../format/truncate-text.ts";
 import { inspectSession, type SessionInspection } from "../server/session-inspection.ts";
 
 function pad(text: string, width: number): string {
@@ -17,7 +18,7 @@ export function formatInspection(inspection: SessionInspection): string {
   for (const execution of inspection.timeline) {
     const attempts = execution.attempts.map((attempt) => {
       const mark = attempt.status === "completed" ? "ok" : attempt.status;
-      return `${attempt.method}#${attempt.attempt} ${mark} ${attempt.durationMs}ms${attempt.error === null ? "" : ` (${attempt.error.slice(0, 80)})`}`;
+      return `${attempt.method}#${attempt.attempt} ${mark} ${attempt.durationMs}ms${attempt.error === null ? "" : ` (${truncateText(attempt.error, 80)})`}`;
     });
     lines.push(`${pad(execution.executionId, 10)}${pad(execution.stepType, 26)}${pad(execution.status, 11)}${attempts.join(", ")}`);
   }

@@ -8,7 +8,7 @@
 import { describeAgentSessionFeatures, type AgentSessionFlow } from "@perdure/agents";
 import {
   agentResumeTokenHeaderName,
-  answerAgentQuestion,
+  respondToAgentQuestion,
   createAgentEventSseResponse,
   createAgentUIMessageStreamResponse,
   guardAgentRequest,
@@ -27,6 +27,7 @@ import { answerDevAppError, ForbiddenError } from "./dev-app-errors.ts";
 import { checkInterruptId, checkSessionId, readChatRequest, readJsonObject, readPlanRevision, readQuestionResponse, rejectMalformedPath } from "./dev-request-body.ts";
 import { executePlanWithRetry } from "./execute-plan.ts";
 import { readSessionSettings, updateSessionSettings } from "./session-settings.ts";
+import { truncateText } from "../format/truncate-text.ts";
 import { inspectSession } from "./session-inspection.ts";
 import { serveWebUI } from "./serve-web-ui.ts";
 import { cancelTurnWithRetry, deleteQueuedMessage, readCancelRequest, readDeleteQueuedRequest, readSteerRequest, steerTurn } from "./turn-control.ts";
@@ -129,7 +130,7 @@ export function createDevApp(options: DevAppOptions): Hono {
     const sessions = [];
     for (const [flowType, flow] of flows) {
       for (const entry of await client.listFlows({ flowType, limit: 500 })) {
-        const [state] = await client.getAttributes(entry.flowId, flow.agentState);
+        const [state, pendingInterrupts] = await client.getAttributes(entry.flowId, flow.agentState, flow.pendingInterrupts);
         sessions.push({
           sessionId: entry.flowId,
           agent: entry.flowType,
@@ -140,6 +141,8 @@ export function createDevApp(options: DevAppOptions): Hono {
           turnCount: state?.turnCount ?? 0,
           activeTurnId: state?.activeTurnId ?? null,
           lastTurnError: state?.lastTurnError ?? null,
+          pendingApprovals: pendingInterrupts?.filter((interrupt) => interrupt.kind === "approval").length ?? 0,
+          pendingQuestions: pendingInterrupts?.filter((interrupt) => interrupt.kind === "question").length ?? 0,
         });
       }
     }
@@ -151,7 +154,7 @@ export function createDevApp(options: DevAppOptions): Hono {
     const body = await readJsonObject(context);
     const agent = body.agent ?? defaultFlow?.flowType;
     const flow = typeof agent === "string" ? flows.get(agent) : undefined;
-    if (flow === undefined) throw new InvalidInputError(`agent ${typeof agent === "string" ? JSON.stringify(agent.slice(0, 80)) : "of this type"} is not one of ${[...flows.keys()].join(", ")}`);
+    if (flow === undefined) throw new InvalidInputError(`agent ${typeof agent === "string" ? JSON.stringify(truncateText(agent, 80)) : "of this type"} is not one of ${[...flows.keys()].join(", ")}`);
     const sessionId = body.sessionId === undefined ? `session-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` : checkSessionId(body.sessionId);
     await authorize(context, "create", sessionId);
     const sessionSettings = readSessionSettings(body);
@@ -212,7 +215,8 @@ export function createDevApp(options: DevAppOptions): Hono {
     const { sessionId, flow } = await sessionOfPath(context, "write");
     const interruptId = checkInterruptId(context.req.param("interruptId"));
     const response = readQuestionResponse(await readJsonObject(context));
-    return context.json({ answered: await answerAgentQuestion({ client, flow, flowId: sessionId, interruptId, ...response }) });
+    // A refusal says why: the question closed, or the answer is blank or not one of its choices.
+    return context.json(await respondToAgentQuestion({ client, flow, flowId: sessionId, interruptId, ...response }));
   });
 
   app.post("/api/sessions/:id/steer", limitBody(maxSmallBodyBytes), async (context) => {
@@ -247,7 +251,7 @@ export function createDevApp(options: DevAppOptions): Hono {
     return context.json({ stopped: true });
   });
 
-  app.all("/api/*", (context) => context.json({ error: `no route ${context.req.method} ${new URL(context.req.url).pathname.slice(0, 200)}` }, 404));
+  app.all("/api/*", (context) => context.json({ error: `no route ${context.req.method} ${truncateText(new URL(context.req.url).pathname, 200)}` }, 404));
   if (options.webRoot !== undefined) serveWebUI(app, options.webRoot);
   return app;
 }

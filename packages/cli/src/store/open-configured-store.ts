@@ -20,6 +20,23 @@ function hostAndPortOf(url: string): string {
   }
 }
 
+/**
+ * Loads the PostgreSQL store, and `pg` with it, only when asked for. `pg` is
+ * an optional peer of `@perdure/engine`: without it the error says how to
+ * install it instead of naming a module deep in the engine.
+ */
+export async function importPostgresStore(importModule: () => Promise<typeof import("@perdure/engine/postgres")> = () => import("@perdure/engine/postgres")): Promise<typeof import("@perdure/engine/postgres")> {
+  try {
+    return await importModule();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && /['"]pg['"]/.test((error as Error).message)) {
+      throw new InvalidInputError("PERDURE_DATABASE_URL selects PostgreSQL, which needs the pg package: run npm install pg", { cause: error });
+    }
+    throw error;
+  }
+}
+
 /** Options of {@link openConfiguredStore}. */
 export interface OpenConfiguredStoreOptions {
   /** Refuse a SQLite file that does not exist instead of creating it (commands that only read). @default false */
@@ -33,8 +50,7 @@ export async function openConfiguredStore(location: StoreLocation, options: Open
     if (!/^postgres(ql)?:\/\//.test(url)) {
       throw new InvalidInputError(`PERDURE_DATABASE_URL ${JSON.stringify(url)} is not a postgres:// URL`);
     }
-    // The PostgreSQL store (and `pg`) load only when asked for.
-    const { PostgresStore } = await import("@perdure/engine/postgres");
+    const { PostgresStore } = await importPostgresStore();
     let store: Store;
     try {
       store = await PostgresStore.open({ connectionString: url });
@@ -57,6 +73,6 @@ export async function migrateConfiguredStore(location: StoreLocation): Promise<s
   if (url === undefined || url === "") {
     throw new InvalidInputError("perdure migrate needs PERDURE_DATABASE_URL=postgres://...; the SQLite store creates its schema when opened");
   }
-  const { PostgresStore } = await import("@perdure/engine/postgres");
+  const { PostgresStore } = await importPostgresStore();
   return PostgresStore.migrate({ connectionString: url });
 }

@@ -66,7 +66,8 @@ function prepareDatabase(database: DatabaseSync, durability: SqliteDurability): 
 export class SqliteConnection implements TransactionHost {
   readonly path: string;
   readonly settings: SqliteConnectionSettings;
-  readonly events = new EventEmitter();
+  /** Commit notices for this process's stores; typed as a plain `EventEmitter` so the declarations hold across `@types/node` versions. */
+  readonly events: EventEmitter = new EventEmitter();
   private readonly database: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private readonly key: string;

@@ -5,6 +5,7 @@ import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
 import { PerdureError } from "../errors/perdure-error.ts";
 import { StoreClosedError } from "../errors/store-closed-error.ts";
 import { attemptErrorOf, type AttemptError } from "./attempt-failure.ts";
+import type { FailedAttempt } from "./failed-attempt.ts";
 import type { StepDecision } from "../step/decision.ts";
 import { stepOf } from "../step/execution-options.ts";
 import type { RecoveryError } from "../step/recovery-error.ts";
@@ -60,6 +61,8 @@ function timeoutAfter(timers: LocalTimers, ms: number): { promise: Promise<Attem
 /** What an attempt needs from its Worker besides the store. */
 export interface AttemptEnvironment {
   onError: (error: unknown) => void;
+  /** Told of every attempt whose handler threw or timed out. @default none */
+  onAttemptFailed?: ((failure: FailedAttempt) => void) | undefined;
   timers: LocalTimers;
   /**
    * Called once the commit landed (or was fenced off), before the tasks it
@@ -135,9 +138,11 @@ export async function runAttempt(
       abort.abort(new Error(raced.message));
       handlerResult.catch(() => undefined);
       outcome = { kind: "error", error: raced };
+      reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
     }
   } catch (error) {
     outcome = { kind: "error", error: attemptErrorOf(error) };
+    reportFailedAttempt(environment, claim, error);
   } finally {
     timeout.cancel();
   }
@@ -146,6 +151,20 @@ export async function runAttempt(
     return [];
   }
   return commitUntilSettled(store, claim, workerId, outcome, environment, next, ledger);
+}
+
+function reportFailedAttempt(environment: AttemptEnvironment, claim: ClaimedAttempt, error: unknown): void {
+  if (environment.onAttemptFailed === undefined) return;
+  const { execution } = claim;
+  try {
+    environment.onAttemptFailed({
+      flowId: execution.flowId, flowType: claim.flow.flowType, stepType: execution.stepType, executionId: execution.executionId,
+      method: claim.method, attempt: execution.attempt, error,
+    });
+  } catch (observerError) {
+    // An observer's own failure must not change the attempt's outcome.
+    environment.onError(observerError);
+  }
 }
 
 /** Backoff between commits of an attempt while its store fails: 50 ms, doubling, up to 2 s. */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { FailedAttempt } from "./failed-attempt.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, WakeEvent } from "../store/store.ts";
@@ -39,6 +40,13 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
   /** Called once for each error the Worker cannot hand to a Step. @default logs to stderr */
   onError?: (error: unknown) => void;
+  /**
+   * Called for every Step method attempt that throws or times out, with the
+   * thrown value and its stack, before it is retried or routed (`perdure dev`
+   * logs these). Must not throw; what it throws goes to `onError`.
+   * @default none
+   */
+  onAttemptFailed?: (failure: FailedAttempt) => void;
 }
 
 interface ResolvedWorkerOptions {
@@ -49,6 +57,7 @@ interface ResolvedWorkerOptions {
   livenessTimeoutMs: number;
   pollIntervalMs: number;
   onError: (error: unknown) => void;
+  onAttemptFailed: ((failure: FailedAttempt) => void) | undefined;
   timers: LocalTimers;
 }
 
@@ -72,6 +81,7 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     livenessTimeoutMs: positiveInteger("livenessTimeoutMs", options.livenessTimeoutMs, 5000),
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
+    onAttemptFailed: options.onAttemptFailed,
     timers: timersOf(options),
   };
 }
@@ -296,7 +306,7 @@ export class Worker {
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.

@@ -17,6 +17,16 @@ export interface SessionListProps {
   onCreate: (agent: string | undefined) => Promise<void>;
 }
 
+/**
+ * What a session's badge shows waiting on a person: the open session's live
+ * snapshot when the tab has one (it also knows durable waits), else the
+ * pending interrupts `/api/sessions` counted.
+ */
+function attentionOf(session: SessionSummary, live: SessionAttention | undefined, isOpen: boolean): SessionAttention {
+  if (isOpen && live !== undefined) return live;
+  return { approvals: session.pendingApprovals, questions: session.pendingQuestions };
+}
+
 export function SessionList(props: SessionListProps) {
   const now = useNow(5000);
   const [creating, setCreating] = useState(false);
@@ -78,7 +88,7 @@ export function SessionList(props: SessionListProps) {
             <div className="session-item-top">
               {/* Cut from the start: generated IDs differ at their end. */}
               <span className="session-id" dir="rtl" title={session.sessionId}><bdi>{session.sessionId}</bdi></span>
-              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} attention={props.attention[session.sessionId]} />
+              <SessionStatusBadge flowStatus={session.status} agentStatus={session.agentStatus} attention={attentionOf(session, props.attention[session.sessionId], session.sessionId === props.selectedId)} />
             </div>
             <div className="session-item-meta">
               <span>{session.agent}</span>

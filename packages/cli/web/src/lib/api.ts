@@ -14,6 +14,10 @@ export interface SessionSummary {
   turnCount: number;
   activeTurnId: string | null;
   lastTurnError: string | null;
+  /** Approvals waiting for a person. */
+  pendingApprovals: number;
+  /** Questions waiting for an answer. */
+  pendingQuestions: number;
 }
 
 /** `GET /api/chat/:id`. */
@@ -253,7 +257,7 @@ export const api = {
     request(`/api/sessions/${sessionPath(sessionId)}/inspect`, signal === undefined ? {} : { signal }),
   executePlan: (sessionId: string, revision: number): Promise<{ executed: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/plan/execute`, { method: "POST", body: JSON.stringify({ revision }) }),
-  answerQuestion: (sessionId: string, interruptId: string, response: { answer: string } | { declined: true; reason?: string }): Promise<{ answered: boolean }> =>
+  answerQuestion: (sessionId: string, interruptId: string, response: { answer: string } | { declined: true; reason?: string }): Promise<{ answered: true } | { answered: false; reason: string }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/questions/${encodeURIComponent(interruptId)}`, { method: "POST", body: JSON.stringify(response) }),
   /** Steers the running turn with a queued message (`messageId`) or new text. */
   steer: (sessionId: string, steering: { messageId: string } | { text: string; planMode?: boolean }): Promise<{ steered: boolean }> =>

@@ -240,7 +240,10 @@ export function ChatView(props: ChatViewProps) {
   const stoppable = live.acceptsTurnControl || (stoppableTurn !== null && stoppableTurn !== snapshotTurn);
   const shownOutcomes = useMemo(() => withLocalStops(turnOutcomes, stoppedTurns, stoppableTurn), [turnOutcomes, stoppedTurns, stoppableTurn]);
   const closedReason = live.flowStatus === undefined || live.flowStatus === "running" ? null : `This session is ${live.flowStatus}; start a new one to keep chatting.`;
-  const turnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
+  const streamedTurnError = status === "error" && !disconnected && error !== undefined ? errorTextOf(error) : undefined;
+  // After a reload the stream's error is gone; the stored state still says the last turn failed.
+  const storedTurnError = !requestActive && live.activeTurnId === null && live.lastTurnError !== null ? live.lastTurnError : undefined;
+  const turnError = streamedTurnError ?? storedTurnError;
   const planModeRefused = turnError?.includes("does not enable plan mode") === true;
   useEffect(() => {
     if (planModeRefused) {

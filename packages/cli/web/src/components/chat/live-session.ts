@@ -9,6 +9,8 @@ export interface LiveSession {
   activeTurnId: string | null;
   /** How many turns the session started. */
   turnCount: number;
+  /** The error of the last turn when it failed, until a later turn completes. */
+  lastTurnError: string | null;
   pendingInterrupts: WireInterrupt[];
   queuedMessages: WireQueuedMessage[];
   /** Messages steered into the active turn that it has not taken yet. */
@@ -31,6 +33,7 @@ export function liveSessionOf(inspection: SessionInspection | undefined, loadedA
     agentStatus: snapshot?.state?.status ?? null,
     activeTurnId: snapshot?.state?.active_turn_id ?? null,
     turnCount: snapshot?.state?.turn_count ?? 0,
+    lastTurnError: snapshot?.state?.last_turn_error ?? null,
     pendingInterrupts: snapshot?.pending_interrupts ?? [],
     queuedMessages: snapshot?.queued_messages ?? [],
     steeredMessages: snapshot?.steered_messages ?? [],

@@ -26,8 +26,8 @@ export function questionAnswerHandler(options: QuestionAnswersOptions): (interru
     if (requestActive) {
       setAnswers((answers) => new Map(answers).set(interruptId, { response }));
       api.answerQuestion(sessionId, interruptId, response).then(
-        ({ answered }) => {
-          if (!answered) setAnswers((answers) => new Map(answers).set(interruptId, { error: "the session did not accept it: the answer is blank or not one of the choices, or the question closed" }));
+        (result) => {
+          if (!result.answered) setAnswers((answers) => new Map(answers).set(interruptId, { error: `the session did not accept it: ${result.reason}` }));
           onActivity();
         },
         (failure: unknown) => setAnswers((answers) => new Map(answers).set(interruptId, { error: failure instanceof Error ? failure.message : String(failure) })),
