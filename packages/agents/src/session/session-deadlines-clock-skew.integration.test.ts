@@ -15,9 +15,9 @@ import { fileURLToPath } from "node:url";
 import { Client, type StreamMessage } from "@perdure/engine";
 import { createTemporaryPostgresSchema, pollUntil, postgresTestSkip, requireTestDatabaseUrl, startWorkerProcess, testDatabaseUrl } from "@perdure/engine/testing";
 import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts";
-import type { AgentEvent, AgentEventType } from "../values/agent-event.ts";
-import type { AgentInterrupt } from "../values/agent-interrupt.ts";
-import { approvalDeadlinePassed, questionDeadlinePassed } from "../values/result-texts.ts";
+import type { AgentEvent, AgentEventType } from "../contract/values/agent-event.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import { approvalDeadlinePassed, questionDeadlinePassed } from "../contract/values/result-texts.ts";
 import type { AgentSessionFlow } from "./create-agent-session-flow.ts";
 import { longDeadlineFlow, longDeadlineMs, shortDeadlineFlow, shortDeadlineMs, skewWaitSeconds } from "./test-fixtures/clock-skew-session-flows.ts";
 

@@ -5,7 +5,7 @@
  * of another event type, which `EventSource.onmessage` never receives.
  */
 import type { StreamMessage } from "@perdure/engine";
-import type { AgentEvent } from "../values/agent-event.ts";
+import type { AgentEvent } from "../contract/values/agent-event.ts";
 
 /**
  * The SSE event type of the write-times frame. Listen with

@@ -5,7 +5,7 @@
  * needs approval), `ask` (an `ask_user` question), `task` (a tool task that
  * polls twice and asks a question in between).
  */
-import type { DeferredToolExecution, DeferredToolOutcome, ToolTaskPoll, ToolTaskPollOutcome } from "../../runner/agent-framework-runner.ts";
+import type { DeferredToolExecution, DeferredToolOutcome, ToolTaskPoll, ToolTaskPollOutcome } from "../../contract/agent-framework-runner.ts";
 import { ScriptedAgentRunner, type ScriptInput, type ScriptReply } from "../../testing/scripted-agent-runner.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";
 
