@@ -6,7 +6,7 @@
  * loopback fake of the Messages API that follows the demo script.
  */
 import { tool } from "@anthropic-ai/claude-agent-sdk";
-import { createClaudeAgentSdkSessionFlow, currentDeferredToolExecution, zodRawShapeFromJsonSchema } from "@perdure/agents-claude-agent-sdk";
+import { createClaudeAgentSdkSessionFlow, currentToolExecution, zodRawShapeFromJsonSchema } from "@perdure/agents-claude-agent-sdk";
 import { readFakeRequest, startFakeMessagesApi } from "@perdure/agents-claude-agent-sdk/testing";
 import { claudeNotesTools, notes } from "./notes-tools.ts";
 import { lookUpOrder, nextDemoStep, orderDeskInstructions, refundOrder } from "./order-desk.ts";
@@ -37,7 +37,7 @@ export const claudeOrderDeskFlow = createClaudeAgentSdkSessionFlow({
     tool("lookup_order", "Look up an order by its ID.", orderInput, async (args) => text(lookUpOrder(String(args.order_id))), { annotations: { readOnlyHint: true } }),
     tool("refund_order", "Refund an order. Only when the customer asks.", orderInput, async (args) => {
       const orderId = String(args.order_id);
-      return text(refundOrder(orderId, currentDeferredToolExecution()?.idempotencyKey ?? `local/${orderId}`));
+      return text(refundOrder(orderId, currentToolExecution()?.idempotencyKey ?? `local/${orderId}`));
     }),
     ...claudeNotesTools(),
   ],

@@ -13,10 +13,8 @@ import { createTool } from "@mastra/core/tools";
 import { tool as openAiTool } from "@openai/agents";
 import { jsonSchema, tool as aiSdkTool, type JSONSchema7, type ToolSet } from "ai";
 import { McpToolSource, type McpTool } from "@perdure/agents/mcp";
-import { currentDeferredToolExecution, zodRawShapeFromJsonSchema, type ClaudeSdkTool } from "@perdure/agents-claude-agent-sdk";
+import { currentToolExecution, zodRawShapeFromJsonSchema, type ClaudeSdkTool } from "@perdure/agents-claude-agent-sdk";
 import { idempotencyKeyRequestContextKey } from "@perdure/agents-mastra";
-import { getDeferredToolExecution } from "@perdure/agents-openai-agents";
-import { getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
 import { notesMcpServerConfig } from "@perdure/example-mcp-notes-server";
 
 /** The notes server; its file is PERDURE_NOTES_FILE, else .perdure/notes.json. */
@@ -35,7 +33,7 @@ export function aiSdkNotesTools(): ToolSet {
   return Object.fromEntries(listed.map((mcpTool) => [mcpTool.name, aiSdkTool({
     description: mcpTool.description,
     inputSchema: jsonSchema<Record<string, unknown>>(mcpTool.inputSchema as JSONSchema7),
-    execute: (input) => notes.callTool(mcpTool.name, input, { idempotencyKey: idempotencyKeyOf(getAgentToolExecutionScope()?.idempotencyKey, mcpTool.name) }),
+    execute: (input) => notes.callTool(mcpTool.name, input, { idempotencyKey: idempotencyKeyOf(currentToolExecution()?.idempotencyKey, mcpTool.name) }),
   })]));
 }
 
@@ -47,7 +45,7 @@ export function openAiNotesTools(): ReturnType<typeof openAiTool>[] {
     parameters: mcpTool.inputSchema as never,
     strict: false,
     errorFunction: null,
-    execute: (input) => notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(getDeferredToolExecution()?.idempotencyKey, mcpTool.name) }),
+    execute: (input) => notes.callTool(mcpTool.name, input as Record<string, unknown>, { idempotencyKey: idempotencyKeyOf(currentToolExecution()?.idempotencyKey, mcpTool.name) }),
   }));
 }
 
@@ -72,7 +70,7 @@ export function mastraNotesTools(): ToolsInput {
  */
 export function claudeNotesTools(): ClaudeSdkTool[] {
   return listed.map((mcpTool) => claudeTool(mcpTool.name, mcpTool.description, zodRawShapeFromJsonSchema(mcpTool.inputSchema), async (input) => {
-    const key = currentDeferredToolExecution()?.idempotencyKey ?? `read-in-harness/${randomUUID()}`;
+    const key = currentToolExecution()?.idempotencyKey ?? `read-in-harness/${randomUUID()}`;
     return { content: [{ type: "text" as const, text: await notes.callTool(mcpTool.name, input, { idempotencyKey: key }) }] };
   }, mcpTool.annotations === null ? {} : { annotations: mcpTool.annotations }));
 }

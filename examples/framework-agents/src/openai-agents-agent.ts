@@ -1,6 +1,6 @@
 /** The order desk as an OpenAI Agents SDK `Agent`, made durable by `@perdure/agents-openai-agents`. */
 import { Agent, tool, Usage, type AgentInputItem, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
-import { createOpenAiAgentsSessionFlow, getDeferredToolExecution } from "@perdure/agents-openai-agents";
+import { createOpenAiAgentsSessionFlow, currentToolExecution } from "@perdure/agents-openai-agents";
 import { notes, openAiNotesTools } from "./notes-tools.ts";
 import { lookUpOrder, nextDemoStep, orderDeskInstructions, refundOrder } from "./order-desk.ts";
 
@@ -45,7 +45,7 @@ export const openAiOrderDesk = new Agent({
       needsApproval: true,
       execute: (input) => {
         const orderId = (input as { order_id: string }).order_id;
-        return refundOrder(orderId, getDeferredToolExecution()?.idempotencyKey ?? `local/${orderId}`);
+        return refundOrder(orderId, currentToolExecution()?.idempotencyKey ?? `local/${orderId}`);
       },
     }),
     ...openAiNotesTools(),

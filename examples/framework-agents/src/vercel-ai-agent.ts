@@ -1,6 +1,6 @@
 /** The order desk as a Vercel AI SDK `ToolLoopAgent`, made durable by `@perdure/agents-vercel-ai`. */
 import { jsonSchema, tool, ToolLoopAgent } from "ai";
-import { createVercelAiAgentSessionFlow, getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
+import { createVercelAiAgentSessionFlow, currentToolExecution } from "@perdure/agents-vercel-ai";
 import { aiSdkNotesTools, notes } from "./notes-tools.ts";
 import { demoLanguageModel } from "./demo-language-model.ts";
 import { lookUpOrder, orderDeskInstructions, refundOrder } from "./order-desk.ts";
@@ -18,7 +18,7 @@ export const vercelAiOrderDesk = new ToolLoopAgent({
       description: "Refund an order. Only when the customer asks.",
       inputSchema: orderInput,
       needsApproval: true,
-      execute: ({ order_id }) => refundOrder(order_id, getAgentToolExecutionScope()?.idempotencyKey ?? `local/${order_id}`),
+      execute: ({ order_id }) => refundOrder(order_id, currentToolExecution()?.idempotencyKey ?? `local/${order_id}`),
     }),
     ...aiSdkNotesTools(),
   },

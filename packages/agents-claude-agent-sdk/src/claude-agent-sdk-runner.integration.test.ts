@@ -16,7 +16,7 @@ import { z } from "zod";
 import type { AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createClaudeAgentSdkSessionFlow } from "./create-claude-agent-sdk-session-flow.ts";
-import { currentDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 import { scriptedHarnessOptions } from "./test-fixtures/scripted-harness-options.ts";
 import type { FakeMessagesReply, FakeMessagesRequest } from "./testing/fake-messages-api.ts";
 import { readFakeRequest } from "./testing/read-fake-request.ts";
@@ -56,14 +56,14 @@ function orderDeskScript(request: FakeMessagesRequest): Promise<FakeMessagesRepl
   return Promise.resolve({ kind: "text", text: `Done: ${facts.turnToolResults.map((result) => result.output).join("; ") || facts.lastUserText}` });
 }
 
-void test("a read runs inside the harness in RunModel; a write waits for approval and runs once in its tool Step under currentDeferredToolExecution(); the next turn resumes the transcript", async (t) => {
+void test("a read runs inside the harness in RunModel; a write waits for approval and runs once in its tool Step under currentToolExecution(); the next turn resumes the transcript", async (t) => {
   const runs: { tool: string; key: string | undefined }[] = [];
   const lookupOrder = tool("lookup_order", "Look up an order.", { order_id: z.string() }, async ({ order_id }) => {
-    runs.push({ tool: "lookup_order", key: currentDeferredToolExecution()?.idempotencyKey });
+    runs.push({ tool: "lookup_order", key: currentToolExecution()?.idempotencyKey });
     return { content: [{ type: "text", text: `order ${order_id} shipped` }] };
   }, { annotations: { readOnlyHint: true } });
   const refundOrder = tool("refund_order", "Refund an order.", { order_id: z.string() }, async ({ order_id }) => {
-    runs.push({ tool: "refund_order", key: currentDeferredToolExecution()?.idempotencyKey });
+    runs.push({ tool: "refund_order", key: currentToolExecution()?.idempotencyKey });
     return { content: [{ type: "text", text: `refunded order ${order_id}` }] };
   });
   const harness = scriptedHarnessOptions(orderDeskScript);

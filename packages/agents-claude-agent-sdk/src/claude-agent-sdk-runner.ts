@@ -54,7 +54,7 @@ export interface ClaudeAgentSdkRunnerOptions {
    * Whether a call whose policy is `read` without approval runs inside the
    * harness, in `RunModel`, as the contract says for this adapter. It then
    * reruns whenever `RunModel` reruns (at least once), and its handler sees
-   * no `currentDeferredToolExecution()`. `false` runs every call in a tool
+   * no `currentToolExecution()`. `false` runs every call in a tool
    * Step.
    * @default true
    */

@@ -1,13 +1,12 @@
 /**
  * The agent's SDK MCP tools on both sides: served to the harness by one
  * in-process MCP server, and run by a tool Step through their handler
- * inside `currentDeferredToolExecution()`. The session's built-in tools are
+ * inside `currentToolExecution()`. The session's built-in tools are
  * served alongside them, schemas converted to zod raw shapes.
  */
 import { createSdkMcpServer, tool, type McpSdkServerConfigWithInstance, type SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
 import { ToolExecutionError, type BuiltInToolDefinition, type DeferredToolExecution, type FrameworkToolPolicy } from "@perdure/agents";
 import { z } from "zod";
-import { runInDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
 import { zodRawShapeFromJsonSchema } from "./zod-raw-shape.ts";
 
 /**
@@ -67,7 +66,7 @@ function resultText(result: { content?: readonly { type: string; text?: string |
 
 /**
  * Runs a deferred call's handler in the tool Step, inside
- * `currentDeferredToolExecution()`. The arguments are checked with the
+ * `currentToolExecution()`. The arguments are checked with the
  * tool's zod shape first, as the harness would; a mismatch fails the call
  * with zod's message.
  */
@@ -75,6 +74,7 @@ export async function executeSdkTool(sdkTool: ClaudeSdkTool, call: DeferredToolE
   const parsed = z.object(sdkTool.inputSchema as z.ZodRawShape).safeParse(JSON.parse(call.toolCall.arguments === "" ? "{}" : call.toolCall.arguments));
   if (!parsed.success) throw new ToolExecutionError(`the arguments of ${sdkTool.name} do not match its schema: ${parsed.error.message}`);
   const handler = sdkTool.handler as (args: unknown, extra: unknown) => ReturnType<SdkMcpToolDefinition["handler"]>;
-  const result = await runInDeferredToolExecution(call, () => handler(parsed.data, { signal: call.cancellationSignal }));
+  // The session runs this inside the call's tool-execution scope, so the handler reads it with currentToolExecution().
+  const result = await handler(parsed.data, { signal: call.cancellationSignal });
   return resultText(result);
 }

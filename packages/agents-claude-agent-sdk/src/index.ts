@@ -10,7 +10,7 @@ export { createClaudeAgentSdkSessionFlow } from "./create-claude-agent-sdk-sessi
 export type { ClaudeAgentSdkSessionOptions } from "./create-claude-agent-sdk-session-flow.ts";
 export { ClaudeAgentSdkRunner } from "./claude-agent-sdk-runner.ts";
 export type { ClaudeAgentSdkAgent, ClaudeAgentSdkRunnerOptions } from "./claude-agent-sdk-runner.ts";
-export { currentDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+export { currentToolExecution } from "@perdure/agents";
 export { zodRawShapeFromJsonSchema } from "./zod-raw-shape.ts";
 export { claudeToolServerName } from "./claude-tools.ts";
 export type { ClaudeSdkTool } from "./claude-tools.ts";

@@ -10,3 +10,4 @@ export type { MastraAgentSessionOptions } from "./create-mastra-agent-session-fl
 export { MastraAgentRunner } from "./mastra-agent-runner.ts";
 export type { AnyMastraAgent, MastraAgentRunnerOptions } from "./mastra-agent-runner.ts";
 export { idempotencyKeyRequestContextKey } from "./idempotency-key.ts";
+export { currentToolExecution } from "@perdure/agents";

@@ -21,6 +21,7 @@ import type { AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createMastraAgentSessionFlow } from "./create-mastra-agent-session-flow.ts";
 import { idempotencyKeyRequestContextKey } from "./idempotency-key.ts";
+import { currentToolExecution } from "./index.ts";
 import { asMastraModel, scriptedLanguageModel, textParts, toolCallParts } from "./test-fixtures/scripted-language-model.ts";
 
 async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<{ sessions: AgentSessionTestClient; engine: PrivateEngine }> {
@@ -45,15 +46,15 @@ async function stepTypesOf(engine: PrivateEngine, sessionId: string): Promise<st
   return history.filter((entry) => entry.method === "execute" && entry.status === "completed").map((entry) => entry.stepType);
 }
 
-void test("a tool's requireApproval asks first; the tool Step runs it with the call's key in the request context; an AI SDK tool gets it too", async (t) => {
-  const runs: { tool: string; key: unknown }[] = [];
+void test("a tool's requireApproval asks first; the tool Step runs it with the call's key in the request context and in currentToolExecution(); an AI SDK tool gets it too", async (t) => {
+  const runs: { tool: string; key: unknown; scopeKey?: string | undefined }[] = [];
   const refundOrder = createTool({
     id: "refund_order",
     description: "Refund an order.",
     inputSchema: z.object({ order_id: z.string() }),
     requireApproval: true,
     execute: async ({ order_id }, { requestContext }) => {
-      runs.push({ tool: "refund_order", key: requestContext?.get(idempotencyKeyRequestContextKey) });
+      runs.push({ tool: "refund_order", key: requestContext?.get(idempotencyKeyRequestContextKey), scopeKey: currentToolExecution()?.idempotencyKey });
       return { refunded: order_id };
     },
   });
@@ -80,7 +81,7 @@ void test("a tool's requireApproval asks first; the tool Step runs it with the c
   assert.equal(runs.length, 0);
   assert.equal(await sessions.resolveInterrupt("refund-1", { interruptId: interrupt.interruptId, approved: true }), true);
   await sessions.waitForTurnCount("refund-1", 1);
-  assert.deepEqual(runs, [{ tool: "refund_order", key: "refund-1/turn-1/call-refund" }]);
+  assert.deepEqual(runs, [{ tool: "refund_order", key: "refund-1/turn-1/call-refund", scopeKey: "refund-1/turn-1/call-refund" }], "the request context and the one tool-execution scope agree");
   assert.equal((await sessions.getAgentSnapshot("refund-1")).messages.at(-1)?.text, 'Done: {"refunded":"8"}');
 
   await sessions.startSession("track-1", { initialMessage: "Where is order 9?" });

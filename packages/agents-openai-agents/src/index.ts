@@ -10,4 +10,4 @@ export { createOpenAiAgentsSessionFlow } from "./create-openai-agents-session-fl
 export type { OpenAiAgentsSessionOptions } from "./create-openai-agents-session-flow.ts";
 export { OpenAiAgentsRunner } from "./openai-agents-runner.ts";
 export type { OpenAiAgentsRunnerOptions } from "./openai-agents-runner.ts";
-export { getDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+export { currentToolExecution } from "@perdure/agents";

@@ -2,7 +2,7 @@
  * The OpenAI Agents SDK adapter's own mapping, on a real engine: the SDK
  * tool's `needsApproval` evaluated on the call's input, the SDK's RunState
  * as `FrameworkRunState`, stored SDK items replayed unchanged, the whole
- * call from `getDeferredToolExecution()`, and agents the session refuses.
+ * call from `currentToolExecution()`, and agents the session refuses.
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
@@ -10,7 +10,7 @@ import { Agent, handoff, MCPServerStdio, RunState, tool, webSearchTool, type Mod
 import type { AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
 import { createOpenAiAgentsSessionFlow } from "./create-openai-agents-session-flow.ts";
-import { getDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 import { ConformanceSdkModel } from "./test-fixtures/conformance-model.ts";
 
 async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<{ sessions: AgentSessionTestClient; environment: AgentTestEnvironment }> {
@@ -50,7 +50,7 @@ void test("the SDK tool's needsApproval runs on the call's input; the call runs 
     strict: false,
     needsApproval: async (_context, input) => (input as { amount: number }).amount > 100,
     execute: async (input) => {
-      const execution = getDeferredToolExecution();
+      const execution = currentToolExecution();
       runs.push({ key: execution?.idempotencyKey, attempt: execution?.attempt, toolName: execution?.toolCall.toolName });
       return { refunded: (input as { amount: number }).amount };
     },
@@ -114,5 +114,5 @@ void test("agents with handoffs, MCP servers or hosted tools are refused by name
   const server = new MCPServerStdio({ name: "notes", command: "node", args: ["notes.js"] });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);
-  assert.equal(getDeferredToolExecution(), undefined);
+  assert.equal(currentToolExecution(), undefined);
 });

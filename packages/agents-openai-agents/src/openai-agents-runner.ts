@@ -22,7 +22,6 @@ import {
   type FrameworkToolPolicy,
   type ToolExecutionResult,
 } from "@perdure/agents";
-import { runInDeferredToolExecution } from "./deferred-tool-execution-scope.ts";
 import { itemsOfMessages, messageOfItem, userItem } from "./openai-agents-items.ts";
 
 /** Options of {@link OpenAiAgentsRunner}. */
@@ -186,7 +185,8 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
       toolCall: { type: "function_call" as const, callId: call.toolCall.toolCallId, name: call.toolCall.toolName, arguments: call.toolCall.arguments },
       signal: call.cancellationSignal,
     };
-    const output: unknown = await runInDeferredToolExecution(call, () => original.invoke(new RunContext(), call.toolCall.arguments, details));
+    // The session runs this inside the call's tool-execution scope: the tool reads it with currentToolExecution().
+    const output: unknown = await original.invoke(new RunContext(), call.toolCall.arguments, details);
     return { output: typeof output === "string" ? output : JSON.stringify(output) };
   }
 }

@@ -70,7 +70,7 @@ function modelSettingsOf(settings: VercelAiAgentSettings): ModelSettings | undef
  * @example
  * import { openai } from "@ai-sdk/openai";
  * import { ToolLoopAgent, jsonSchema, tool } from "ai";
- * import { createVercelAiAgentSessionFlow, getAgentToolExecutionScope } from "@perdure/agents-vercel-ai";
+ * import { createVercelAiAgentSessionFlow, currentToolExecution } from "@perdure/agents-vercel-ai";
  *
  * const agent = new ToolLoopAgent({
  *   model: openai("gpt-5-mini"),
@@ -79,7 +79,7 @@ function modelSettingsOf(settings: VercelAiAgentSettings): ModelSettings | undef
  *     refund_order: tool({
  *       inputSchema: jsonSchema<{ orderId: string }>({ type: "object", properties: { orderId: { type: "string" } }, required: ["orderId"] }),
  *       needsApproval: true,
- *       execute: ({ orderId }) => payments.refund(orderId, { idempotencyKey: getAgentToolExecutionScope()?.idempotencyKey }),
+ *       execute: ({ orderId }) => payments.refund(orderId, { idempotencyKey: currentToolExecution()?.idempotencyKey }),
  *     }),
  *   },
  * });

@@ -8,6 +8,5 @@
  */
 export { createVercelAiAgentSessionFlow } from "./create-vercel-ai-agent-session-flow.ts";
 export type { VercelAiAgent, VercelAiAgentSessionOptions, VercelAiAgentSettings } from "./create-vercel-ai-agent-session-flow.ts";
-export { getAgentToolExecutionScope } from "./tool-execution-scope.ts";
-export type { AgentToolExecutionScope } from "./tool-execution-scope.ts";
+export { currentToolExecution } from "@perdure/agents";
 export { toolPolicyOf } from "./vercel-ai-tools.ts";

@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
 import { createVercelAiAgentSessionFlow } from "./create-vercel-ai-agent-session-flow.ts";
-import { getAgentToolExecutionScope } from "./tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 
 type CallOptions = Parameters<MockLanguageModelV4["doStream"]>[0];
 type StreamPart = Awaited<ReturnType<MockLanguageModelV4["doStream"]>>["stream"] extends ReadableStream<infer TPart> ? TPart : never;
@@ -93,7 +93,7 @@ void test("a zod inputSchema is offered as JSON Schema, its transform applies be
       description: "Count the items of an order.",
       inputSchema: z.object({ order_id: z.string().transform((value) => value.toUpperCase()) }),
       execute: async function* ({ order_id }) {
-        seen.push({ order_id, key: getAgentToolExecutionScope()?.idempotencyKey });
+        seen.push({ order_id, key: currentToolExecution()?.idempotencyKey });
         yield "counting";
         yield `order ${order_id} has 3 items`;
       },
@@ -154,5 +154,5 @@ void test("a tool without execute, and a ToolLoopAgent without readable settings
   const agent = new ToolLoopAgent({ model });
   Reflect.set(agent, "settings", undefined);
   assert.throws(() => createVercelAiAgentSessionFlow(agent, "AdapterNoSettings"), /keeps no readable settings/);
-  assert.equal(getAgentToolExecutionScope(), undefined, "no scope outside a tool Step");
+  assert.equal(currentToolExecution(), undefined, "no scope outside a tool Step");
 });

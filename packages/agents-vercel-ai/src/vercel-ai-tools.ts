@@ -1,12 +1,11 @@
 /**
  * AI SDK tools as Stepwise function tools: the model is offered the tool's
- * schema only, and the tool Step runs its `execute` inside an
- * {@link AgentToolExecutionScope}.
+ * schema only, and the tool Step runs its `execute` inside the call's
+ * tool-execution scope (`currentToolExecution()`).
  */
 import { asSchema, type ToolSet } from "ai";
 import type { ToolPolicy } from "@perdure/agents";
 import { functionTool, type FunctionTool, type JsonSchema, type ToolCallContext } from "@perdure/agents/stepwise";
-import { runInAgentToolExecutionScope } from "./tool-execution-scope.ts";
 
 type AiSdkTool = ToolSet[string];
 
@@ -78,17 +77,8 @@ export function toFunctionTools(tools: ToolSet): FunctionTool[] {
       ...(policy.requiresApproval === undefined ? {} : { requiresApproval: policy.requiresApproval }),
       execute: async (argumentsValue: unknown, context: ToolCallContext) => {
         const input = await validatedInput(name, aiTool, argumentsValue);
-        const scope = {
-          idempotencyKey: context.idempotencyKey,
-          flowId: context.flowId,
-          turnId: context.turnId,
-          toolCallId: context.toolCallId,
-          attempt: context.attempt,
-          signal: context.signal,
-          heartbeat: context.heartbeat,
-        };
-        return runInAgentToolExecutionScope(scope, async () =>
-          finalOutput(await execute(input as never, { toolCallId: context.toolCallId, messages: [], abortSignal: context.signal, context: {} as never })));
+        // The session runs this inside the call's tool-execution scope: execute reads it with currentToolExecution().
+        return finalOutput(await execute(input as never, { toolCallId: context.toolCallId, messages: [], abortSignal: context.signal, context: {} as never }));
       },
     });
   });

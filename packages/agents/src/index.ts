@@ -76,6 +76,7 @@ export type {
   TurnCompleted,
 } from "./contract/agent-framework-runner.ts";
 export { ToolExecutionError } from "./contract/tool-execution-error.ts";
+export { currentToolExecution } from "./contract/tool-execution-scope.ts";
 export { selectUnstoredToolCalls } from "./contract/unstored-tool-calls.ts";
 export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./contract/values/agent-usage.ts";
 export type { AgentUsage } from "./contract/values/agent-usage.ts";

@@ -3,14 +3,14 @@
  * the real Claude Code harness against a loopback fake of the Messages API
  * answering from the neutral script, the neutral tools as SDK MCP tools
  * (schemas converted to zod raw shapes) that read their idempotency key
- * from `currentDeferredToolExecution()`. The conformance tests run every
+ * from `currentToolExecution()`. The conformance tests run every
  * call in a tool Step, so reads are not run inside the harness here.
  */
 import { fileURLToPath } from "node:url";
 import { tool } from "@anthropic-ai/claude-agent-sdk";
 import type { RunnerConformanceSubject } from "@perdure/agents/testing";
 import { createClaudeAgentSdkSessionFlow } from "../create-claude-agent-sdk-session-flow.ts";
-import { currentDeferredToolExecution } from "../deferred-tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 import { zodRawShapeFromJsonSchema } from "../zod-raw-shape.ts";
 import { conformanceScript, scriptedHarnessOptions } from "./scripted-harness-options.ts";
 
@@ -18,7 +18,7 @@ export const claudeAgentSdkConformanceSubject: RunnerConformanceSubject = {
   name: "Claude Agent SDK adapter",
   createFlow: (setup) => {
     const tools = setup.tools.map((neutral) => tool(neutral.name, neutral.description, zodRawShapeFromJsonSchema(neutral.parameters), async (args) => {
-      const execution = currentDeferredToolExecution();
+      const execution = currentToolExecution();
       if (execution === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
       return { content: [{ type: "text" as const, text: await neutral.execute(args, { idempotencyKey: execution.idempotencyKey }) }] };
     }));

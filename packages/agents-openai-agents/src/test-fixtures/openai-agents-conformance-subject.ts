@@ -2,13 +2,13 @@
  * The OpenAI Agents SDK adapter as a subject of the runner conformance
  * tests: an `Agent` on the scripted SDK `Model`, the neutral tools as SDK
  * function tools that read their idempotency key from
- * `getDeferredToolExecution()`.
+ * `currentToolExecution()`.
  */
 import { fileURLToPath } from "node:url";
 import { Agent, tool } from "@openai/agents";
 import type { RunnerConformanceSubject } from "@perdure/agents/testing";
 import { createOpenAiAgentsSessionFlow } from "../create-openai-agents-session-flow.ts";
-import { getDeferredToolExecution } from "../deferred-tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 import { ConformanceSdkModel } from "./conformance-model.ts";
 
 export const openAiAgentsConformanceSubject: RunnerConformanceSubject = {
@@ -22,7 +22,7 @@ export const openAiAgentsConformanceSubject: RunnerConformanceSubject = {
       // Let failures reach the session, which retries or records them, instead of the SDK's default text for the model.
       errorFunction: null,
       execute: async (input) => {
-        const execution = getDeferredToolExecution();
+        const execution = currentToolExecution();
         if (execution === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
         return neutral.execute(input as Record<string, unknown>, { idempotencyKey: execution.idempotencyKey });
       },

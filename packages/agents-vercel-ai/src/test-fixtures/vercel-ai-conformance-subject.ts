@@ -1,13 +1,13 @@
 /**
  * The AI SDK adapter as a subject of the runner conformance tests: a
  * `ToolLoopAgent` on the scripted mock model, the neutral tools as AI SDK
- * tools that read their idempotency key from `getAgentToolExecutionScope()`.
+ * tools that read their idempotency key from `currentToolExecution()`.
  */
 import { fileURLToPath } from "node:url";
 import { jsonSchema, tool, ToolLoopAgent, type JSONSchema7, type ToolSet } from "ai";
 import type { RunnerConformanceSetup, RunnerConformanceSubject } from "@perdure/agents/testing";
 import { createVercelAiAgentSessionFlow } from "../create-vercel-ai-agent-session-flow.ts";
-import { getAgentToolExecutionScope } from "../tool-execution-scope.ts";
+import { currentToolExecution } from "@perdure/agents";
 import { conformanceLanguageModel } from "./conformance-language-model.ts";
 
 function conformanceTools(setup: RunnerConformanceSetup): ToolSet {
@@ -17,7 +17,7 @@ function conformanceTools(setup: RunnerConformanceSetup): ToolSet {
       description: neutral.description,
       inputSchema: jsonSchema<Record<string, unknown>>(neutral.parameters as JSONSchema7),
       execute: async (input) => {
-        const scope = getAgentToolExecutionScope();
+        const scope = currentToolExecution();
         if (scope === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
         return neutral.execute(input, { idempotencyKey: scope.idempotencyKey });
       },

@@ -1,7 +1,8 @@
 /**
  * `@perdure/agents/contract`: what a runner, a UI and the session agree on,
  * with nothing else attached. The runner contract (`AgentFrameworkRunner`
- * and its turn, tool and task types), `ToolExecutionError`, the session's
+ * and its turn, tool and task types), `ToolExecutionError`, the one
+ * tool-execution scope (`currentToolExecution`), the session's
  * values with their snake_case wire codecs, the contract's message texts,
  * the built-in tool definitions, the plan note, and the Python-compatible
  * JSON that wire texts use. It imports nothing of this package and only
@@ -54,6 +55,7 @@ export type {
   TurnCompleted,
 } from "./agent-framework-runner.ts";
 export { ToolExecutionError } from "./tool-execution-error.ts";
+export { currentToolExecution, runInToolExecution } from "./tool-execution-scope.ts";
 export { selectUnstoredToolCalls } from "./unstored-tool-calls.ts";
 export { addAgentUsage, agentUsageFromWire, agentUsageToWire, emptyAgentUsage } from "./values/agent-usage.ts";
 export type { AgentUsage } from "./values/agent-usage.ts";

@@ -22,6 +22,7 @@ import { readStepHistory, type StepHistoryRecord } from "../testing/read-step-hi
 import type { AgentEvent } from "../contract/values/agent-event.ts";
 import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
 import { outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
+import { currentToolExecution } from "../contract/tool-execution-scope.ts";
 import type { AgentDefinition } from "./agent-definition.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { functionTool } from "./function-tool.ts";
@@ -181,12 +182,12 @@ void test("a read tool turn is stored while the tool runs, replayed on the next 
   ]);
 });
 
-void test("an approved non_idempotent_write runs once, in CallSingleAttemptTool, after the approval", async (t) => {
-  const runs: { idempotencyKey: string; attempt: number }[] = [];
+void test("an approved non_idempotent_write runs once, in CallSingleAttemptTool, after the approval, inside the call's tool-execution scope", async (t) => {
+  const runs: { idempotencyKey: string; attempt: number; scopeKey: string | undefined }[] = [];
   const refundOrder = functionTool<{ order_id: string }>({
     name: "refund_order", description: "Refund an order.", parameters: orderIdParameters, effect: "non_idempotent_write",
     execute: ({ order_id }, context) => {
-      runs.push({ idempotencyKey: context.idempotencyKey, attempt: context.attempt });
+      runs.push({ idempotencyKey: context.idempotencyKey, attempt: context.attempt, scopeKey: currentToolExecution()?.idempotencyKey });
       return `refunded order ${order_id} under ${context.idempotencyKey}`;
     },
   });
@@ -210,7 +211,8 @@ void test("an approved non_idempotent_write runs once, in CallSingleAttemptTool,
   assert.equal(await sessions.resolveInterrupt("w1", { interruptId: interrupt?.interruptId ?? "", approved: true }), true);
   await sessions.waitForTurnCount("w1", 1);
 
-  assert.deepEqual(runs, [{ idempotencyKey: "w1/turn-1/call-u1-m1-0", attempt: 1 }]);
+  assert.deepEqual(runs, [{ idempotencyKey: "w1/turn-1/call-u1-m1-0", attempt: 1, scopeKey: "w1/turn-1/call-u1-m1-0" }]);
+  assert.equal(currentToolExecution(), undefined, "no scope outside a tool Step");
   const output = "refunded order 7 under w1/turn-1/call-u1-m1-0";
   assert.deepEqual(promptOf(model.doStreamCalls[1]?.prompt).at(-1), toolMessage([["call-u1-m1-0", "refund_order", output]]));
   const snapshot = await sessions.getAgentSnapshot("w1");

@@ -2,6 +2,7 @@ import { anyOf, deadEnd, defineStep, moveTo, received, TerminalError, timer, typ
 import { durableBoundary } from "@perdure/engine/internal";
 import type { DeferredToolExecution } from "../../contract/agent-framework-runner.ts";
 import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
+import { runInToolExecution } from "../../contract/tool-execution-scope.ts";
 import { approvalInterruptId } from "../../contract/values/agent-interrupt.ts";
 import type { AgentToolCall, AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
 import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
@@ -99,7 +100,9 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
   };
   let result: unknown;
   try {
-    result = await withToolSpan(context, environment, toolCall, () => withBackgroundHeartbeat(context, () => runner.executeDeferredToolCall(execution)));
+    // The one tool-execution scope: whatever framework runs the tool, it reads this call through currentToolExecution().
+    result = await withToolSpan(context, environment, toolCall, () =>
+      withBackgroundHeartbeat(context, () => runInToolExecution(execution, () => runner.executeDeferredToolCall(execution))));
   } catch (error) {
     if (!ToolExecutionError.isInstance(error)) throw error;
     durableBoundary("agent.tool.before-record", context.flowId, record.toolName);
