@@ -32,6 +32,21 @@ export interface StartFlowOptions {
    * @default none: a second start of the flow ID fails
    */
   requestId?: string;
+  /**
+   * Attribute values (plain Attributes or map instances of this Flow) that
+   * commit together with the start, so the start Step already reads them. A
+   * start with attributes is one transaction: the Flow exists with all of
+   * them or not at all. Operations that build a Flow from another's state
+   * (an agent session's fork) start it this way.
+   * @default none
+   */
+  attributes?: readonly InitialAttribute[];
+}
+
+/** One Attribute value a Flow starts with: an Attribute or map instance of the Flow, and its value. */
+export interface InitialAttribute<TValue = unknown> {
+  ref: AttributeRef<TValue>;
+  value: TValue;
 }
 
 /** Options of `client.waitForFlow`. */
@@ -101,6 +116,26 @@ function flowAlreadyExists(flowId: string, existing: Pick<FlowRow, "flowType" | 
   return new FlowAlreadyExistsError(`Flow ${flowId} already exists (type ${existing.flowType}, status ${existing.status}); start it with the same requestId to make the start idempotent`);
 }
 
+/** Checks and encodes a start's initial Attribute values: each must be an Attribute or map instance of the Flow. */
+function encodeInitialAttributes(flow: FlowCore, flowId: string, attributes: readonly InitialAttribute[], maxValueBytes: number): { name: string; key: string; text: string }[] {
+  if (!Array.isArray(attributes)) throw new InvalidInputError(`start attributes of Flow ${flowId} must be an array of { ref, value }, got ${describeValue(attributes)}`);
+  const seen = new Set<string>();
+  return attributes.map((initial, position) => {
+    const ref = (initial as Partial<InitialAttribute> | null)?.ref;
+    const definition = typeof ref?.name === "string" ? flow.persistenceByName.get(ref.name) : undefined;
+    const matches = definition !== undefined && ref !== undefined
+      && ((ref.kind === "attribute" && definition.kind === "attribute") || (ref.kind === "attribute_instance" && definition.kind === "attribute_map"));
+    if (!matches) {
+      throw new InvalidInputError(`start attribute ${position} of Flow ${flowId} names ${describeValue(ref?.name)}, which is no Attribute or AttributeMap of Flow type ${flow.flowType}`);
+    }
+    const where = `${ref.name}${ref.key === "" ? "" : `[${ref.key}]`}`;
+    if (seen.has(where)) throw new InvalidInputError(`start attributes of Flow ${flowId} set ${where} twice`);
+    seen.add(where);
+    if (initial.value === null || initial.value === undefined) throw new InvalidInputError(`start attribute ${where} of Flow ${flowId} has no value; leave it out instead`);
+    return { name: ref.name, key: ref.key, text: encodeValue(`start attribute ${where} of Flow ${flowId}`, ref.codec, initial.value, maxValueBytes) };
+  });
+}
+
 /** A Flow core for operations that do not need the definition (stop). */
 function bareFlowCore(flowType: string): FlowCore {
   return {
@@ -147,9 +182,10 @@ export class Client {
       }
     }
     const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
+    const initialAttributes = encodeInitialAttributes(flow, flowId, options.attributes ?? [], this.store.maxValueBytes);
     const now = this.store.clock.now();
     const oneRequest = this.store.oneRequest;
-    if (oneRequest !== undefined) {
+    if (oneRequest !== undefined && initialAttributes.length === 0) {
       const row = { flowId, flowType: flow.flowType, status: "running" as const, input: encoded, output: null, error: null, requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1 };
       const startExecution = flow.startStepType === undefined ? null : newExecutionRow(flow, flowId, 1, { stepType: flow.startStepType, input: encoded, options: null, recoveryError: null }, now);
       // The start Step takes sequence number 1, so the Flow's next one is 2, as the general path leaves it.
@@ -179,6 +215,7 @@ export class Client {
       });
       const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
       if (flowTransaction === undefined) throw new Error(`Flow ${flowId} vanished inside its own start`);
+      for (const initial of initialAttributes) await flowTransaction.writeAttribute(initial.name, initial.key, initial.text);
       if (flow.startStepType !== undefined) {
         await flowTransaction.schedule({ stepType: flow.startStepType, input: encoded, options: null, recoveryError: null });
       }
