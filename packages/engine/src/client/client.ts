@@ -1,5 +1,5 @@
 import { describeValue } from "../errors/describe-value.ts";
-import type { AttributeRef } from "../attribute/attribute.ts";
+import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import { FlowAlreadyExistsError } from "../errors/flow-already-exists-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
@@ -47,6 +47,14 @@ export interface StartFlowOptions {
 export interface InitialAttribute<TValue = unknown> {
   ref: AttributeRef<TValue>;
   value: TValue;
+}
+
+/** What `client.readFlowState` hands its reader: one consistent view of a Flow's Attributes. */
+export interface FlowStateReader {
+  /** The value of an Attribute or map instance, or `undefined` when unset. */
+  get<TValue>(ref: AttributeRef<TValue>): Promise<TValue | undefined>;
+  /** The map's instances in key order, optionally from `fromKey` (inclusive) to `toKey` (exclusive), at most `limit`. */
+  list<TValue>(map: AttributeMapDefinition<TValue>, range?: { fromKey?: string; toKey?: string; limit?: number }): Promise<{ key: string; value: TValue }[]>;
 }
 
 /** Options of `client.waitForFlow`. */
@@ -298,6 +306,36 @@ export class Client {
       const text = texts[index];
       return text === undefined ? undefined : decodeValue(ref.codec, text);
     }) as { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never };
+  }
+
+  /**
+   * Reads a Flow's Attributes on one consistent view: every value `work`
+   * reads comes from the same committed state, never half of a commit.
+   * Reading never writes or locks what Workers use.
+   *
+   * @example
+   * const { state, messages } = await client.readFlowState(id, async (view) => ({
+   *   state: await view.get(flow.agentState),
+   *   messages: await view.list(flow.agentMessages, { limit: 50 }),
+   * }));
+   */
+  async readFlowState<TResult>(flowId: string, work: (reader: FlowStateReader) => Promise<TResult>): Promise<TResult> {
+    checkFlowId(flowId);
+    return this.read(async (transaction) => {
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
+      return work({
+        get: async (ref) => {
+          const text = await transaction.readAttribute(flowId, ref.name, ref.key);
+          return text === undefined ? undefined : decodeValue(ref.codec, text);
+        },
+        list: async (map, range = {}) => {
+          const limit = range.limit ?? 10_000;
+          if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidInputError(`readFlowState list limit ${describeValue(range.limit)} is invalid: use a positive integer`);
+          const rows = await transaction.readAttributeRange(flowId, map.name, { ...range, limit });
+          return rows.map((row) => ({ key: row.key, value: decodeValue(map.codec, row.value) }));
+        },
+      });
+    });
   }
 
   /** Status, input, output and unfinished executions of a Flow instance. */

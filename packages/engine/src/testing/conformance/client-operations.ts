@@ -71,6 +71,8 @@ export function clientTests(options: StoreConformanceOptions): void {
     try {
       await environment.client.start(seeded, "seeded-1", {}, { attributes: [{ ref: seen, value: 5 }, { ref: notes.instance("a"), value: "kept" }] });
       await pollUntil(async () => (await environment.client.getAttributes("seeded-1", seen))[0] === 105, { description: "the start Step to read its start attributes" });
+      const view = await environment.client.readFlowState("seeded-1", async (reader) => ({ seen: await reader.get(seen), notes: await reader.list(notes) }));
+      assert.deepEqual(view, { seen: 105, notes: [{ key: "a", value: "kept" }] });
       await assert.rejects(environment.client.start(seeded, "seeded-2", {}, { attributes: [{ ref: count, value: 1 }] }), (error: unknown) =>
         InvalidInputError.isInstance(error) && error.message.includes('"Count", which is no Attribute or AttributeMap of Flow type Seeded'));
       await assert.rejects(environment.client.start(seeded, "seeded-2", {}, { attributes: [{ ref: seen, value: null }] }), /start attribute Seen of Flow seeded-2 has no value/);
