@@ -139,8 +139,9 @@ function encodeInitialAttributes(flow: FlowCore, flowId: string, attributes: rea
     const where = `${ref.name}${ref.key === "" ? "" : `[${ref.key}]`}`;
     if (seen.has(where)) throw new InvalidInputError(`start attributes of Flow ${flowId} set ${where} twice`);
     seen.add(where);
-    if (initial.value === null || initial.value === undefined) throw new InvalidInputError(`start attribute ${where} of Flow ${flowId} has no value; leave it out instead`);
-    return { name: ref.name, key: ref.key, text: encodeValue(`start attribute ${where} of Flow ${flowId}`, ref.codec, initial.value, maxValueBytes) };
+    const value: unknown = (initial as { value?: unknown }).value;
+    if (value === null || value === undefined) throw new InvalidInputError(`start attribute ${where} of Flow ${flowId} has no value; leave it out instead`);
+    return { name: ref.name, key: ref.key, text: encodeValue(`start attribute ${where} of Flow ${flowId}`, ref.codec, value, maxValueBytes) };
   });
 }
 
