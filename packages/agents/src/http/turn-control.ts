@@ -7,10 +7,9 @@
  * that names the bad value.
  */
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
-import { describeValue, InvalidInputError, RpcLockConflictError, type Client } from "@perdure/engine";
+import { describeValue, InvalidInputError, type Client } from "@perdure/engine";
+import { personLockConflictRetryMs } from "../session/rpcs/person-lock-conflict-retry.ts";
 
-/** How long a lock conflict of `cancel_turn` or `execute_plan` is retried before the error reaches the caller. */
-const lockRetryMs = 10_000;
 /** The longest Channel message ID accepted; the engine's are far shorter. */
 const maxMessageIdLength = 200;
 /** The longest turn ID accepted (`turn-<n>`). */
@@ -81,31 +80,16 @@ export async function deleteQueuedMessage(client: Client, flow: AgentSessionFlow
  * turn is active, another turn is, or the turn does not accept cancellation.
  */
 export async function cancelTurnWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, turnId: string | null): Promise<boolean> {
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      return await client.invokeRPC(flow.cancelTurn, sessionId, { turnId });
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  return client.invokeRPC(flow.cancelTurn, sessionId, { turnId }, { lockConflictRetryMs: personLockConflictRetryMs });
 }
 
 /**
  * Approves plan revision `revision` with `execute_plan`; true when the
  * session took it and will start the executing turn. A lock conflict means a
- * Step or a concurrent call holds `PendingPlanExecution`; it is safe to retry,
- * and the retried call answers false when the other one took the approval.
+ * Step or a concurrent call holds `PendingPlanExecution`; the call is made
+ * again for up to `personLockConflictRetryMs`, and answers false when the
+ * other call took the approval.
  */
 export async function executePlanWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, revision: number): Promise<boolean> {
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      return await client.invokeRPC(flow.executePlan, sessionId, { revision });
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  return client.invokeRPC(flow.executePlan, sessionId, { revision }, { lockConflictRetryMs: personLockConflictRetryMs });
 }
