@@ -236,6 +236,13 @@ async function commitUntilSettled(
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
+  const oneRequest = store.oneRequest?.heartbeat;
+  if (oneRequest !== undefined) {
+    return oneRequest.call(store.oneRequest, {
+      flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
+      now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
+    });
+  }
   return store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;
