@@ -25,7 +25,8 @@ const originalQuery = clientPrototype.query;
 clientPrototype.query = function countedQuery(this: unknown, ...args: unknown[]): unknown {
   if (counting) {
     const first = args[0];
-    const text = typeof first === "string" ? first : String((first as { text?: unknown }).text ?? "");
+    const given = typeof first === "string" ? first : (first as { text?: unknown }).text;
+    const text = typeof given === "string" ? given : "";
     const label = text.replace(/\s+/g, " ").replace(/"[^"]*"\./g, "").trim().slice(0, 70);
     statements.set(label, (statements.get(label) ?? 0) + 1);
   }

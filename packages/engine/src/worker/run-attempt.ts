@@ -239,9 +239,9 @@ async function commitUntilSettled(
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
-  const oneRequest = store.oneRequest?.heartbeat;
-  if (oneRequest !== undefined) {
-    return oneRequest.call(store.oneRequest, {
+  const operations = store.oneRequest;
+  if (operations?.heartbeat !== undefined) {
+    return operations.heartbeat({
       flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
       now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
     });
