@@ -53,6 +53,7 @@ export type {
   ToolTaskPollOutcome,
   ToolTaskStarted,
   TurnCompleted,
+  RecordedModelCall,
 } from "./agent-framework-runner.ts";
 export { ToolExecutionError } from "./tool-execution-error.ts";
 export { currentToolExecution, runInToolExecution } from "./tool-execution-scope.ts";
