@@ -6,6 +6,7 @@
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
+ *   perdure check-node
  *   perdure --version
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -37,6 +38,7 @@ Commands:
   inspect <sessionId>  Print a session's Step timeline and state
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
+  check-node           Exit 1 with how to install Node 24 when this Node.js is too old
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
@@ -75,6 +77,13 @@ durations and errors), pending interrupts and usage.`,
 Applies the PostgreSQL store's ordered migrations and prints the ones it
 applied. Stores also migrate when they first open; run this as a deployment
 step so Workers start on a ready schema. Safe when several run at once.`,
+  "check-node": `Usage: perdure check-node
+
+Prints nothing and exits 0 when this Node.js runs Perdure (22.18 or later);
+otherwise prints the version found, the version needed and how to install
+Node 24 from the npm registry, and exits 1. Put it before commands that
+would fail in obscure ways on an old Node, such as "perdure check-node &&
+node --test".`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -142,6 +151,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(help);
     return 0;
   }
+  // bin/perdure.js checked the version before loading this module.
+  if (command === "check-node") return 0;
   const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
   if (command === "migrate") {
     const applied = await migrateConfiguredStore(location);
