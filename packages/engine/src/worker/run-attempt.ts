@@ -138,14 +138,17 @@ export async function runAttempt(
       abort.abort(new Error(raced.message));
       handlerResult.catch(() => undefined);
       outcome = { kind: "error", error: raced };
-      reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
+      if (running.released !== true) reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
     }
   } catch (error) {
     outcome = { kind: "error", error: attemptErrorOf(error) };
-    reportFailedAttempt(environment, claim, error);
+    // A released attempt's handler fails because its signal was aborted: not a failure to report.
+    if (running.released !== true) reportFailedAttempt(environment, claim, error);
   } finally {
     timeout.cancel();
   }
+  // Released by its closing Worker: the store already holds this attempt's end, and the Worker may be gone.
+  if (running.released === true) return [];
   if (abort.signal.aborted && outcome.kind !== "error") {
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
@@ -236,6 +239,13 @@ async function commitUntilSettled(
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
+  const operations = store.oneRequest;
+  if (operations?.heartbeat !== undefined) {
+    return operations.heartbeat({
+      flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
+      now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
+    });
+  }
   return store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;
