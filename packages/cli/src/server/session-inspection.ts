@@ -1,4 +1,4 @@
-import type { AgentSessionFeatures, AgentSessionFlow } from "@perdure/agents";
+import type { AgentSessionFeatures, AgentSessionFlow, SessionLineage } from "@perdure/agents";
 import { agentSnapshotToWire, describeAgentSessionFeatures } from "@perdure/agents";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
 import { describeMessageStorage, type InspectedMessageStorage } from "./message-storage-view.ts";
@@ -28,6 +28,8 @@ export interface SessionInspection {
   features: AgentSessionFeatures;
   /** Where the session's messages are: the window and the archive chunks. */
   messageStorage: InspectedMessageStorage;
+  /** The session this one was forked from, and where; null for a session that is no fork. */
+  lineage: SessionLineage | null;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -73,11 +75,11 @@ function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, 
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot, [index]] = await Promise.all([
+  const [description, history, snapshot, [index, lineage]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
-    client.getAttributes(flowId, flow.agentMessageIndex),
+    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
   ]);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
@@ -91,5 +93,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
+    lineage: lineage ?? null,
   };
 }
