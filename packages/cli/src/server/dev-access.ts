@@ -55,7 +55,7 @@ function digest(text: string): Buffer {
 }
 
 /** Compares in constant time, whatever the lengths. */
-function isSameToken(candidate: string | undefined, token: string): boolean {
+export function isSameToken(candidate: string | undefined, token: string): boolean {
   return candidate !== undefined && timingSafeEqual(digest(candidate), digest(token));
 }
 
