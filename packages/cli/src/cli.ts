@@ -69,7 +69,10 @@ OTLP/HTTP.
                            PERDURE_DEV_TOKEN); generated and printed in the
                            address when a non-loopback host needs one.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
-                           that may call the API; repeatable.`,
+                           that may call the API; repeatable.
+  --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
+                           (see perdure worker --help; --metrics-host and
+                           --metrics-token as there).`,
   worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
 
 Runs a Worker for every agent session Flow the entry module exports, and
@@ -166,6 +169,19 @@ function parseCommandLine(argv: readonly string[]) {
   }
 }
 
+/** `--metrics-port`, `--metrics-host` and `--metrics-token` of `perdure worker` and `perdure dev`. */
+function operationsOptionsOf(
+  values: ReturnType<typeof parseCommandLine>["values"],
+  parsePort: (optionName: string, text: string) => number,
+): { port: number; host: string; token: string | undefined } | undefined {
+  if (values["metrics-port"] === undefined) return undefined;
+  return {
+    port: parsePort("--metrics-port", values["metrics-port"]),
+    host: values["metrics-host"] ?? "127.0.0.1",
+    token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
+  };
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const commandName = argv.find((argument) => !argument.startsWith("-"));
   let parsed: ReturnType<typeof parseCommandLine>;
@@ -215,6 +231,7 @@ async function main(argv: readonly string[]): Promise<number> {
       host: values.host ?? "127.0.0.1",
       token: values.token ?? process.env.PERDURE_DEV_TOKEN,
       allowedOrigins: values["allow-origin"] ?? [],
+      operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
       ...location,
     });
     await new Promise<void>((resolve) => {
@@ -231,11 +248,7 @@ async function main(argv: readonly string[]): Promise<number> {
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
-      operations: values["metrics-port"] === undefined ? undefined : {
-        port: parsePort("--metrics-port", values["metrics-port"]),
-        host: values["metrics-host"] ?? "127.0.0.1",
-        token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
-      },
+      operations: operationsOptionsOf(values, parsePort),
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.
