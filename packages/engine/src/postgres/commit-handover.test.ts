@@ -9,7 +9,7 @@ import type { StepCommit } from "../store/step-commit.ts";
 import { startAndClaim } from "../testing/one-request-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
-import { commitRequestOf } from "./postgres-one-request.ts";
+import { commitRequestOf } from "./runtime/postgres-one-request.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());

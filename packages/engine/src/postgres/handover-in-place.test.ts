@@ -3,7 +3,7 @@ import { test, type TestContext } from "node:test";
 import pg from "pg";
 import { startAndClaim } from "../testing/one-request-fixtures/chain-commit.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { commitRequestOf } from "./postgres-one-request.ts";
+import { commitRequestOf } from "./runtime/postgres-one-request.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { Client, Worker } from "../index.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { startWorkerProcess, type WorkerProcess } from "../testing/worker-process.ts";
-import { PostgresStore } from "./postgres-store.ts";
+import { PostgresStore } from "./runtime/postgres-store.ts";
 import { heldWriteFlow, heldWriteHandler, heldWriteRecovered } from "./test-fixtures/held-write-flow.ts";
 import { startPrivatePostgresCluster } from "./test-fixtures/private-postgres-cluster.ts";
 

@@ -9,5 +9,5 @@
  * await new Worker({ store, flows: [orderFlow] }).start();
  * await new Client({ store }).start(orderFlow, "order-7", { amount: 12 });
  */
-export { PostgresStore } from "./postgres-store.ts";
-export type { PostgresStoreOptions } from "./postgres-store-options.ts";
+export { PostgresStore } from "./runtime/postgres-store.ts";
+export type { PostgresStoreOptions } from "./runtime/postgres-store-options.ts";

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import pg from "pg";
 import { pollUntil } from "../testing/poll-until.ts";
-import type { PostgresStore } from "./postgres-store.ts";
+import type { PostgresStore } from "./runtime/postgres-store.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { attribute, Client, completeFlow, defineFlow, defineStep, moveTo, Worker } from "../index.ts";
 import { pollUntil } from "../testing/poll-until.ts";
-import { PostgresStore } from "./postgres-store.ts";
+import { PostgresStore } from "./runtime/postgres-store.ts";
 import { startPrivatePostgresCluster } from "./test-fixtures/private-postgres-cluster.ts";
 
 const stepsPerFlow = 12;

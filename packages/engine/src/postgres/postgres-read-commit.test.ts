@@ -5,7 +5,7 @@ import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { completeFlow } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
-import { readDatabaseTimeSql } from "./database-clock.ts";
+import { readDatabaseTimeSql } from "./runtime/database-clock.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();

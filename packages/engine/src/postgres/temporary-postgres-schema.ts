@@ -4,8 +4,8 @@
  * testing entry works without `pg` installed.
  */
 import { randomBytes } from "node:crypto";
-import type { PostgresStore } from "./postgres-store.ts";
-import type { PostgresStoreOptions } from "./postgres-store-options.ts";
+import type { PostgresStore } from "./runtime/postgres-store.ts";
+import type { PostgresStoreOptions } from "./runtime/postgres-store-options.ts";
 
 /** Where tests find their PostgreSQL server: `PERDURE_TEST_DATABASE_URL`, else `PERDURE_DATABASE_URL`. */
 export function testDatabaseUrl(): string | undefined {
@@ -59,7 +59,7 @@ export function createTemporaryPostgresSchema(connectionString: string, options:
     connectionString,
     schema,
     async open(overrides = {}) {
-      const { PostgresStore } = await import("./postgres-store.ts");
+      const { PostgresStore } = await import("./runtime/postgres-store.ts");
       const store = await PostgresStore.open({ poolSize: 4, ...options, ...overrides, connectionString, schema });
       opened.push(store);
       return store;

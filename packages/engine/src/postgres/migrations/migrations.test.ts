@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { PostgresStore } from "../postgres-store.ts";
+import { PostgresStore } from "../runtime/postgres-store.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
 import { Client } from "../../client/client.ts";

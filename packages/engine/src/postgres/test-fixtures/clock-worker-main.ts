@@ -5,7 +5,7 @@
  * to skew its wall clock.
  */
 import { runWorkerProcessOnStore } from "../../testing/worker-process.ts";
-import { PostgresStore } from "../postgres-store.ts";
+import { PostgresStore } from "../runtime/postgres-store.ts";
 import { testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { clockFlows } from "./clock-flows.ts";
 

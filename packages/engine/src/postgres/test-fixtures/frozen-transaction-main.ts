@@ -3,7 +3,7 @@
  * `locked` on stdout and then never finishes the transaction, as a process
  * stopped mid-transaction would. The test SIGSTOPs it as well.
  */
-import { PostgresStore } from "../postgres-store.ts";
+import { PostgresStore } from "../runtime/postgres-store.ts";
 
 const [connectionString, schema, flowId] = process.argv.slice(2);
 if (connectionString === undefined || schema === undefined || flowId === undefined) throw new Error("usage: frozen-transaction-main.ts <url> <schema> <flowId>");

@@ -4,7 +4,7 @@
  * its liveness sweeps race the holder's commit.
  */
 import { runWorkerProcessOnStore } from "../../testing/worker-process.ts";
-import { PostgresStore } from "../postgres-store.ts";
+import { PostgresStore } from "../runtime/postgres-store.ts";
 import { heldWriteFlow } from "./held-write-flow.ts";
 
 const connectionString = process.env["PERDURE_HELD_WRITE_URL"];

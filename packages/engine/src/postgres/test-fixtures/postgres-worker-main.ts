@@ -6,7 +6,7 @@
  */
 import { crashFlows } from "../../worker/crash-fixtures/flows.ts";
 import { runWorkerProcessOnStore } from "../../testing/worker-process.ts";
-import { PostgresStore } from "../postgres-store.ts";
+import { PostgresStore } from "../runtime/postgres-store.ts";
 import { testDatabaseUrl } from "../temporary-postgres-schema.ts";
 
 const connectionString = testDatabaseUrl();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import { InvalidInputError } from "../../errors/invalid-input-error.ts";
 import { PostgresStore } from "./postgres-store.ts";
 import { resolvePostgresStoreOptions } from "./postgres-store-options.ts";
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { FlowRow } from "../store/store.ts";
-import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../store/row-columns.ts";
+import type { FlowRow } from "../../store/store.ts";
+import { executionFieldColumns, executionFields, flowFieldColumns, flowFields } from "../../store/row-columns.ts";
 
 export { executionFieldColumns, executionFields, flowFieldColumns, flowFields };
 

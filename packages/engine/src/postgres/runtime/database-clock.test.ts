@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { Client, defineFlow, defineStep, deadEnd, Worker } from "../index.ts";
+import { Client, defineFlow, defineStep, deadEnd, Worker } from "../../index.ts";
 import { DatabaseClock, databaseClockResyncMs } from "./database-clock.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, postgresTestSkip, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
 

@@ -1,4 +1,4 @@
-import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import { InvalidInputError } from "../../errors/invalid-input-error.ts";
 
 /** Options of {@link PostgresStore.open}. */
 export interface PostgresStoreOptions {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
-import { runStoreConformanceSuite } from "../testing/conformance/run-store-conformance-suite.ts";
-import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { runStoreConformanceSuite } from "../../testing/conformance/run-store-conformance-suite.ts";
+import { createTemporaryPostgresSchema, missingDatabaseMessage, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
 

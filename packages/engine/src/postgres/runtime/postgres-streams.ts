@@ -1,6 +1,6 @@
 import type { PoolClient } from "pg";
-import type { StreamRow } from "../store/store.ts";
-import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
+import type { StreamRow } from "../../store/store.ts";
+import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../../stream/stream-trim-batch.ts";
 
 /** One Stream write, as `StoreTransaction.appendStream` receives it. */
 export interface StreamAppend {

@@ -10,7 +10,7 @@ import type {
   StoreTransaction,
   StreamRow,
   TimerRow,
-} from "../store/store.ts";
+} from "../../store/store.ts";
 import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
 import {
   executionColumns,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import type { WakeEvent } from "../store/store.ts";
+import type { WakeEvent } from "../../store/store.ts";
 
 /** How a wake event travels through NOTIFY: the sending store's ID and the event. */
 interface WakePayload {

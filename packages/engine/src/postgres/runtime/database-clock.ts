@@ -4,7 +4,7 @@
  * that is off by minutes, or jumps, changes nothing: only the time elapsed
  * since the last reading comes from this process.
  */
-import type { StoreClock } from "../store/store-clock.ts";
+import type { StoreClock } from "../../store/store-clock.ts";
 
 /** The statement that reads the server's clock, in fractional epoch milliseconds. */
 export const readDatabaseTimeSql = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms";

@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import pg from "pg";
-import { StoreClosedError } from "../errors/store-closed-error.ts";
-import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
+import { StoreClosedError } from "../../errors/store-closed-error.ts";
+import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
 import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
-import { applyMigrations } from "./migrations/migrations.ts";
+import { applyMigrations } from "../migrations/migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
 import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
-import { oneRequestFunctionsMigration } from "./migrations/0002-one-request-functions.ts";
-import { appendStreamFunctionMigration } from "./migrations/0007-append-stream.ts";
+import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
+import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */

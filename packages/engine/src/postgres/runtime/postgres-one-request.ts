@@ -3,7 +3,7 @@
  * named prepared statement calling a function of migrations 0002–0006, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
-import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
+import type { AttributeRow, ExecutionRow, FlowRow } from "../../store/store.ts";
 import {
   handoverLeaseTimesOf,
   leasedExecution,
@@ -20,8 +20,8 @@ import {
   type StreamAppend,
   type TaskClaim,
   type TaskClaimReply,
-} from "../store/step-commit.ts";
-import type { WakeEvent } from "../store/store.ts";
+} from "../../store/step-commit.ts";
+import type { WakeEvent } from "../../store/store.ts";
 import { encodeInstanceKey } from "./instance-key.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
