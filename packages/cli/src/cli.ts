@@ -8,6 +8,7 @@
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
  *   perdure export <sessionId> [--out <file>] [--as-test] [--db ...] [--entry ...]
+ *   perdure check-node
  *   perdure --version
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -42,6 +43,7 @@ Commands:
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
   export <sessionId>   Write a session as a replay fixture (JSON) or, with --as-test, a node:test file
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
+  check-node           Exit 1 with how to install Node 24 when this Node.js is too old
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
@@ -116,6 +118,13 @@ divergence. Reading the session never changes it.
   --out <file>   Write here instead of stdout (the test imports the entry
                  relative to this file).
   --as-test      Write the replay test instead of the fixture.`,
+  "check-node": `Usage: perdure check-node
+
+Prints nothing and exits 0 when this Node.js runs Perdure (22.18 or later);
+otherwise prints the version found, the version needed and how to install
+Node 24 from the npm registry, and exits 1. Put it before commands that
+would fail in obscure ways on an old Node, such as "perdure check-node &&
+node --test".`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -203,6 +212,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(help);
     return 0;
   }
+  // bin/perdure.js checked the version before loading this module.
+  if (command === "check-node") return 0;
   const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
   if (command === "migrate") {
     const applied = await migrateConfiguredStore(location);
