@@ -26,7 +26,7 @@ import { devAccessMiddleware, type DevAccess } from "./dev-access.ts";
 import { answerDevAppError, ForbiddenError } from "./dev-app-errors.ts";
 import { checkInterruptId, checkSessionId, readChatRequest, readJsonObject, readPlanRevision, readQuestionResponse, rejectMalformedPath } from "./dev-request-body.ts";
 import { executePlanWithRetry } from "./execute-plan.ts";
-import { readSessionSettings, updateSessionSettings } from "./session-settings.ts";
+import { checkModelChoice, readSessionSettings, updateSessionSettings } from "./session-settings.ts";
 import { truncateText } from "../format/truncate-text.ts";
 import { inspectSession } from "./session-inspection.ts";
 import { serveWebUI } from "./serve-web-ui.ts";
@@ -158,6 +158,7 @@ export function createDevApp(options: DevAppOptions): Hono {
     const sessionId = body.sessionId === undefined ? `session-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` : checkSessionId(body.sessionId);
     await authorize(context, "create", sessionId);
     const sessionSettings = readSessionSettings(body);
+    if (sessionSettings !== undefined) checkModelChoice(flow, sessionSettings);
     try {
       await client.start(flow, sessionId, sessionSettings === undefined ? {} : { session_settings: sessionSettings });
     } catch (error) {
@@ -241,6 +242,7 @@ export function createDevApp(options: DevAppOptions): Hono {
     const { sessionId, flow } = await sessionOfPath(context, "write");
     const settings = readSessionSettings(await readJsonObject(context));
     if (settings === undefined) throw new InvalidInputError("the body needs sessionSettings, an object such as { \"model\": \"gpt-5\" }");
+    checkModelChoice(flow, settings);
     return context.json({ updated: await updateSessionSettings(client, flow, sessionId, settings) });
   });
 

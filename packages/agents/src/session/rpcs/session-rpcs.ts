@@ -12,6 +12,7 @@ import { createExecutePlanRpc } from "./execute-plan.ts";
 import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
 
@@ -84,6 +85,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         requireRunningSession(context, "send_user_message");
         const message = acceptedUserMessage(input.text, input.planMode, options, context);
         if (message === false) return false;
+        await ensureQueuedUserMessageRoom(context, environment, message);
         await context.publish(persistence.queuedUserMessages, message);
         return true;
       },

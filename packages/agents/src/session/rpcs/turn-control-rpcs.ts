@@ -11,6 +11,7 @@ import { isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 
 /** Input of `steer_user_message`: exactly one of `messageId` and `text`. */
@@ -92,6 +93,7 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         if (input.text !== null) {
           const message = acceptedUserMessage(input.text, input.planMode, options, context);
           if (message === false) return false;
+          await ensureQueuedUserMessageRoom(context, environment, message);
           if (!turnActive) {
             await context.publish(persistence.queuedUserMessages, message);
             return true;
