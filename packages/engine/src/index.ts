@@ -47,7 +47,7 @@ export type { FlowStatus } from "./store/flow-status.ts";
 export { rpc } from "./rpc/rpc.ts";
 export type { ActiveExecution, RpcContext, RpcSpec } from "./rpc/rpc.ts";
 export { Worker } from "./worker/worker.ts";
-export type { WorkerOptions } from "./worker/worker.ts";
+export type { WorkerCloseOptions, WorkerCloseResult, WorkerOptions } from "./worker/worker.ts";
 export type { FailedAttempt } from "./worker/failed-attempt.ts";
 export { Client } from "./client/client.ts";
 export type { ClientOptions, FlowDescription, StartFlowOptions, StepHistoryEntry, WaitForFlowOptions } from "./client/client.ts";

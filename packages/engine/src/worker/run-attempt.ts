@@ -138,14 +138,17 @@ export async function runAttempt(
       abort.abort(new Error(raced.message));
       handlerResult.catch(() => undefined);
       outcome = { kind: "error", error: raced };
-      reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
+      if (running.released !== true) reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
     }
   } catch (error) {
     outcome = { kind: "error", error: attemptErrorOf(error) };
-    reportFailedAttempt(environment, claim, error);
+    // A released attempt's handler fails because its signal was aborted: not a failure to report.
+    if (running.released !== true) reportFailedAttempt(environment, claim, error);
   } finally {
     timeout.cancel();
   }
+  // Released by its closing Worker: the store already holds this attempt's end, and the Worker may be gone.
+  if (running.released === true) return [];
   if (abort.signal.aborted && outcome.kind !== "error") {
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];

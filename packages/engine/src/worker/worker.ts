@@ -11,6 +11,7 @@ import { offerLocalStarts } from "./local-start-handover.ts";
 import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
 import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
+import { releaseAttempt, workerReleasedError } from "./release-attempt.ts";
 import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import { StoreContact } from "./store-contact.ts";
@@ -47,6 +48,36 @@ export interface WorkerOptions {
    * @default none
    */
   onAttemptFailed?: (failure: FailedAttempt) => void;
+}
+
+/** Options of {@link Worker.close}. */
+export interface WorkerCloseOptions {
+  /**
+   * How long running attempts may take to finish after claiming stopped.
+   * Attempts still running then are released: each is recorded as a failed
+   * attempt of type `WorkerReleased` (it counts as an attempt, so a Step
+   * with one attempt left goes to its failure route) and queued again
+   * without backoff, so another Worker takes it at once. Their handlers get
+   * an aborted `signal`; whatever they return later is discarded. Release
+   * only when the process is about to exit: a handler that ignores its
+   * signal keeps running beside the attempt that replaces it.
+   * @default Infinity (wait for every running attempt)
+   */
+  drainTimeoutMs?: number;
+}
+
+/** What {@link Worker.close} did. */
+export interface WorkerCloseResult {
+  /** Attempts still running at the drain deadline and handed back to the store. */
+  released: number;
+}
+
+function resolveDrainTimeoutMs(value: number | undefined): number {
+  const resolved = value ?? Infinity;
+  if (typeof resolved !== "number" || Number.isNaN(resolved) || resolved < 0) {
+    throw new InvalidInputError(`Worker close option drainTimeoutMs ${String(value)} is invalid: use a number of milliseconds, 0 or more`);
+  }
+  return resolved;
 }
 
 interface ResolvedWorkerOptions {
@@ -101,6 +132,7 @@ function leaseKey(execution: ExecutionRow): string {
  * await worker.start();
  * // ...
  * await worker.close(); // drains running attempts
+ * await worker.close({ drainTimeoutMs: 25_000 }); // or hands back what still runs after 25 s
  */
 export class Worker {
   readonly workerId: string;
@@ -109,6 +141,7 @@ export class Worker {
   /** Every transaction that claims tasks goes through it, so a claim whose reply was lost is found and run. */
   private readonly claims: ClaimLedger;
   private state: "new" | "running" | "closing" | "closed" = "new";
+  private closed: Promise<WorkerCloseResult> | undefined;
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
@@ -175,20 +208,69 @@ export class Worker {
     });
   }
 
-  /** Stops claiming, waits for running attempts to commit, then leaves. */
-  async close(): Promise<void> {
-    if (this.state === "closed" || this.state === "new") {
+  /**
+   * Stops claiming, waits for running attempts to commit (up to
+   * `drainTimeoutMs`, then releases the rest), and removes its liveness.
+   * Closing again returns the first close's result.
+   */
+  async close(options: WorkerCloseOptions = {}): Promise<WorkerCloseResult> {
+    const drainTimeoutMs = resolveDrainTimeoutMs(options.drainTimeoutMs);
+    this.closed ??= this.drainAndLeave(drainTimeoutMs);
+    return await this.closed;
+  }
+
+  private async drainAndLeave(drainTimeoutMs: number): Promise<WorkerCloseResult> {
+    if (this.state === "new") {
       this.state = "closed";
-      return;
+      return { released: 0 };
     }
     this.state = "closing";
     this.withdrawLocalStarts?.();
     this.requestWake();
-    await this.loopDone;
+    const loopDone = this.loopDone ?? Promise.resolve();
+    let released = 0;
+    if (drainTimeoutMs !== Infinity && !(await this.settlesWithin(loopDone, drainTimeoutMs))) {
+      // Claims still in flight may launch attempts after the deadline: release those too, until the loop has drained.
+      do released += await this.releaseRunning(drainTimeoutMs);
+      while (!(await this.settlesWithin(loopDone, 20)));
+    }
+    await loopDone;
     this.stopMaintenance?.();
     this.unsubscribe?.();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
     this.state = "closed";
+    return { released };
+  }
+
+  /** True when `promise` settles within `delayMs`. */
+  private settlesWithin(promise: Promise<unknown>, delayMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const cancel = this.options.timers.after(delayMs, () => resolve(false));
+      void promise.then(() => {
+        cancel();
+        resolve(true);
+      });
+    });
+  }
+
+  /** Hands every running attempt back to the store; the number whose release landed. */
+  private async releaseRunning(drainTimeoutMs: number): Promise<number> {
+    const attempts = [...this.running.entries()].filter(([, attempt]) => attempt.released !== true);
+    const results = await Promise.all(attempts.map(async ([key, attempt]) => {
+      attempt.released = true;
+      attempt.abort.abort(new Error(`the Worker is closing and released this attempt after its drain timeout of ${drainTimeoutMs} ms`));
+      try {
+        return await releaseAttempt(this.options.store, attempt.claim, this.workerId, workerReleasedError(attempt.claim, this.workerId, drainTimeoutMs));
+      } catch (error) {
+        // Not released: the lease lapses with this Worker's liveness and another Worker recovers it.
+        this.options.onError(error);
+        return false;
+      } finally {
+        this.running.delete(key);
+        this.requestWake();
+      }
+    }));
+    return results.filter(Boolean).length;
   }
 
   private onWake(event: WakeEvent): void {
