@@ -34,6 +34,7 @@ export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
 export type { AnswerQuestionInput } from "./session/rpcs/answer-question.ts";
+export { personLockConflictRetryMs } from "./session/rpcs/person-lock-conflict-retry.ts";
 export type { ExecutePlanInput } from "./session/rpcs/execute-plan.ts";
 export type { UpdateSessionSettingsInput } from "./session/rpcs/update-session-settings.ts";
 export type { CancelTurnInput, DeleteQueuedMessageInput, SteerUserMessageInput } from "./session/rpcs/turn-control-rpcs.ts";

@@ -5,11 +5,9 @@
  * Bodies are untrusted: every refusal is an `InvalidInputError` (a 400)
  * that names the bad value.
  */
-import type { AgentSessionFlow } from "@perdure/agents";
-import { describeValue, InvalidInputError, RpcLockConflictError, type Client } from "@perdure/engine";
+import { personLockConflictRetryMs, type AgentSessionFlow } from "@perdure/agents";
+import { describeValue, InvalidInputError, type Client } from "@perdure/engine";
 
-/** How long a lock conflict of `cancel_turn` is retried before the error reaches the caller. */
-const lockRetryMs = 10_000;
 /** The longest Channel message ID accepted; the engine's are far shorter. */
 const maxMessageIdLength = 200;
 /** The longest turn ID accepted (`turn-<n>`). */
@@ -75,18 +73,11 @@ export async function deleteQueuedMessage(client: Client, flow: AgentSessionFlow
 
 /**
  * Stops the active turn (or `turnId`, when it is the active one) with
- * `cancel_turn`, retried while a short Step holds its locks. True when the
- * request is recorded (also for a turn already cancelled); false when no
- * turn is active, another turn is, or the turn does not accept cancellation.
+ * `cancel_turn`, called again for up to `personLockConflictRetryMs` while a
+ * short Step holds its locks. True when the request is recorded (also for a
+ * turn already cancelled); false when no turn is active, another turn is, or
+ * the turn does not accept cancellation.
  */
 export async function cancelTurnWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, turnId: string | null): Promise<boolean> {
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      return await client.invokeRPC(flow.cancelTurn, sessionId, { turnId });
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  return client.invokeRPC(flow.cancelTurn, sessionId, { turnId }, { lockConflictRetryMs: personLockConflictRetryMs });
 }
