@@ -60,6 +60,12 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     turnReplySequence: attribute<TurnReplySequence>("TurnReplySequence", { codec: turnReplySequenceCodec }),
     frameworkRunState: attribute<string>("FrameworkRunState"),
     agentToolCalls: attributeMap<AgentToolCallRecord>("AgentToolCalls", { codec: codec(agentToolCallToWire, agentToolCallFromWire) }),
+    /**
+     * A Perdure extension: the approval ID of each call a person approved,
+     * by tool call ID, kept when its turn's records are cleared, so a
+     * reloaded chat still shows the approval.
+     */
+    approvedToolCalls: attributeMap<string>("ApprovedToolCalls"),
     pendingInterrupts: attribute<AgentInterrupt[]>("PendingInterrupts", {
       codec: codec((values) => values.map(agentInterruptToWire), (data) => (Array.isArray(data) ? data.map(agentInterruptFromWire) : [])),
     }),

@@ -2,7 +2,8 @@ import type { StepContext } from "@perdure/engine";
 import type { AgentEventWriter } from "../contract/values/agent-event.ts";
 import type { AgentMessage, FrameworkMessage } from "../contract/values/agent-message.ts";
 import { withInteractionMode, type AgentState, type InteractionMode } from "../contract/values/agent-state.ts";
-import type { AgentToolCallRecord, AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
+import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
+import { wasApprovedAndRun, type AgentToolCallRecord, type AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import { loadedStoredMessages } from "./messages/loaded-messages.ts";
 import { storeMessages } from "./messages/store-messages.ts";
@@ -108,9 +109,16 @@ export function turnMessageCount(context: StepContext, persistence: AgentSession
   return Math.max(0, state.messageCount - reply.sequence + 1);
 }
 
-/** Deletes the turn's tool call records (the loaded ones) and its run state. */
+/**
+ * Deletes the turn's tool call records (the loaded ones) and its run state,
+ * keeping in `ApprovedToolCalls` which calls a person approved.
+ */
 export function clearTurnRecords(context: StepContext, persistence: AgentSessionPersistence): void {
-  for (const key of context.loadedKeys(persistence.agentToolCalls)) context.write(persistence.agentToolCalls.instance(key), null);
+  for (const key of context.loadedKeys(persistence.agentToolCalls)) {
+    const record = context.read(persistence.agentToolCalls.instance(key));
+    if (record !== undefined && wasApprovedAndRun(record)) context.write(persistence.approvedToolCalls.instance(key), approvalInterruptId(record.toolCallId));
+    context.write(persistence.agentToolCalls.instance(key), null);
+  }
   context.write(persistence.frameworkRunState, null);
 }
 
