@@ -3,6 +3,7 @@
  * `perdure`: the dev server and tools for durable agent sessions.
  *
  *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token-file ...] [--allow-origin ...] [entry]
+ *   perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
@@ -33,6 +34,7 @@ Usage: perdure <command> [options]
 
 Commands:
   dev [entry]          Start the dev server: store, Worker, HTTP API and web UI
+  worker [entry]       Run Workers only (no HTTP API); SIGTERM drains, then exits
   sessions             List sessions with their status
   inspect <sessionId>  Print a session's Step timeline and state
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
@@ -40,6 +42,7 @@ Commands:
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
+                       (postgres://user:password@host:5432/db, ?schema=name for a schema other than perdure)
   --entry <module>     Module exporting agent session Flows (default ${defaultEntry},
                        or the one *.agents.ts file in this folder)
   -h, --help           Show help for a command
@@ -66,6 +69,20 @@ OTLP/HTTP.
                            above.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
                            that may call the API; repeatable.`,
+  worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
+
+Runs a Worker for every agent session Flow the entry module exports, and
+nothing else: no HTTP API, no web UI. Run it beside web servers that mount
+the session HTTP handler on the same store (see docs/deploy.md). The entry
+defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
+
+  --concurrency <n>        Steps run at once (default 8).
+  --drain-timeout <time>   On SIGTERM or Ctrl-C: stop claiming, let running
+                           Steps finish for up to this long (default 25s,
+                           under the usual 30 s grace period), release the
+                           rest so another Worker takes them at once, exit 0.
+                           A second signal exits at once (143, or 130 for
+                           Ctrl-C).`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -133,6 +150,8 @@ function parseCommandLine(argv: readonly string[]) {
         token: { type: "string" },
         "token-file": { type: "string" },
         "allow-origin": { type: "string", multiple: true },
+        concurrency: { type: "string" },
+        "drain-timeout": { type: "string" },
       },
     });
   } catch (error) {
@@ -206,6 +225,17 @@ async function main(argv: readonly string[]): Promise<number> {
     });
     await server.close();
     return 0;
+  }
+  if (command === "worker") {
+    const { parseConcurrency, parseDuration, runWorkerCommand } = await import("./commands/worker.ts");
+    const code = await runWorkerCommand({
+      entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
+      concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
+      drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
+      ...location,
+    });
+    // A released Step's handler may ignore its abort signal; it must not outlive the drain.
+    process.exit(code);
   }
   const sessionId = rest[0];
   if (command !== "sessions" && sessionId === undefined) {

@@ -11,14 +11,17 @@ import {
   type FlowRead,
   type FlowStart,
   type FlowStartReply,
+  type LeaseHeartbeat,
   type LeaseTimes,
   type OneRequestOperations,
   type StepCommit,
   type StepCommitReply,
   type StoreClaim,
+  type StreamAppend,
   type TaskClaim,
   type TaskClaimReply,
 } from "../store/step-commit.ts";
+import type { WakeEvent } from "../store/store.ts";
 import { encodeInstanceKey } from "./instance-key.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
@@ -92,7 +95,15 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
   };
 }
 
-/** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0006. */
+/** What a one-request Stream append needs of its store besides the statement. */
+export interface OneRequestStreamServices {
+  /** The NOTIFY channel and payload that wake readers of `event` in other processes. */
+  wakePayload(event: WakeEvent): { channel: string; payload: string };
+  /** Tells this process's listeners (the NOTIFY reaches only the others). */
+  wakeLocally(event: WakeEvent): void;
+}
+
+/** Step commits, flow starts, Stream appends and heartbeats in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
@@ -100,12 +111,16 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly claimStatement: { name: string; text: string };
   private readonly groupStatement: { name: string; text: string };
   private readonly readStatement: { name: string; text: string };
+  private readonly appendStatement: { name: string; text: string };
+  private readonly heartbeatStatement: { name: string; text: string };
+  /** Present when the schema has migration 0007's `perdure_append_stream`. */
+  readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   private readonly groups: StepCommitGroups;
   private readonly onSkippedRows: () => void;
   /** The catalog's JSON text, made once per catalog (one per Worker). */
   private readonly catalogTexts = new WeakMap<ClaimCatalog, string>();
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions) {
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined) {
     this.run = run;
     this.onSkippedRows = onSkippedRows;
     const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
@@ -120,6 +135,18 @@ export class PostgresOneRequest implements OneRequestOperations {
     const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
     this.readStatement = { name: statementName(readText), text: readText };
+    const appendText = `SELECT ${quotedSchema}.perdure_append_stream($1, $2, $3, $4, $5, $6, $7, $8, $9) AS "index"`;
+    this.appendStatement = { name: statementName(appendText), text: appendText };
+    this.appendStream = streams === undefined ? undefined : (append) => this.appendOne(streams, append);
+    // The Flow row's lock first, as every change to a Flow's rows takes it (see PostgresTransaction).
+    const heartbeatText = `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
+      extended AS (
+        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
+          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
+        FROM flow WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
+        RETURNING 1)
+      SELECT count(*)::int AS held FROM extended`;
+    this.heartbeatStatement = { name: statementName(heartbeatText), text: heartbeatText };
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
@@ -171,6 +198,24 @@ export class PostgresOneRequest implements OneRequestOperations {
       plainAttributes: plainAttributesOf(claim.attributes),
     }));
     return { claims, claimStopped: claimed?.stopped === true };
+  }
+
+  private async appendOne(streams: OneRequestStreamServices, append: StreamAppend): Promise<number> {
+    const { flowId, flowType, stream, value, writtenAt, capacityBytes } = append;
+    const event: WakeEvent = { kind: "stream", flowId, stream };
+    const { channel, payload } = streams.wakePayload(event);
+    const row = await this.run<{ index: number }>(
+      this.appendStatement,
+      [flowId, stream, flowType, value, Buffer.byteLength(value), writtenAt, capacityBytes, channel, payload],
+    );
+    streams.wakeLocally(event);
+    return row.index;
+  }
+
+  async heartbeat(heartbeat: LeaseHeartbeat): Promise<boolean> {
+    const { flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint } = heartbeat;
+    const { held } = await this.run<{ held: number }>(this.heartbeatStatement, [flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint]);
+    return held > 0;
   }
 
   async readFlow(flowId: string): Promise<FlowRead | undefined> {

@@ -239,6 +239,13 @@ async function commitUntilSettled(
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
+  const operations = store.oneRequest;
+  if (operations?.heartbeat !== undefined) {
+    return operations.heartbeat({
+      flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
+      now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
+    });
+  }
   return store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;

@@ -1,0 +1,100 @@
+/**
+ * Everything the session inspector shows, read in a few consistent calls:
+ * Flow status, the Step timeline, the session snapshot without what only the
+ * session's Steps use, the agent's features and where its messages are.
+ */
+import { agentSnapshotToWire } from "../contract/values/agent-snapshot.ts";
+import { describeAgentSessionFeatures, type AgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import type { Client, StepHistoryEntry } from "@perdure/engine";
+import { describeMessageStorage, type InspectedMessageStorage } from "./message-storage-view.ts";
+
+/** One Step execution in the inspector's timeline, with its attempts. */
+export interface TimelineExecution {
+  executionId: string;
+  stepType: string;
+  startedAt: string;
+  finishedAt: string;
+  /** `completed`, `failed` (its last attempt failed and nothing followed), `cancelled`, or `active`. */
+  status: "completed" | "failed" | "cancelled" | "active";
+  attempts: { method: string; attempt: number; status: string; startedAt: string; finishedAt: string; durationMs: number; error: string | null; outcome: unknown }[];
+}
+
+/** Everything the session inspector shows, read in a few consistent calls. */
+export interface SessionInspection {
+  flowId: string;
+  flowType: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+  activeExecutions: { executionId: string; stepType: string; status: string }[];
+  timeline: TimelineExecution[];
+  snapshot: Record<string, unknown>;
+  /** What the session's agent accepts (plan mode, built-in tools). */
+  features: AgentSessionFeatures;
+  /** Where the session's messages are: the window and the archive chunks. */
+  messageStorage: InspectedMessageStorage;
+}
+
+/** Groups Step history entries by execution, in the order executions started. */
+export function buildTimeline(history: readonly StepHistoryEntry[], active: ReadonlySet<string>): TimelineExecution[] {
+  const byExecution = new Map<string, TimelineExecution>();
+  for (const entry of history) {
+    let execution = byExecution.get(entry.executionId);
+    if (execution === undefined) {
+      execution = { executionId: entry.executionId, stepType: entry.stepType, startedAt: entry.startedAt.toISOString(), finishedAt: entry.finishedAt.toISOString(), status: "completed", attempts: [] };
+      byExecution.set(entry.executionId, execution);
+    }
+    execution.attempts.push({
+      method: entry.method,
+      attempt: entry.attempt,
+      status: entry.status,
+      startedAt: entry.startedAt.toISOString(),
+      finishedAt: entry.finishedAt.toISOString(),
+      durationMs: Math.max(0, entry.finishedAt.getTime() - entry.startedAt.getTime()),
+      error: entry.error,
+      outcome: entry.outcome,
+    });
+    execution.finishedAt = entry.finishedAt.toISOString();
+    if (entry.startedAt.toISOString() < execution.startedAt) execution.startedAt = entry.startedAt.toISOString();
+  }
+  for (const execution of byExecution.values()) {
+    const last = execution.attempts.at(-1);
+    const completed = execution.attempts.some((attempt) => attempt.method === "execute" && attempt.status === "completed");
+    execution.status = active.has(execution.executionId) ? "active" : completed ? "completed" : last?.status === "cancelled" ? "cancelled" : last?.status === "failed" ? "failed" : "completed";
+  }
+  return [...byExecution.values()].sort((left, right) => Number(left.executionId) - Number(right.executionId));
+}
+
+/**
+ * The snapshot as wire JSON without what only the session's Steps use:
+ * `framework_item` can hold the agent's instructions, and a tool source's
+ * reference is internal.
+ */
+export function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, unknown> {
+  const messages = (snapshot.messages as Record<string, unknown>[]).map(({ framework_item: _frameworkItem, ...rest }) => rest);
+  const toolCalls = (snapshot.tool_calls as Record<string, unknown>[]).map(({ tool_source_reference: _reference, ...rest }) => rest);
+  return { ...snapshot, messages, tool_calls: toolCalls };
+}
+
+/** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
+export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
+  const [description, history, snapshot, [index]] = await Promise.all([
+    client.describe(flowId),
+    client.getStepHistory(flowId, { limit: 1000 }),
+    client.invokeRPC(flow.getAgentSnapshot, flowId),
+    client.getAttributes(flowId, flow.agentMessageIndex),
+  ]);
+  const active = new Set(description.executions.map((execution) => execution.executionId));
+  return {
+    flowId,
+    flowType: description.flowType,
+    status: description.status,
+    createdAt: description.createdAt.toISOString(),
+    updatedAt: description.updatedAt.toISOString(),
+    activeExecutions: description.executions,
+    timeline: buildTimeline(history, active),
+    snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
+    features: describeAgentSessionFeatures(flow),
+    messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
+  };
+}

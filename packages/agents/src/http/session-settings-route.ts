@@ -1,0 +1,25 @@
+/** Session settings over HTTP: read a request's settings, and replace a session's. */
+import { InvalidInputError, type Client } from "@perdure/engine";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
+import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { validateSessionSettings } from "../session/settings/session-settings-limits.ts";
+
+/**
+ * The `sessionSettings` of a request body, checked with
+ * `validateSessionSettings`; undefined when the body has none.
+ */
+export function readSessionSettings(body: Record<string, unknown>): SessionSettings | undefined {
+  const settings = body.sessionSettings;
+  if (settings === undefined) return undefined;
+  try {
+    validateSessionSettings(settings);
+  } catch (error) {
+    throw new InvalidInputError(error instanceof Error ? error.message : String(error));
+  }
+  return settings;
+}
+
+/** `update_session_settings`: true when the session took them; its next turn starts with them. */
+export function updateSessionSettings(client: Client, flow: AgentSessionFlow, sessionId: string, settings: SessionSettings): Promise<boolean> {
+  return client.invokeRPC(flow.updateSessionSettings, sessionId, { sessionSettings: settings });
+}
