@@ -1,6 +1,6 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentEventWriter } from "../contract/values/agent-event.ts";
-import type { AgentMessage, FrameworkMessage } from "../contract/values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage, type FrameworkMessage } from "../contract/values/agent-message.ts";
 import { withInteractionMode, type AgentState, type InteractionMode } from "../contract/values/agent-state.ts";
 import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
 import { wasApprovedAndRun, type AgentToolCallRecord, type AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
@@ -84,10 +84,15 @@ export async function startTurn(
   userMessage: FrameworkMessage | readonly FrameworkMessage[],
   writeEvent: (turnId: string) => AgentEventWriter,
   interactionMode: InteractionMode = "chat",
+  clientMessageIds: readonly (string | undefined)[] = [],
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
   const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
+  // The user messages took the sequences right after the state's count, in order.
+  clientMessageIds.forEach((clientMessageId, index) => {
+    if (clientMessageId !== undefined) context.write(persistence.userMessageClientIds.instance(messageSequenceKey(state.messageCount + 1 + index)), clientMessageId);
+  });
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
   context.write(persistence.frameworkRunState, null);
   copyTurnSessionSettings(context, persistence, turnId);

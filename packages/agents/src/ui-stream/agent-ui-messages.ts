@@ -3,7 +3,7 @@
  * route's answer: the messages and the active turn's resume token.
  */
 import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
-import type { AgentMessage } from "../contract/values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage } from "../contract/values/agent-message.ts";
 import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
 import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { agentTurnMessageId } from "./agent-event-parts.ts";
@@ -61,9 +61,9 @@ class UIMessageBuilder {
   readonly messages: AgentUIMessage[] = [];
   private assistant: { turnId: string | null; message: AgentUIMessage } | null = null;
 
-  standalone(message: AgentMessage, role: "user" | "system"): void {
+  standalone(message: AgentMessage, role: "user" | "system", id = `message-${message.sequence}`): void {
     this.assistant = null;
-    this.messages.push({ id: `message-${message.sequence}`, role, parts: [{ type: "text", text: message.text }] });
+    this.messages.push({ id, role, parts: [{ type: "text", text: message.text }] });
   }
 
   assistantOf(turnId: string | null, sequence: number): AgentUIMessage {
@@ -123,6 +123,13 @@ export interface ConvertAgentSnapshotOptions {
    * @default none
    */
   approvedToolCalls?: ReadonlyMap<string, string>;
+  /**
+   * The client's IDs of user messages sent with one, by sequence (the
+   * session's `UserMessageClientIds`): those messages keep them; others are
+   * `message-<sequence>`.
+   * @default none
+   */
+  userMessageClientIds?: ReadonlyMap<number, string>;
 }
 
 export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot, options: ConvertAgentSnapshotOptions = {}): AgentUIMessage[] {
@@ -131,8 +138,10 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot, option
   for (const message of snapshot.messages) {
     switch (message.role) {
       case "user":
+        builder.standalone(message, "user", options.userMessageClientIds?.get(message.sequence));
+        break;
       case "system":
-        builder.standalone(message, message.role);
+        builder.standalone(message, "system");
         break;
       case "assistant": {
         const target = builder.assistantOf(message.turnId, message.sequence);
@@ -194,6 +203,26 @@ export async function readApprovedToolCalls(session: AgentUIStreamSession, snaps
 }
 
 /**
+ * The client's IDs of the snapshot's user messages, from the session's
+ * `UserMessageClientIds`. An ID an earlier message of the snapshot already
+ * has is left out, so the returned messages' IDs stay unique.
+ */
+export async function readUserMessageClientIds(session: AgentUIStreamSession, snapshot: AgentSnapshot): Promise<Map<number, string>> {
+  const sequences = snapshot.messages.flatMap((message) => (message.role === "user" ? [message.sequence] : []));
+  if (sequences.length === 0) return new Map();
+  const ids = await session.client.getAttributes(session.flowId, ...sequences.map((sequence) => session.flow.userMessageClientIds.instance(messageSequenceKey(sequence))));
+  const clientIds = new Map<number, string>();
+  const taken = new Set<string>();
+  sequences.forEach((sequence, index) => {
+    const id = ids[index];
+    if (id === undefined || taken.has(id)) return;
+    taken.add(id);
+    clientIds.set(sequence, id);
+  });
+  return clientIds;
+}
+
+/**
  * The `useChat` load route's answer: the stored messages, and a token that
  * replays the active turn from its first retained event. Pass the token as
  * the initial resume token and `resume: resumeToken !== null` to `useChat`.
@@ -205,7 +234,10 @@ export async function readApprovedToolCalls(session: AgentUIStreamSession, snaps
 export async function readAgentSessionUIMessages(options: AgentUIStreamSessionOptions): Promise<AgentSessionUIMessages> {
   const session = resolveAgentUIStreamSession(options);
   const snapshot = await session.client.invokeRPC(session.flow.getAgentSnapshot, session.flowId);
-  const messages = convertAgentSnapshotToUIMessages(snapshot, { approvedToolCalls: await readApprovedToolCalls(session, snapshot) });
+  const messages = convertAgentSnapshotToUIMessages(snapshot, {
+    approvedToolCalls: await readApprovedToolCalls(session, snapshot),
+    userMessageClientIds: await readUserMessageClientIds(session, snapshot),
+  });
   const activeTurnId = snapshot.state?.activeTurnId ?? null;
   if (activeTurnId === null) return { messages, resumeToken: null };
   const origin = await findTurnOrigin(session, activeTurnId);

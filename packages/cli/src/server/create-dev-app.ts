@@ -185,7 +185,7 @@ export function createDevApp(options: DevAppOptions): Hono {
         questionResponses: readAgentQuestionResponses(message.message),
       });
     }
-    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, planMode: message.planMode, signal });
+    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, planMode: message.planMode, messageId: message.messageId as string | undefined, signal });
   });
 
   app.get("/api/chat/:id/stream", async (context) => {

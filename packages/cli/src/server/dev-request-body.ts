@@ -33,7 +33,7 @@ export async function readJsonObject(context: Context): Promise<Record<string, u
 
 /** The last message of a `useChat` request: a user message to send (in plan mode or not), or an assistant message with approval decisions and question answers. */
 export type ChatRequestMessage =
-  | { role: "user"; text: string; planMode: boolean }
+  | { role: "user"; text: string; planMode: boolean; messageId: unknown }
   | { role: "assistant"; message: Record<string, unknown> };
 
 /** The session and the last message of a `POST /api/chat` body. */
@@ -59,7 +59,8 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
   const text = (parts as Record<string, unknown>[]).flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("");
   const planMode = body.planMode ?? false;
   if (typeof planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(planMode)} is invalid: use true or false`);
-  return { sessionId, message: { role: "user", text, planMode } };
+  // The client's ID of the message; sendAgentUserMessageWithUIMessageStream checks it.
+  return { sessionId, message: { role: "user", text, planMode, messageId: message.id } };
 }
 
 /** The `revision` of a `POST /api/sessions/:id/plan/execute` body: the plan revision the person approved. */
