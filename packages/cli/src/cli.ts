@@ -7,12 +7,14 @@
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
+ *   perdure export <sessionId> [--out <file>] [--as-test] [--db ...] [--entry ...]
  *   perdure --version
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client, Worker } from "@perdure/engine";
 import { runChatCommand } from "./commands/chat.ts";
+import { runExportCommand } from "./commands/export.ts";
 import { runInspectCommand } from "./commands/inspect.ts";
 import { runSessionsCommand } from "./commands/sessions.ts";
 import { defaultEntryName, findDefaultEntry } from "./entry/find-default-entry.ts";
@@ -38,6 +40,7 @@ Commands:
   sessions             List sessions with their status
   inspect <sessionId>  Print a session's Step timeline and state
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
+  export <sessionId>   Write a session as a replay fixture (JSON) or, with --as-test, a node:test file
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
 
 Common options:
@@ -96,6 +99,18 @@ durations and errors), pending interrupts and usage.`,
 Applies the PostgreSQL store's ordered migrations and prints the ones it
 applied. Stores also migrate when they first open; run this as a deployment
 step so Workers start on a ready schema. Safe when several run at once.`,
+  export: `Usage: perdure export <sessionId> [--out <file>] [--as-test] [--db .perdure/dev.db] [--entry ${defaultEntry}]
+
+Writes the session's ended turns as a fixture: each turn's user messages and
+settings, its model calls (request and response) and its tool calls with
+their effect classes, as JSON, to stdout or --out. With --as-test it writes a
+node:test file instead, which replays the fixture against the entry module's
+agent (replaySession of @perdure/agents/testing) and fails on the first
+divergence. Reading the session never changes it.
+
+  --out <file>   Write here instead of stdout (the test imports the entry
+                 relative to this file).
+  --as-test      Write the replay test instead of the fixture.`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -150,6 +165,8 @@ function parseCommandLine(argv: readonly string[]) {
         token: { type: "string" },
         "token-file": { type: "string" },
         "allow-origin": { type: "string", multiple: true },
+        out: { type: "string" },
+        "as-test": { type: "boolean" },
         concurrency: { type: "string" },
         "drain-timeout": { type: "string" },
       },
@@ -256,6 +273,12 @@ async function main(argv: readonly string[]): Promise<number> {
     if (sessionId === undefined) return 2;
     if (command === "inspect") {
       console.log(await runInspectCommand(client, flows, sessionId, description));
+      return 0;
+    }
+    if (command === "export") {
+      const text = await runExportCommand(client, flows, { sessionId, outPath: values.out, entryPath: entry, asTest: values["as-test"] === true, storeDescription: description });
+      if (values.out === undefined) process.stdout.write(text);
+      else writeFileSync(values.out, text);
       return 0;
     }
     const flow = [...flows.values()][0];

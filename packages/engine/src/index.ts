@@ -50,7 +50,7 @@ export { Worker } from "./worker/worker.ts";
 export type { WorkerCloseOptions, WorkerCloseResult, WorkerOptions } from "./worker/worker.ts";
 export type { FailedAttempt } from "./worker/failed-attempt.ts";
 export { Client } from "./client/client.ts";
-export type { ClientOptions, FlowDescription, StartFlowOptions, StepHistoryEntry, WaitForFlowOptions } from "./client/client.ts";
+export type { ClientOptions, FlowDescription, FlowStateReader, InitialAttribute, StartFlowOptions, StepHistoryEntry, WaitForFlowOptions } from "./client/client.ts";
 export type { InvokeRpcOptions } from "./client/invoke-rpc-options.ts";
 export type { Codec } from "./internal/codec.ts";
 export type { Store, StoreTransaction, WakeEvent } from "./store/store.ts";

@@ -9,6 +9,7 @@ import { loadedStoredMessages } from "./messages/loaded-messages.ts";
 import { storeMessages } from "./messages/store-messages.ts";
 import { countTurnReplies } from "./messages/turn-reply-count.ts";
 import { copyTurnSessionSettings } from "./settings/turn-session-settings.ts";
+import { writeTurnCheckpoint, writeTurnToolCalls } from "./records/record-writes.ts";
 
 /** Anything that reads the store's clock: a Step's or an RPC's context. */
 export interface StoreTimeSource {
@@ -87,6 +88,7 @@ export async function startTurn(
   clientMessageIds: readonly (string | undefined)[] = [],
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
+  writeTurnCheckpoint(context, persistence, state, isoNow(context));
   const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
   // The user messages took the sequences right after the state's count, in order.
@@ -115,15 +117,17 @@ export function turnMessageCount(context: StepContext, persistence: AgentSession
 }
 
 /**
- * Deletes the turn's tool call records (the loaded ones) and its run state,
- * keeping in `ApprovedToolCalls` which calls a person approved.
+ * Keeps the turn's tool call records (the loaded ones) in `TurnToolCalls`,
+ * and in `ApprovedToolCalls` which calls a person approved, then deletes
+ * them and the run state.
  */
 export function clearTurnRecords(context: StepContext, persistence: AgentSessionPersistence): void {
-  for (const key of context.loadedKeys(persistence.agentToolCalls)) {
-    const record = context.read(persistence.agentToolCalls.instance(key));
-    if (record !== undefined && wasApprovedAndRun(record)) context.write(persistence.approvedToolCalls.instance(key), approvalInterruptId(record.toolCallId));
-    context.write(persistence.agentToolCalls.instance(key), null);
+  const records = context.loadedKeys(persistence.agentToolCalls).flatMap((key) => context.read(persistence.agentToolCalls.instance(key)) ?? []);
+  writeTurnToolCalls(context, persistence, records);
+  for (const record of records) {
+    if (wasApprovedAndRun(record)) context.write(persistence.approvedToolCalls.instance(record.toolCallId), approvalInterruptId(record.toolCallId));
   }
+  for (const key of context.loadedKeys(persistence.agentToolCalls)) context.write(persistence.agentToolCalls.instance(key), null);
   context.write(persistence.frameworkRunState, null);
 }
 

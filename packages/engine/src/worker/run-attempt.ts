@@ -20,6 +20,7 @@ import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
 import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
+import type { WorkerMetrics } from "./worker-metrics.ts";
 
 /** Encodes a decision before the commit, so a bad value fails the attempt rather than the transaction. */
 function prepareDecision(claim: ClaimedAttempt, decision: StepDecision, maxValueBytes: number): PreparedDecision {
@@ -72,6 +73,8 @@ export interface AttemptEnvironment {
    * else was claimable for this Worker.
    */
   onCommitted?: (claimedAll: boolean) => void;
+  /** Counts the attempt's end. @default none */
+  metrics?: WorkerMetrics | undefined;
 }
 
 /**
@@ -153,7 +156,16 @@ export async function runAttempt(
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
   }
-  return commitUntilSettled(store, claim, workerId, outcome, environment, next, ledger);
+  if (outcome.kind === "error") environment.metrics?.attemptEnded(claim, { kind: "failed", errorType: outcome.error.type }, store.clock.now());
+  const onCommitted = environment.onCommitted;
+  const counted: AttemptEnvironment = outcome.kind === "error" || environment.metrics === undefined ? environment : {
+    ...environment,
+    onCommitted: (claimedAll) => {
+      environment.metrics?.attemptEnded(claim, { kind: "committed" }, store.clock.now());
+      onCommitted?.(claimedAll);
+    },
+  };
+  return commitUntilSettled(store, claim, workerId, outcome, counted, next, ledger);
 }
 
 function reportFailedAttempt(environment: AttemptEnvironment, claim: ClaimedAttempt, error: unknown): void {

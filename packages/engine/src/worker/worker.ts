@@ -15,6 +15,8 @@ import { releaseAttempt, workerReleasedError } from "./release-attempt.ts";
 import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import { StoreContact } from "./store-contact.ts";
+import { WorkerMetrics } from "./worker-metrics.ts";
+import type { MeterProvider } from "@opentelemetry/api";
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
@@ -48,6 +50,12 @@ export interface WorkerOptions {
    * @default none
    */
   onAttemptFailed?: (failure: FailedAttempt) => void;
+  /**
+   * Where the Worker's metrics go (`perdure.step.*`, `perdure.lease.takeovers`,
+   * `perdure.worker.slots.*`; see docs/operations.md).
+   * @default the global MeterProvider of `@opentelemetry/api` when it is installed (a no-op until an SDK registers one)
+   */
+  meterProvider?: MeterProvider;
 }
 
 /** Options of {@link Worker.close}. */
@@ -89,6 +97,7 @@ interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   onError: (error: unknown) => void;
   onAttemptFailed: ((failure: FailedAttempt) => void) | undefined;
+  meterProvider: MeterProvider | undefined;
   timers: LocalTimers;
 }
 
@@ -113,6 +122,7 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
     onAttemptFailed: options.onAttemptFailed,
+    meterProvider: options.meterProvider,
     timers: timersOf(options),
   };
 }
@@ -153,6 +163,7 @@ export class Worker {
   private lastRecoveryAt = 0;
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
+  private readonly metrics = new WorkerMetrics();
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -178,6 +189,8 @@ export class Worker {
     });
   }
 
+  private readonly onLeaseTakenOver = (row: ExecutionRow, errorType: string): void => this.metrics.leaseTakenOver(row.flowType, row.stepType, errorType);
+
   /** Attempts running now. */
   get activeCount(): number {
     return this.running.size;
@@ -187,10 +200,11 @@ export class Worker {
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
+    await this.metrics.start(this.options.meterProvider, () => ({ busy: this.running.size, limit: this.options.concurrency }));
     // Claims still held under this ID belong to a dead predecessor (a restart with a stable
     // workerId): fail them over now rather than after their method timeout.
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId));
-    while (await recoverLapsed(this.options.store, this.options.flows) > 0);
+    while (await recoverLapsed(this.options.store, this.options.flows, undefined, this.onLeaseTakenOver) > 0);
     await this.touchLiveness();
     this.unsubscribe = this.options.store.subscribe((event) => this.onWake(event));
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
@@ -260,7 +274,9 @@ export class Worker {
       attempt.released = true;
       attempt.abort.abort(new Error(`the Worker is closing and released this attempt after its drain timeout of ${drainTimeoutMs} ms`));
       try {
-        return await releaseAttempt(this.options.store, attempt.claim, this.workerId, workerReleasedError(attempt.claim, this.workerId, drainTimeoutMs));
+        const released = await releaseAttempt(this.options.store, attempt.claim, this.workerId, workerReleasedError(attempt.claim, this.workerId, drainTimeoutMs));
+        if (released) this.metrics.attemptEnded(attempt.claim, { kind: "released" }, this.now());
+        return released;
       } catch (error) {
         // Not released: the lease lapses with this Worker's liveness and another Worker recovers it.
         this.options.onError(error);
@@ -375,6 +391,7 @@ export class Worker {
     const key = leaseKey(claim.execution);
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
+    this.metrics.attemptStarted(claim, this.now());
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
     const next = () => {
@@ -388,7 +405,7 @@ export class Worker {
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted, metrics: this.metrics }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
@@ -469,7 +486,7 @@ export class Worker {
         // This Worker is alive, so a lapsed liveness row of its own is never a lost Worker; and after it
         // lost the store, others' rows are judged only once they have had time to write them again.
         const judgement = { liveWorkerId: this.workerId, judgesLiveness: this.storeContact.judgesLiveness(now) };
-        if (await recoverLapsed(this.options.store, this.options.flows, judgement) > 0) this.lookForTasks();
+        if (await recoverLapsed(this.options.store, this.options.flows, judgement, this.onLeaseTakenOver) > 0) this.lookForTasks();
       }
     } catch (error) {
       this.options.onError(error);
