@@ -6,39 +6,27 @@
  * (every model call and every tool call its own committed Step), to the
  * commit that sets `AgentState` back to waiting.
  */
-import { setImmediate as nextMacrotask } from "node:timers/promises";
-import { createAgentSessionFlow, type AgentSessionFlow, type AgentTurnContext, type AgentTurnOutcome } from "@perdure/agents";
+import { createAgentSessionFlow, type AgentSessionFlow } from "@perdure/agents";
 import { ScriptedAgentRunner } from "@perdure/agents/testing";
 import { Client, Worker, type Store } from "@perdure/engine";
 import type { SqliteDurability } from "@perdure/engine/sqlite";
-import { FinalAnswerSignals } from "../agents/scripted-runner.ts";
 import { createBenchmarkPostgresSchema } from "../engine/scenarios/postgres-support.ts";
 import { openTemporaryBenchmarkStore, WorkerErrorCollector } from "../engine/support.ts";
 import { readToolName, runReadTool, runWriteTool, scriptedModelReply, writeToolName } from "./scripted-turn.ts";
 import type { AgentTurnSystem } from "./turn-workload.ts";
 
-class BenchTurnRunner extends ScriptedAgentRunner {
-  private readonly signals: FinalAnswerSignals;
-
-  constructor(signals: FinalAnswerSignals) {
-    super((input) => {
-      const reply = scriptedModelReply(input.modelCall, input.turnId);
-      return "toolCall" in reply ? { toolCalls: [reply.toolCall] } : reply;
-    }, {
-      [readToolName]: { effect: "read", execute: async (argumentsValue) => runReadTool(argumentsValue) },
-      [writeToolName]: { effect: "idempotent_write", execute: async (argumentsValue) => runWriteTool(argumentsValue) },
-    });
-    this.signals = signals;
-  }
-
-  override async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
-    const outcome = await super.runModelStep(turn);
-    if (outcome.kind === "turn_completed") this.signals.signal(turn.flowId);
-    return outcome;
-  }
+/** The session's runner: the scripted model and the two tools of `scripted-turn.ts`. */
+function benchTurnRunner(): ScriptedAgentRunner {
+  return new ScriptedAgentRunner((input) => {
+    const reply = scriptedModelReply(input.modelCall, input.turnId);
+    return "toolCall" in reply ? { toolCalls: [reply.toolCall] } : reply;
+  }, {
+    [readToolName]: { effect: "read", execute: async (argumentsValue) => runReadTool(argumentsValue) },
+    [writeToolName]: { effect: "idempotent_write", execute: async (argumentsValue) => runWriteTool(argumentsValue) },
+  });
 }
 
-/** Reads of `AgentState` the Client made to see turns end, over all turns so far. */
+/** Reads of `AgentState` the Client made to see turns end (`confirmReads`), over all turns so far. */
 export interface PerdureAgentSystem extends AgentTurnSystem {
   confirmReads: number;
   turns: number;
@@ -46,8 +34,7 @@ export interface PerdureAgentSystem extends AgentTurnSystem {
 }
 
 function perdureAgentSystem(name: string, store: Store, concurrency: number, dispose: () => Promise<void>): PerdureAgentSystem & { start(): Promise<void> } {
-  const signals = new FinalAnswerSignals();
-  const flow: AgentSessionFlow = createAgentSessionFlow(new BenchTurnRunner(signals), "BenchTurnAgent");
+  const flow: AgentSessionFlow = createAgentSessionFlow(benchTurnRunner(), "BenchTurnAgent");
   const errors = new WorkerErrorCollector();
   const worker = new Worker({ store, flows: [flow], concurrency, onError: errors.onError });
   const client = new Client({ store });
@@ -61,22 +48,19 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, dis
       await client.start(flow, sessionId, {});
     },
     async runTurn(sessionId: string, turnNumber: number) {
-      const finalAnswer = signals.expect(sessionId);
       const accepted = await client.invokeRPC(flow.sendUserMessage, sessionId, { text: `Where is order ${turnNumber}?` });
       if (!accepted) throw new Error(`session ${sessionId} refused message ${turnNumber}`);
-      // The model's final answer is announced in process; the turn ends at RunModel's commit after it.
-      await finalAnswer;
-      for (let reads = 1; ; reads++) {
-        const [state] = await client.getAttributes(sessionId, flow.agentState);
-        if (state !== undefined && state.turnCount >= turnNumber && state.activeTurnId === null) {
-          if (state.lastTurnError !== null) throw new Error(`session ${sessionId} turn ${turnNumber} failed: ${state.lastTurnError}`);
-          system.confirmReads += reads;
-          system.turns += 1;
-          break;
-        }
-        if (reads > 100_000) throw new Error(`session ${sessionId} turn ${turnNumber} did not end`);
-        await nextMacrotask();
-      }
+      // As a Client in any process would: read AgentState again after each of the session's commits
+      // (or its Stream wake-ups, or the poll interval) until the turn has ended.
+      let reads = 0;
+      const [state] = await client.waitForAttributes(sessionId, [flow.agentState], ([current]) => {
+        reads += 1;
+        return current !== undefined && current.turnCount >= turnNumber && current.activeTurnId === null;
+      }, { timeoutMs: 60_000 });
+      if (state === undefined || state.turnCount < turnNumber || state.activeTurnId !== null) throw new Error(`session ${sessionId} turn ${turnNumber} did not end (${JSON.stringify(state)})`);
+      if (state.lastTurnError !== null) throw new Error(`session ${sessionId} turn ${turnNumber} failed: ${state.lastTurnError}`);
+      system.confirmReads += reads;
+      system.turns += 1;
       errors.throwIfAny();
     },
     async close() {

@@ -124,6 +124,7 @@ describe("perdure dev refuses other web pages", () => {
         { method: "POST", path: "/api/sessions/victim/queue/delete", body: JSON.stringify({ messageId: "1" }) },
         { method: "POST", path: "/api/sessions/victim/cancel", body: JSON.stringify({ turnId: null }) },
         { method: "POST", path: "/api/sessions/victim/stop", body: "" },
+        { method: "POST", path: "/api/sessions/victim/fork", body: JSON.stringify({ throughTurn: 0, initialMessage: "please refund order 1002" }) },
       ];
       for (const step of steps) {
         const response = await sendRaw(origin, { ...step, headers: attacker.headers });

@@ -24,6 +24,7 @@ export const agentHttpActions = [
   "cancelTurn",
   "updateSessionSettings",
   "stopSession",
+  "forkSession",
 ] as const;
 
 /** One operation of the session HTTP API. */

@@ -2,6 +2,7 @@
 import type { AgentHttpRoute } from "./agent-http-route.ts";
 import { agentHttpOpenApiDocument } from "./openapi-document.ts";
 import { chatRoutes } from "./routes/chat-routes.ts";
+import { forkRoutes } from "./routes/fork-routes.ts";
 import { sessionRoutes } from "./routes/session-routes.ts";
 import { turnControlRoutes } from "./routes/turn-control-routes.ts";
 
@@ -10,4 +11,4 @@ const openApiRoute: AgentHttpRoute = {
   handle: ({ options }) => Response.json(agentHttpOpenApiDocument(options.basePath)),
 };
 
-export const agentHttpRoutes: readonly AgentHttpRoute[] = [openApiRoute, ...sessionRoutes, ...chatRoutes, ...turnControlRoutes];
+export const agentHttpRoutes: readonly AgentHttpRoute[] = [openApiRoute, ...sessionRoutes, ...forkRoutes, ...chatRoutes, ...turnControlRoutes];

@@ -32,6 +32,8 @@ export { agentHttpActions } from "./agent-http-actions.ts";
 export type { AgentHttpAction } from "./agent-http-actions.ts";
 export { agentHttpOpenApiDocument } from "./openapi-document.ts";
 export { httpPrincipalInputKey, principalOfStartInput } from "./session-owner.ts";
+export { newForkSessionId, readForkSessionRequest } from "./fork-request.ts";
+export type { ForkSessionRequest } from "./fork-request.ts";
 export { buildTimeline, inspectSession } from "./session-inspection.ts";
 export type { SessionInspection, TimelineExecution } from "./session-inspection.ts";
 export type { InspectedMessageChunk, InspectedMessageStorage } from "./message-storage-view.ts";

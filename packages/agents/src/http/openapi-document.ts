@@ -161,6 +161,28 @@ export function agentHttpOpenApiDocument(basePath: string): { openapi: string; p
           requestBody: jsonBody({ type: "object", required: ["sessionSettings"], properties: { sessionSettings: { type: "object" } } }),
         }),
       },
+      "/sessions/{id}/fork": {
+        post: sessionOperation("forkSession", "Starts a new session, owned by the caller, holding this one as it was after throughTurn turns: its transcript, settings, plan and summary, and its turns' tool records marked inherited. Nothing runs again; the source is unchanged. With initialMessage the fork's first turn starts with it (edit and resend, retry).", {
+          "201": jsonResponse("The fork.", {
+            type: "object", required: ["sessionId", "agent", "created", "lineage"],
+            properties: {
+              sessionId: { type: "string" }, agent: { type: "string" }, created: { type: "boolean" },
+              lineage: { type: "object", properties: { source_session_id: { type: "string" }, through_turn: { type: "integer" }, inherited_message_count: { type: "integer" }, forked_at: { type: "string" } } },
+            },
+          }),
+          "200": jsonResponse("The same fork asked again (same ID, source, turn and message): nothing new was made.", { type: "object" }),
+          "409": errorResponse("A session with the requested fork ID already exists."),
+        }, {
+          requestBody: jsonBody({
+            type: "object", required: ["throughTurn"],
+            properties: {
+              throughTurn: { type: "integer", minimum: 0, description: "How many of the source's turns the fork keeps; turn n's user message is edited by forking through n - 1." },
+              initialMessage: { type: "string", description: "The fork's first message." },
+              sessionId: { type: "string", description: "The fork's ID; a new one when absent." },
+            },
+          }),
+        }),
+      },
       "/sessions/{id}/stop": {
         post: sessionOperation("stopSession", "Stops the session for good.", { "200": booleanAnswer("stopped", "Stopped.") }, { requestBody: emptyObjectBody }),
       },

@@ -3,6 +3,7 @@
  * Flow status, the Step timeline, the session snapshot without what only the
  * session's Steps use, the agent's features and where its messages are.
  */
+import type { SessionLineage } from "../contract/values/session-lineage.ts";
 import { agentSnapshotToWire } from "../contract/values/agent-snapshot.ts";
 import { describeAgentSessionFeatures, type AgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
@@ -33,6 +34,8 @@ export interface SessionInspection {
   features: AgentSessionFeatures;
   /** Where the session's messages are: the window and the archive chunks. */
   messageStorage: InspectedMessageStorage;
+  /** The session this one was forked from, and where; null for a session that is no fork. */
+  lineage: SessionLineage | null;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -78,11 +81,11 @@ export function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<s
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot, [index]] = await Promise.all([
+  const [description, history, snapshot, [index, lineage]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
-    client.getAttributes(flowId, flow.agentMessageIndex),
+    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
   ]);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
@@ -96,5 +99,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
+    lineage: lineage ?? null,
   };
 }

@@ -5,7 +5,8 @@
  * body limit enforced while the body is read. Only then does a route parse
  * anything.
  */
-import { describeAgentSessionFeatures, type AgentSessionFlow } from "@perdure/agents";
+import { describeAgentSessionFeatures, forkSession, sessionLineageToWire, type AgentSessionFlow } from "@perdure/agents";
+import { newForkSessionId, readForkSessionRequest } from "@perdure/agents/http";
 import {
   agentResumeTokenHeaderName,
   respondToAgentQuestion,
@@ -244,6 +245,26 @@ export function createDevApp(options: DevAppOptions): Hono {
     if (settings === undefined) throw new InvalidInputError("the body needs sessionSettings, an object such as { \"model\": \"gpt-5\" }");
     checkModelChoice(flow, settings);
     return context.json({ updated: await updateSessionSettings(client, flow, sessionId, settings) });
+  });
+
+  // A fork reads its source and creates a session: both accesses are checked.
+  app.post("/api/sessions/:id/fork", limitBody(maxChatBodyBytes), async (context) => {
+    const { sessionId: sourceSessionId, flow } = await sessionOfPath(context, "read");
+    const request = readForkSessionRequest(await readJsonObject(context), maxChatBodyBytes);
+    const sessionId = request.sessionId ?? newForkSessionId();
+    await authorize(context, "create", sessionId);
+    try {
+      const fork = await forkSession(client, flow, {
+        sourceSessionId,
+        throughTurn: request.throughTurn,
+        sessionId,
+        ...(request.initialMessage === undefined ? {} : { initialMessage: request.initialMessage }),
+      });
+      return context.json({ sessionId: fork.sessionId, agent: flow.flowType, created: fork.created, lineage: sessionLineageToWire(fork.lineage) }, fork.created ? 201 : 200);
+    } catch (error) {
+      if (!FlowAlreadyExistsError.isInstance(error)) throw error;
+      throw new FlowAlreadyExistsError(`session ${sessionId} already exists; choose another ID for the fork, or leave sessionId out for a new one`, { cause: error });
+    }
   });
 
   app.post("/api/sessions/:id/stop", limitBody(maxSmallBodyBytes), async (context) => {

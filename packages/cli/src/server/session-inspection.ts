@@ -1,4 +1,4 @@
-import type { AgentSessionFeatures, AgentSessionFlow } from "@perdure/agents";
+import type { AgentSessionFeatures, AgentSessionFlow, SessionLineage } from "@perdure/agents";
 import { agentSnapshotToWire, describeAgentSessionFeatures } from "@perdure/agents";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
 import { truncateText } from "../format/truncate-text.ts";
@@ -29,6 +29,8 @@ export interface SessionInspection {
   features: AgentSessionFeatures;
   /** Where the session's messages are: the window and the archive chunks. */
   messageStorage: InspectedMessageStorage;
+  /** The session this one was forked from, and where; null for a session that is no fork. */
+  lineage: SessionLineage | null;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -95,11 +97,11 @@ function previewOfWaitingMessage(message: WireWaitingMessage): WireWaitingMessag
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot, [index]] = await Promise.all([
+  const [description, history, snapshot, [index, lineage]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
-    client.getAttributes(flowId, flow.agentMessageIndex),
+    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
   ]);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
@@ -113,5 +115,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
+    lineage: lineage ?? null,
   };
 }

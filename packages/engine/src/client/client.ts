@@ -10,6 +10,7 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
+import { waitForChange } from "./wait-for-change.ts";
 import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
@@ -297,16 +298,43 @@ export class Client {
     ...refs: TRefs
   ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
     checkFlowId(flowId);
-    const texts = await this.read(async (transaction) => {
-      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
-      const values: (string | undefined)[] = [];
-      for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
-      return values;
-    });
+    const oneRequest = this.store.oneRequest;
+    const texts = oneRequest?.readAttributes !== undefined
+      ? await oneRequest.readAttributes(flowId, refs)
+      : await this.read(async (transaction) => {
+        if ((await transaction.lockFlow(flowId)) === undefined) return undefined;
+        const values: (string | undefined)[] = [];
+        for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
+        return values;
+      });
+    if (texts === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
     return refs.map((ref, index) => {
       const text = texts[index];
       return text === undefined ? undefined : decodeValue(ref.codec, text);
     }) as { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never };
+  }
+
+  /**
+   * Reads Attributes until `until` accepts their values, or `timeoutMs`
+   * passed, and returns the values read last. It reads again after each
+   * commit in this process that wrote the Flow's Attributes (the committing
+   * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
+   * other processes (where the store has wake-ups) and at least every poll
+   * interval. Throws `FlowNotFoundError` when no Flow has the ID.
+   *
+   * @example
+   * const [state] = await client.waitForAttributes("session-1", [flow.agentState], ([state]) => state?.activeTurnId === null, { timeoutMs: 60_000 });
+   */
+  async waitForAttributes<const TRefs extends readonly AttributeRef<unknown>[]>(
+    flowId: string,
+    refs: TRefs,
+    until: (values: { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }) => boolean,
+    options: WaitForFlowOptions = {},
+  ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
+    checkFlowId(flowId);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) throw new InvalidInputError(`waitForAttributes timeoutMs ${describeValue(options.timeoutMs)} is invalid: use a number of milliseconds, 0 or more`);
+    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal }, () => this.getAttributes(flowId, ...refs), until);
   }
 
   /**

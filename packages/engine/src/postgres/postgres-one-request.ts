@@ -112,6 +112,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly groupStatement: { name: string; text: string };
   private readonly readStatement: { name: string; text: string };
   private readonly appendStatement: { name: string; text: string };
+  private readonly attributesStatement: { name: string; text: string };
   private readonly heartbeatStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
@@ -135,6 +136,11 @@ export class PostgresOneRequest implements OneRequestOperations {
     const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
     this.readStatement = { name: statementName(readText), text: readText };
+    // As readFlow: subqueries of one statement read one snapshot.
+    const attributesText = `SELECT EXISTS (SELECT 1 FROM ${quotedSchema}.flows WHERE flow_id = $1) AS found,
+      (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.key, a.value)), '[]'::jsonb) FROM ${quotedSchema}.attributes a
+        JOIN unnest($2::text[], $3::text[]) AS slot(name, key) ON a.name = slot.name AND a.key = slot.key WHERE a.flow_id = $1) AS found_values`;
+    this.attributesStatement = { name: statementName(attributesText), text: attributesText };
     const appendText = `SELECT ${quotedSchema}.perdure_append_stream($1, $2, $3, $4, $5, $6, $7, $8, $9) AS "index"`;
     this.appendStatement = { name: statementName(appendText), text: appendText };
     this.appendStream = streams === undefined ? undefined : (append) => this.appendOne(streams, append);
@@ -216,6 +222,14 @@ export class PostgresOneRequest implements OneRequestOperations {
     const { flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint } = heartbeat;
     const { held } = await this.run<{ held: number }>(this.heartbeatStatement, [flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint]);
     return held > 0;
+  }
+
+  async readAttributes(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined> {
+    const keys = slots.map((slot) => encodeInstanceKey(slot.key));
+    const row = await this.run<{ found: boolean; found_values: [string, string, string][] }>(this.attributesStatement, [flowId, slots.map((slot) => slot.name), keys]);
+    if (!row.found) return undefined;
+    const values = new Map(row.found_values.map(([name, key, value]) => [`${name}\u0000${key}`, value]));
+    return slots.map((slot, index) => values.get(`${slot.name}\u0000${keys[index] ?? ""}`));
   }
 
   async readFlow(flowId: string): Promise<FlowRead | undefined> {

@@ -177,6 +177,12 @@ export interface OneRequestOperations {
   /** Reads a Flow and its executions in one statement that locks and writes nothing; undefined when no Flow has the ID. */
   readFlow(flowId: string): Promise<FlowRead | undefined>;
   /**
+   * Reads Attributes of a Flow in one statement that locks and writes
+   * nothing: each slot's value in order (undefined when unset), or
+   * undefined when no Flow has the ID. Absent: a read transaction.
+   */
+  readAttributes?(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined>;
+  /**
    * Appends one Stream message in one request, trims the Flow type's
    * oldest messages beyond the budget as `StoreTransaction.appendStream`
    * does (in the same transaction), and wakes readers here and in other processes; returns the

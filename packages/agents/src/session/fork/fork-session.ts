@@ -35,6 +35,14 @@ export interface ForkSessionOptions {
    * @default none: the fork waits for a message
    */
   initialMessage?: string;
+  /**
+   * Extra fields of the fork's start input, which the session ignores, such
+   * as the owner the session HTTP API records. `initial_message` and
+   * `session_settings` are refused here: the fork takes its settings from
+   * the boundary and its message from `initialMessage`.
+   * @default {}
+   */
+  startInput?: Record<string, unknown>;
 }
 
 /** What `forkSession` returns. */
@@ -114,7 +122,12 @@ export async function forkSession(client: Client, flow: AgentSessionFlow, option
     inheritedMessageCount: boundary.messageCount,
     forkedAt: isoNow(client.store.clock),
   };
-  const input = options.initialMessage === undefined ? {} : { initial_message: options.initialMessage };
+  const extra = options.startInput ?? {};
+  if (typeof extra !== "object" || extra === null || Array.isArray(extra)) throw new InvalidInputError(`fork startInput ${describeValue(extra)} is invalid: use an object`);
+  for (const key of ["initial_message", "initialMessage", "session_settings", "sessionSettings"]) {
+    if (Object.hasOwn(extra, key)) throw new InvalidInputError(`fork startInput may not set ${key}: a fork takes its settings from the source and its first message from initialMessage`);
+  }
+  const input = { ...extra, ...(options.initialMessage === undefined ? {} : { initial_message: options.initialMessage }) };
   // The same fork asked again (a retried request) is the same start: it succeeds without a second session.
   const messageDigest = createHash("sha256").update(options.initialMessage ?? "").digest("hex").slice(0, 16);
   const requestId = `fork:${options.sourceSessionId}:${boundary.throughTurn}:${messageDigest}`;
