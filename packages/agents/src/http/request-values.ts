@@ -64,7 +64,10 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
   const planMode = body.planMode ?? false;
   if (typeof planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(planMode)} is invalid: use true or false`);
   // The client's ID of the message, which the session keeps; sendAgentUserMessageWithUIMessageStream checks it.
-  const messageId = message.id === undefined || message.id === null ? undefined : String(message.id);
+  if (message.id !== undefined && message.id !== null && typeof message.id !== "string") {
+    throw new InvalidInputError(`the last message's id ${describeValue(message.id)} is invalid: send the client's message ID as a string`);
+  }
+  const messageId = typeof message.id === "string" ? message.id : undefined;
   return { sessionId, message: { role: "user", text, planMode, messageId } };
 }
 
