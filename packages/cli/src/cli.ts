@@ -85,7 +85,13 @@ defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
                            under the usual 30 s grace period), release the
                            rest so another Worker takes them at once, exit 0.
                            A second signal exits at once (143, or 130 for
-                           Ctrl-C).`,
+                           Ctrl-C).
+  --metrics-port <port>    Serve /metrics (Prometheus format), /healthz and
+                           /readyz on this port (0 picks a free one).
+  --metrics-host <name>    Address for them (default 127.0.0.1); any other
+                           than loopback requires --metrics-token.
+  --metrics-token <token>  Bearer token the scraper and probes must send
+                           (or PERDURE_METRICS_TOKEN).`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -169,6 +175,9 @@ function parseCommandLine(argv: readonly string[]) {
         "as-test": { type: "boolean" },
         concurrency: { type: "string" },
         "drain-timeout": { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
+        "metrics-token": { type: "string" },
       },
     });
   } catch (error) {
@@ -244,11 +253,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === "worker") {
-    const { parseConcurrency, parseDuration, runWorkerCommand } = await import("./commands/worker.ts");
+    const { parseConcurrency, parseDuration, parsePort, runWorkerCommand } = await import("./commands/worker.ts");
     const code = await runWorkerCommand({
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
+      operations: values["metrics-port"] === undefined ? undefined : {
+        port: parsePort("--metrics-port", values["metrics-port"]),
+        host: values["metrics-host"] ?? "127.0.0.1",
+        token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
+      },
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.
