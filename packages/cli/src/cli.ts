@@ -8,6 +8,7 @@
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
  *   perdure export <sessionId> [--out <file>] [--as-test] [--db ...] [--entry ...]
+ *   perdure check-node
  *   perdure --version
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -42,6 +43,7 @@ Commands:
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
   export <sessionId>   Write a session as a replay fixture (JSON) or, with --as-test, a node:test file
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
+  check-node           Exit 1 with how to install Node 24 when this Node.js is too old
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
@@ -71,7 +73,10 @@ OTLP/HTTP.
                            user can read in the process list; prefer the two
                            above.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
-                           that may call the API; repeatable.`,
+                           that may call the API; repeatable.
+  --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
+                           (see perdure worker --help; --metrics-host and
+                           --metrics-token as there).`,
   worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
 
 Runs a Worker for every agent session Flow the entry module exports, and
@@ -117,6 +122,13 @@ divergence. Reading the session never changes it.
   --out <file>   Write here instead of stdout (the test imports the entry
                  relative to this file).
   --as-test      Write the replay test instead of the fixture.`,
+  "check-node": `Usage: perdure check-node
+
+Prints nothing and exits 0 when this Node.js runs Perdure (22.18 or later);
+otherwise prints the version found, the version needed and how to install
+Node 24 from the npm registry, and exits 1. Put it before commands that
+would fail in obscure ways on an old Node, such as "perdure check-node &&
+node --test".`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -187,6 +199,19 @@ function parseCommandLine(argv: readonly string[]) {
   }
 }
 
+/** `--metrics-port`, `--metrics-host` and `--metrics-token` of `perdure worker` and `perdure dev`. */
+function operationsOptionsOf(
+  values: ReturnType<typeof parseCommandLine>["values"],
+  parsePort: (optionName: string, text: string) => number,
+): { port: number; host: string; token: string | undefined } | undefined {
+  if (values["metrics-port"] === undefined) return undefined;
+  return {
+    port: parsePort("--metrics-port", values["metrics-port"]),
+    host: values["metrics-host"] ?? "127.0.0.1",
+    token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
+  };
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const commandName = argv.find((argument) => !argument.startsWith("-"));
   let parsed: ReturnType<typeof parseCommandLine>;
@@ -217,6 +242,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(help);
     return 0;
   }
+  // bin/perdure.js checked the version before loading this module.
+  if (command === "check-node") return 0;
   const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
   if (command === "migrate") {
     const applied = await migrateConfiguredStore(location);
@@ -242,6 +269,7 @@ async function main(argv: readonly string[]): Promise<number> {
       host: values.host ?? "127.0.0.1",
       token,
       allowedOrigins: values["allow-origin"] ?? [],
+      operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
       ...location,
     });
     await new Promise<void>((resolve) => {
@@ -258,11 +286,7 @@ async function main(argv: readonly string[]): Promise<number> {
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
-      operations: values["metrics-port"] === undefined ? undefined : {
-        port: parsePort("--metrics-port", values["metrics-port"]),
-        host: values["metrics-host"] ?? "127.0.0.1",
-        token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
-      },
+      operations: operationsOptionsOf(values, parsePort),
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.

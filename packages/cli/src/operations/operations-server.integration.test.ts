@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { AgentSessionTestClient, pollUntil } from "@perdure/agents/testing";
+import { AgentSessionTestClient, findFreeLoopbackPorts, pollUntil } from "@perdure/agents/testing";
 import { Client } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "@perdure/engine/testing";
-import { gatedEntryPath } from "../test-fixtures/dev-server-process.ts";
+import { DevServerProcess, gatedEntryPath } from "../test-fixtures/dev-server-process.ts";
 import { gatedSupportAgentFlow } from "../test-fixtures/gated-support-agent.ts";
 import { WorkerCommandProcess } from "../test-fixtures/worker-command-process.ts";
 
@@ -100,6 +100,27 @@ void test("/metrics after a scripted session counts every Step method the histor
   assert.equal((await get(`${base}/metrics`, { host }, "POST")).status, 405);
   assert.equal((await get(`${base}/admin`, { host })).status, 404);
   assert.equal((await get(`${base}/metrics?${"x".repeat(3000)}`, { host })).status, 414);
+});
+
+void test("perdure dev --metrics-port serves /metrics, /healthz and /readyz for its Worker", { timeout: 120_000 }, async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-dev-metrics-"));
+  const [port] = await findFreeLoopbackPorts(1);
+  const server = await DevServerProcess.start({ port: port ?? 0, databasePath: join(folder, "dev.db"), gateDirectory: folder, args: ["--metrics-port", "0"] });
+  t.after(async () => {
+    await server.kill();
+    rmSync(folder, { recursive: true, force: true });
+  });
+  let base = "";
+  await pollUntil(() => {
+    base = /metrics at (http:\/\/\S+)\/metrics/.exec(server.log)?.[1] ?? "";
+    return base !== "";
+  }, { timeoutMs: 10_000, description: "the metrics address" });
+  const host = new URL(base).host;
+  assert.equal((await get(`${base}/healthz`, { host })).status, 200);
+  assert.deepEqual(JSON.parse((await get(`${base}/readyz`, { host })).body), { ready: true, checks: { store: "ok", worker: "ok" } });
+  const scraped = await get(`${base}/metrics`, { host });
+  assert.equal(scraped.status, 200);
+  assert.deepEqual(samplesOf(scraped.body, "perdure_worker_slots_limit").map((sample) => sample.value), [8]);
 });
 
 void test("perdure worker refuses a non-loopback --metrics-host without a token", () => {
