@@ -93,7 +93,7 @@ async function fetchWithContext(url: string, description: string, init: RequestI
   try {
     return await fetch(url, init);
   } catch (error) {
-    throw new Error(`${description}: ${error instanceof Error ? `${error.message} (${String((error as { cause?: unknown }).cause)})` : String(error)}`);
+    throw new Error(`${description}: ${error instanceof Error ? `${error.message} (${String((error as { cause?: unknown }).cause)})` : String(error)}`, { cause: error });
   }
 }
 
