@@ -67,7 +67,10 @@ OTLP/HTTP.
                            PERDURE_DEV_TOKEN); generated and printed in the
                            address when a non-loopback host needs one.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
-                           that may call the API; repeatable.`,
+                           that may call the API; repeatable.
+  --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
+                           (see perdure worker --help; --metrics-host and
+                           --metrics-token as there).`,
   worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
 
 Runs a Worker for every agent session Flow the entry module exports, and
@@ -81,7 +84,13 @@ defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
                            under the usual 30 s grace period), release the
                            rest so another Worker takes them at once, exit 0.
                            A second signal exits at once (143, or 130 for
-                           Ctrl-C).`,
+                           Ctrl-C).
+  --metrics-port <port>    Serve /metrics (Prometheus format), /healthz and
+                           /readyz on this port (0 picks a free one).
+  --metrics-host <name>    Address for them (default 127.0.0.1); any other
+                           than loopback requires --metrics-token.
+  --metrics-token <token>  Bearer token the scraper and probes must send
+                           (or PERDURE_METRICS_TOKEN).`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -139,6 +148,9 @@ function parseCommandLine(argv: readonly string[]) {
         "as-test": { type: "boolean" },
         concurrency: { type: "string" },
         "drain-timeout": { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
+        "metrics-token": { type: "string" },
       },
     });
   } catch (error) {
@@ -146,6 +158,19 @@ function parseCommandLine(argv: readonly string[]) {
     const message = error instanceof Error ? error.message.split(". ")[0] ?? error.message : String(error);
     throw new UsageError(message.replace(/^Unknown option/, "unknown option").replace(/^Option/, "option"));
   }
+}
+
+/** `--metrics-port`, `--metrics-host` and `--metrics-token` of `perdure worker` and `perdure dev`. */
+function operationsOptionsOf(
+  values: ReturnType<typeof parseCommandLine>["values"],
+  parsePort: (optionName: string, text: string) => number,
+): { port: number; host: string; token: string | undefined } | undefined {
+  if (values["metrics-port"] === undefined) return undefined;
+  return {
+    port: parsePort("--metrics-port", values["metrics-port"]),
+    host: values["metrics-host"] ?? "127.0.0.1",
+    token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
+  };
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -195,6 +220,7 @@ async function main(argv: readonly string[]): Promise<number> {
       host: values.host ?? "127.0.0.1",
       token: values.token ?? process.env.PERDURE_DEV_TOKEN,
       allowedOrigins: values["allow-origin"] ?? [],
+      operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
       ...location,
     });
     await new Promise<void>((resolve) => {
@@ -206,11 +232,12 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === "worker") {
-    const { parseConcurrency, parseDuration, runWorkerCommand } = await import("./commands/worker.ts");
+    const { parseConcurrency, parseDuration, parsePort, runWorkerCommand } = await import("./commands/worker.ts");
     const code = await runWorkerCommand({
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
+      operations: operationsOptionsOf(values, parsePort),
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.

@@ -24,7 +24,9 @@ export async function readBoundedText(request: Request, maxBytes: number): Promi
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
+      // Stop reading without cancelling: cancelling can reset the connection before the 413 is written.
+      // The server decides what happens to the rest (perdure dev reads a bounded amount, then closes).
+      reader.releaseLock();
       throw tooLarge(maxBytes);
     }
     chunks.push(value);

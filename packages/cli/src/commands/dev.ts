@@ -13,6 +13,9 @@ import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
 import { startDevTracing } from "./dev-tracing.ts";
 import { formatFailedAttempt } from "./failed-attempt-log.ts";
+import { workerReadiness } from "./worker.ts";
+import { startOperationsServer } from "../operations/operations-server.ts";
+import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
 
 /** Options of `perdure dev`. */
 export interface DevCommandOptions {
@@ -29,6 +32,8 @@ export interface DevCommandOptions {
   token?: string | undefined;
   /** `--allow-origin`: separate front ends that may call the API. @default [] */
   allowedOrigins?: readonly string[] | undefined;
+  /** `--metrics-port`: where `/metrics`, `/healthz` and `/readyz` listen. @default none */
+  operations?: { port: number; host: string; token: string | undefined } | undefined;
 }
 
 /** The built web UI: `dist/web` of the package, seen from the sources or from the built `dist/commands`. */
@@ -102,8 +107,16 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     throw error;
   }
   const { store, description } = opened;
-  const worker = new Worker({ store, flows: [...flows.values()], onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)) });
+  const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
+  const worker = new Worker({
+    store,
+    flows: [...flows.values()],
+    onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)),
+    ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
+  });
   await worker.start();
+  const operations = options.operations === undefined || metrics === undefined ? undefined
+    : await startOperationsServer({ ...options.operations, handleScrape: (request, response) => metrics.handleScrape(request, response), readiness: () => workerReadiness(new Client({ store }), worker) });
   const webRoot = defaultWebRoot();
   handle.app = createDevApp({
     client: new Client({ store }),
@@ -119,13 +132,16 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   for (const [flowType, flow] of flows) console.log(`perdure dev: ${flowType} uses ${describeAgentSessionModel(flow) ?? "a model its runner does not describe"}`);
   if (tracing !== undefined) console.log(`perdure dev: exporting spans over OTLP/HTTP to ${tracing.endpoint}`);
   console.log(`perdure dev: web UI and API at ${url}`);
+  if (operations !== undefined) console.log(`perdure dev: metrics at ${operations.url}/metrics, health at ${operations.url}/healthz and ${operations.url}/readyz`);
   if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
   return {
     url,
     close: async () => {
       await closeServer(server);
+      await operations?.close();
       await worker.close();
       await store.close();
+      await metrics?.shutdown();
       await tracing?.shutdown();
     },
   };

@@ -104,7 +104,10 @@ export const sessionRoutes: readonly AgentHttpRoute[] = [
       const body = await context.readBody();
       const agent = body.agent ?? options.defaultFlow.flowType;
       const flow = typeof agent === "string" ? options.flows.get(agent) : undefined;
-      if (flow === undefined) throw new InvalidInputError(`agent ${describeValue(agent)} is not one of ${[...options.flows.keys()].join(", ")}`);
+      if (flow === undefined) {
+        const shown = typeof agent === "string" ? JSON.stringify(agent.length > 80 ? `${agent.slice(0, 79)}…` : agent) : describeValue(agent);
+        throw new InvalidInputError(`agent ${shown} is not one of ${[...options.flows.keys()].join(", ")}`);
+      }
       const sessionId = body.sessionId === undefined ? newSessionId() : checkSessionId(body.sessionId);
       const sessionSettings = readSessionSettings(body);
       const input = { [httpPrincipalInputKey]: callerOf(context).principal, ...(sessionSettings === undefined ? {} : { session_settings: sessionSettings }) };
