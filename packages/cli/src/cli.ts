@@ -2,7 +2,7 @@
 /**
  * `perdure`: the dev server and tools for durable agent sessions.
  *
- *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token ...] [--allow-origin ...] [entry]
+ *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token-file ...] [--allow-origin ...] [entry]
  *   perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
@@ -54,7 +54,7 @@ Common options:
   -v, --version        Print perdure's version
 
 Run "perdure <command> --help" for a command's options.`,
-  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token <token>] [--allow-origin <origin>]... [entry]
+  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token-file <path>] [--allow-origin <origin>]... [entry]
 
 Opens the store, starts a Worker for every agent session Flow the entry module
 exports, and serves the HTTP API and web UI on loopback. The entry defaults
@@ -65,9 +65,13 @@ OTLP/HTTP.
 
   --host <name>            Address to listen on (default 127.0.0.1). Any other
                            than loopback requires an access token.
-  --token <token>          Access token every request must carry (or
-                           PERDURE_DEV_TOKEN); generated and printed in the
-                           address when a non-loopback host needs one.
+  --token-file <path>      File holding the access token every request must
+                           carry. Or set PERDURE_DEV_TOKEN. Without either, a
+                           non-loopback host gets a generated token, printed
+                           in the address; a token you give is never printed.
+  --token <token>          The token on the command line, which every local
+                           user can read in the process list; prefer the two
+                           above.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
                            that may call the API; repeatable.
   --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
@@ -138,6 +142,31 @@ on the same store). Type /quit to leave.`,
 /** A mistake on the command line: printed with the command's usage, exit 2. */
 class UsageError extends Error {}
 
+/**
+ * `perdure dev`'s access token: from `--token-file` (its first line), else
+ * `--token`, with a warning that the command line is public, else
+ * `PERDURE_DEV_TOKEN`; undefined when none is given.
+ */
+function readDevToken(flagToken: string | undefined, tokenFile: string | undefined, environmentToken: string | undefined): string | undefined {
+  if (flagToken !== undefined && tokenFile !== undefined) throw new UsageError("give --token-file or --token, not both");
+  if (tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`--token-file ${JSON.stringify(tokenFile)} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const token = text.split(/\r?\n/)[0]?.trim() ?? "";
+    if (token === "") throw new UsageError(`--token-file ${JSON.stringify(tokenFile)} is empty; write the token on its first line`);
+    return token;
+  }
+  if (flagToken !== undefined) {
+    console.error("perdure dev: warning: --token is readable by every local user in the process list; pass the token in PERDURE_DEV_TOKEN or --token-file instead");
+    return flagToken;
+  }
+  return environmentToken;
+}
+
 function parseCommandLine(argv: readonly string[]) {
   try {
     return parseArgs({
@@ -152,6 +181,7 @@ function parseCommandLine(argv: readonly string[]) {
         entry: { type: "string" },
         "no-worker": { type: "boolean" },
         token: { type: "string" },
+        "token-file": { type: "string" },
         "allow-origin": { type: "string", multiple: true },
         out: { type: "string" },
         "as-test": { type: "boolean" },
@@ -223,13 +253,21 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "dev") {
     const port = Number(values.port ?? process.env.PORT ?? "4100");
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port ${JSON.stringify(values.port)} is invalid: use 0 to 65535`);
+    let token: string | undefined;
+    try {
+      token = readDevToken(values.token, values["token-file"], process.env.PERDURE_DEV_TOKEN);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      console.error(`perdure dev: ${error.message}\n\n${help}`);
+      return 2;
+    }
     // The HTTP server and its dependencies load only for this command.
     const { startDevServer } = await import("./commands/dev.ts");
     const server = await startDevServer({
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       port,
       host: values.host ?? "127.0.0.1",
-      token: values.token ?? process.env.PERDURE_DEV_TOKEN,
+      token,
       allowedOrigins: values["allow-origin"] ?? [],
       operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
       ...location,

@@ -25,8 +25,9 @@ export interface DevCommandOptions {
   databasePath: string;
   databaseUrl: string | undefined;
   /**
-   * The access token (`--token` or `PERDURE_DEV_TOKEN`). Required for a
-   * non-loopback host; one is generated and printed when absent there.
+   * The access token (`--token-file`, `PERDURE_DEV_TOKEN` or `--token`).
+   * Required for a non-loopback host; one is generated and printed when
+   * absent there. A given token is never printed.
    * @default none on loopback: loopback callers only
    */
   token?: string | undefined;
@@ -45,7 +46,7 @@ export function defaultWebRoot(): string {
 
 /** A running dev server: store, Worker and HTTP server, stopped together. */
 export interface RunningDevServer {
-  /** The address to open, with `?token=` when a token is needed. */
+  /** The address to open, with `?token=` when the token was generated for this run. */
   url: string;
   close(): Promise<void>;
 }
@@ -96,7 +97,8 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const flows = await loadAgentFlows(options.entry);
   // Before anything listens or opens: a malformed endpoint fails the command at once.
   const tracing = await startDevTracing();
-  const token = options.token !== undefined && options.token !== "" ? options.token : isLoopbackHost(options.host) ? null : generateAccessToken();
+  const isTokenGiven = options.token !== undefined && options.token !== "";
+  const token = isTokenGiven ? options.token ?? null : isLoopbackHost(options.host) ? null : generateAccessToken();
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
   let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
@@ -127,13 +129,15 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}),
   });
   const displayHost = allowedHostsFor(options.host, port) === "any" ? "127.0.0.1" : options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
-  const url = `http://${displayHost}:${port}${token === null ? "" : `/?token=${encodeURIComponent(token)}`}`;
+  // Only a generated token goes into the printed address: a given one may sit in shared logs and terminals.
+  const url = `http://${displayHost}:${port}${token === null || isTokenGiven ? "" : `/?token=${encodeURIComponent(token)}`}`;
   console.log(`perdure dev: ${[...flows.keys()].join(", ")} on ${description}`);
   for (const [flowType, flow] of flows) console.log(`perdure dev: ${flowType} uses ${describeAgentSessionModel(flow) ?? "a model its runner does not describe"}`);
   if (tracing !== undefined) console.log(`perdure dev: exporting spans over OTLP/HTTP to ${tracing.endpoint}`);
   console.log(`perdure dev: web UI and API at ${url}`);
   if (operations !== undefined) console.log(`perdure dev: metrics at ${operations.url}/metrics, health at ${operations.url}/healthz and ${operations.url}/readyz`);
-  if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
+  if (isTokenGiven) console.log("perdure dev: open the address with ?token=<your access token> once, or send Authorization: Bearer <your access token>");
+  else if (token !== null) console.log("perdure dev: the access token was generated for this run; set PERDURE_DEV_TOKEN or --token-file to keep one");
   return {
     url,
     close: async () => {
