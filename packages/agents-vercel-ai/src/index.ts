@@ -10,4 +10,4 @@ export { createVercelAiAgentSessionFlow } from "./create-vercel-ai-agent-session
 export type { VercelAiAgent, VercelAiAgentSessionOptions, VercelAiAgentSettings } from "./create-vercel-ai-agent-session-flow.ts";
 export { getAgentToolExecutionScope } from "./tool-execution-scope.ts";
 export type { AgentToolExecutionScope } from "./tool-execution-scope.ts";
-export { toolPolicyOf } from "./vercel-ai-tools.ts";
+export { toolApprovalOf } from "./vercel-ai-tools.ts";

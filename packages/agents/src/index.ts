@@ -102,6 +102,8 @@ export {
   approvalDeadlinePassed,
   isBlankText,
   missingToolTaskPoller,
+  outcomeUnknownAfterToolErrorPrefix,
+  outcomeUnknownAfterToolErrorResult,
   outcomeUnknownToolResult,
   planExecutionUserMessage,
   planningTurnToolRejectedResult,

@@ -76,6 +76,8 @@ export {
   approvalDeadlinePassed,
   isBlankText,
   missingToolTaskPoller,
+  outcomeUnknownAfterToolErrorPrefix,
+  outcomeUnknownAfterToolErrorResult,
   outcomeUnknownToolResult,
   planExecutionUserMessage,
   planningTurnToolRejectedResult,

@@ -47,6 +47,7 @@ export {
   conformanceGateNames,
   conformanceModelFailure,
   conformanceQuestion,
+  conformanceToolFailure,
   conformanceUserTexts,
   runnerConformanceDirectoryEnvironmentVariable,
   runnerConformanceSetup,
