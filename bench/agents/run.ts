@@ -15,12 +15,14 @@ import { runBenchmarkCli, type Scenario } from "../engine/cli.ts";
 import { measureConcurrentSessions } from "./scenarios/concurrent-sessions.ts";
 import { measureTracingOverhead } from "./scenarios/tracing-overhead.ts";
 import { measureTurnOverhead } from "./scenarios/turn-overhead.ts";
+import { measureForkSession } from "./scenarios/fork-session.ts";
 
 const scenarios: readonly Scenario[] = [
   { name: "turn-overhead-process-crash-safe", description: "one session, turns with one read tool and an answer, process-crash-safe", run: (settings) => measureTurnOverhead("process-crash-safe", settings) },
   { name: "turn-overhead-full", description: "the same turns with full durability", run: (settings) => measureTurnOverhead("full", settings) },
   { name: "tracing-overhead", description: "the same turn with tracing off, the API without an SDK, and the SDK exporting to memory", run: measureTracingOverhead },
   { name: "sessions", description: "turns/s with 100 concurrent sessions, Worker concurrency 8 and 32", run: measureConcurrentSessions },
+  { name: "fork-session", description: "forkSession at the middle and the end of sessions of 10 and 200 turns (100 with --quick)", run: measureForkSession },
 ];
 
 await runBenchmarkCli({

@@ -33,6 +33,7 @@ export type { AgentSessionPersistence } from "./session/persistence.ts";
 export { AgentStepType } from "./session/step-types.ts";
 export type { ListAgentMessagesInput, ResolveInterruptInput, SendUserMessageInput } from "./session/rpcs/session-rpcs.ts";
 export type { AnswerQuestionInput } from "./session/rpcs/answer-question.ts";
+export { personLockConflictRetryMs } from "./session/rpcs/person-lock-conflict-retry.ts";
 export type { ExecutePlanInput } from "./session/rpcs/execute-plan.ts";
 export type { UpdateSessionSettingsInput } from "./session/rpcs/update-session-settings.ts";
 export type { CancelTurnInput, DeleteQueuedMessageInput, SteerUserMessageInput } from "./session/rpcs/turn-control-rpcs.ts";
@@ -73,6 +74,7 @@ export type {
   ToolTaskPollOutcome,
   ToolTaskStarted,
   TurnCompleted,
+  RecordedModelCall,
 } from "./contract/agent-framework-runner.ts";
 export { ToolExecutionError } from "./contract/tool-execution-error.ts";
 export { selectUnstoredToolCalls } from "./contract/unstored-tool-calls.ts";
@@ -84,6 +86,19 @@ export { agentMessageChunkFromWire, agentMessageChunkToWire } from "./session/me
 export type { AgentMessageChunk } from "./session/messages/agent-message-chunk.ts";
 export { agentMessageIndexFromWire, agentMessageIndexToWire } from "./session/messages/agent-message-index.ts";
 export type { AgentMessageChunkRange, AgentMessageIndex } from "./session/messages/agent-message-index.ts";
+export { forkSession } from "./session/fork/fork-session.ts";
+export type { ForkSessionOptions, ForkSessionResult } from "./session/fork/fork-session.ts";
+export { exportSession } from "./session/export/export-session.ts";
+export { checkSessionFixture, sessionFixtureFormat, sessionFixtureVersion } from "./session/export/session-fixture.ts";
+export type { SessionFixture, SessionFixtureModelCall, SessionFixtureToolCall, SessionFixtureTurn } from "./session/export/session-fixture.ts";
+export { sessionLineageFromWire, sessionLineageToWire } from "./contract/values/session-lineage.ts";
+export type { SessionLineage } from "./contract/values/session-lineage.ts";
+export { turnCheckpointFromWire, turnCheckpointToWire } from "./session/records/turn-checkpoint.ts";
+export type { TurnCheckpoint } from "./session/records/turn-checkpoint.ts";
+export { turnToolCallsFromWire, turnToolCallsToWire } from "./session/records/turn-tool-calls.ts";
+export type { TurnToolCalls } from "./session/records/turn-tool-calls.ts";
+export { modelCallRecordFromWire, modelCallRecordMaxBytes, modelCallRecordToWire } from "./session/records/model-call-record.ts";
+export type { ModelCallRecord } from "./session/records/model-call-record.ts";
 export { messageRolloverMaxBytesPerCommit, messageRolloverMaxChunksPerCommit } from "./session/messages/message-storage-options.ts";
 export { agentStateFromWire, agentStateToWire } from "./contract/values/agent-state.ts";
 export type { AgentSessionStartInput, AgentState, AgentStatus, InteractionMode } from "./contract/values/agent-state.ts";

@@ -23,8 +23,8 @@ function runCli(args: string[], cwd = repositoryRoot): { status: number | null; 
 test("perdure --help and every command's --help describe their usage", () => {
   const main = runCli(["--help"]);
   assert.equal(main.status, 0);
-  for (const command of ["dev", "sessions", "inspect", "chat"]) assert.match(main.stdout, new RegExp(`\\n  ${command}`));
-  for (const command of ["dev", "sessions", "inspect", "chat", "migrate"]) {
+  for (const command of ["dev", "worker", "sessions", "inspect", "chat"]) assert.match(main.stdout, new RegExp(`\\n  ${command}`));
+  for (const command of ["dev", "worker", "sessions", "inspect", "chat", "migrate"]) {
     const help = runCli([command, "--help"]);
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, new RegExp(`^Usage: perdure ${command}`));

@@ -3,15 +3,18 @@
  * `perdure`: the dev server and tools for durable agent sessions.
  *
  *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token ...] [--allow-origin ...] [entry]
+ *   perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
+ *   perdure export <sessionId> [--out <file>] [--as-test] [--db ...] [--entry ...]
  *   perdure --version
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client, Worker } from "@perdure/engine";
 import { runChatCommand } from "./commands/chat.ts";
+import { runExportCommand } from "./commands/export.ts";
 import { runInspectCommand } from "./commands/inspect.ts";
 import { runSessionsCommand } from "./commands/sessions.ts";
 import { defaultEntryName, findDefaultEntry } from "./entry/find-default-entry.ts";
@@ -33,13 +36,16 @@ Usage: perdure <command> [options]
 
 Commands:
   dev [entry]          Start the dev server: store, Worker, HTTP API and web UI
+  worker [entry]       Run Workers only (no HTTP API); SIGTERM drains, then exits
   sessions             List sessions with their status
   inspect <sessionId>  Print a session's Step timeline and state
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
+  export <sessionId>   Write a session as a replay fixture (JSON) or, with --as-test, a node:test file
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
+                       (postgres://user:password@host:5432/db, ?schema=name for a schema other than perdure)
   --entry <module>     Module exporting agent session Flows (default ${defaultEntry},
                        or the one *.agents.ts file in this folder)
   -h, --help           Show help for a command
@@ -62,6 +68,20 @@ OTLP/HTTP.
                            address when a non-loopback host needs one.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
                            that may call the API; repeatable.`,
+  worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
+
+Runs a Worker for every agent session Flow the entry module exports, and
+nothing else: no HTTP API, no web UI. Run it beside web servers that mount
+the session HTTP handler on the same store (see docs/deploy.md). The entry
+defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
+
+  --concurrency <n>        Steps run at once (default 8).
+  --drain-timeout <time>   On SIGTERM or Ctrl-C: stop claiming, let running
+                           Steps finish for up to this long (default 25s,
+                           under the usual 30 s grace period), release the
+                           rest so another Worker takes them at once, exit 0.
+                           A second signal exits at once (143, or 130 for
+                           Ctrl-C).`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -75,6 +95,18 @@ durations and errors), pending interrupts and usage.`,
 Applies the PostgreSQL store's ordered migrations and prints the ones it
 applied. Stores also migrate when they first open; run this as a deployment
 step so Workers start on a ready schema. Safe when several run at once.`,
+  export: `Usage: perdure export <sessionId> [--out <file>] [--as-test] [--db .perdure/dev.db] [--entry ${defaultEntry}]
+
+Writes the session's ended turns as a fixture: each turn's user messages and
+settings, its model calls (request and response) and its tool calls with
+their effect classes, as JSON, to stdout or --out. With --as-test it writes a
+node:test file instead, which replays the fixture against the entry module's
+agent (replaySession of @perdure/agents/testing) and fails on the first
+divergence. Reading the session never changes it.
+
+  --out <file>   Write here instead of stdout (the test imports the entry
+                 relative to this file).
+  --as-test      Write the replay test instead of the fixture.`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -103,6 +135,10 @@ function parseCommandLine(argv: readonly string[]) {
         "no-worker": { type: "boolean" },
         token: { type: "string" },
         "allow-origin": { type: "string", multiple: true },
+        out: { type: "string" },
+        "as-test": { type: "boolean" },
+        concurrency: { type: "string" },
+        "drain-timeout": { type: "string" },
       },
     });
   } catch (error) {
@@ -169,6 +205,17 @@ async function main(argv: readonly string[]): Promise<number> {
     await server.close();
     return 0;
   }
+  if (command === "worker") {
+    const { parseConcurrency, parseDuration, runWorkerCommand } = await import("./commands/worker.ts");
+    const code = await runWorkerCommand({
+      entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
+      concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
+      drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
+      ...location,
+    });
+    // A released Step's handler may ignore its abort signal; it must not outlive the drain.
+    process.exit(code);
+  }
   const sessionId = rest[0];
   if (command !== "sessions" && sessionId === undefined) {
     console.error(`perdure ${command}: give a session ID\n\n${help}`);
@@ -188,6 +235,12 @@ async function main(argv: readonly string[]): Promise<number> {
     if (sessionId === undefined) return 2;
     if (command === "inspect") {
       console.log(await runInspectCommand(client, flows, sessionId, description));
+      return 0;
+    }
+    if (command === "export") {
+      const text = await runExportCommand(client, flows, { sessionId, outPath: values.out, entryPath: entry, asTest: values["as-test"] === true, storeDescription: description });
+      if (values.out === undefined) process.stdout.write(text);
+      else writeFileSync(values.out, text);
       return 0;
     }
     const flow = [...flows.values()][0];

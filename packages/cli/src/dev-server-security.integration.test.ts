@@ -124,6 +124,7 @@ describe("perdure dev refuses other web pages", () => {
         { method: "POST", path: "/api/sessions/victim/queue/delete", body: JSON.stringify({ messageId: "1" }) },
         { method: "POST", path: "/api/sessions/victim/cancel", body: JSON.stringify({ turnId: null }) },
         { method: "POST", path: "/api/sessions/victim/stop", body: "" },
+        { method: "POST", path: "/api/sessions/victim/fork", body: JSON.stringify({ throughTurn: 0, initialMessage: "please refund order 1002" }) },
       ];
       for (const step of steps) {
         const response = await sendRaw(origin, { ...step, headers: attacker.headers });
@@ -243,7 +244,7 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
       { name: "a missing messages array", request: { method: "POST", path: "/api/chat", headers: json, body: JSON.stringify({ id: "existing" }) }, status: 400, error: /messages undefined is invalid/ },
       { name: "a blank message", request: { method: "POST", path: "/api/chat", headers: json, body: chatBody("existing", " \n\t") }, status: 400, error: /text is blank/ },
       { name: "a message to a stopped session", request: { method: "POST", path: "/api/chat", headers: json, body: chatBody("stopped", "hello?") }, status: 409, error: /session stopped is stopped/ },
-      { name: "an unknown agent", request: { method: "POST", path: "/api/sessions", headers: json, body: JSON.stringify({ agent: "x".repeat(10_000) }) }, status: 400, error: /agent "x{80}" is not one of/ },
+      { name: "an unknown agent", request: { method: "POST", path: "/api/sessions", headers: json, body: JSON.stringify({ agent: "x".repeat(10_000) }) }, status: 400, error: /agent "x{79}…" is not one of/ },
       { name: "a plan-mode flag that is not a boolean", request: { method: "POST", path: "/api/chat", headers: json, body: JSON.stringify({ id: "existing", planMode: "yes", messages: [{ role: "user", parts: [{ type: "text", text: "plan it" }] }] }) }, status: 400, error: /planMode "yes" is invalid/ },
       { name: "a plan revision that is text", request: { method: "POST", path: "/api/sessions/existing/plan/execute", headers: json, body: JSON.stringify({ revision: "1" }) }, status: 400, error: /revision "1" is invalid: send the plan's revision, a positive integer/ },
       { name: "a plan revision of 0", request: { method: "POST", path: "/api/sessions/existing/plan/execute", headers: json, body: JSON.stringify({ revision: 0 }) }, status: 400, error: /revision 0 is invalid/ },
@@ -276,7 +277,7 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
     assert.deepEqual([noPlan.status, JSON.parse(noPlan.body)], [200, { executed: false }]);
     assertStoreUnchanged(databasePath, before, "approving a plan the session does not have");
     const noQuestion = await sendRaw(origin, { method: "POST", path: "/api/sessions/existing/questions/call-1", headers: json, body: JSON.stringify({ answer: "M" }) });
-    assert.deepEqual([noQuestion.status, JSON.parse(noQuestion.body)], [200, { answered: false }]);
+    assert.deepEqual([noQuestion.status, JSON.parse(noQuestion.body)], [200, { answered: false, reason: "question call-1 is not waiting for an answer: it was answered, declined or expired, or its turn ended" }]);
     assertStoreUnchanged(databasePath, before, "answering a question the session does not ask");
     // Steering or deleting a message that is not queued, and stopping a turn that is not running, change nothing.
     const noOps: { path: string; body: unknown; answer: Record<string, boolean> }[] = [

@@ -1,6 +1,7 @@
 /**
- * `perdure`: the dev server as a library, for applications that mount the
- * same HTTP API in their own server.
+ * `perdure`: the dev server as a library. To serve sessions from your own
+ * server, mount `createAgentHttpHandler` of `@perdure/agents/http` instead:
+ * the dev app is that handler plus the web UI and the dev access token.
  *
  * @example
  * import { createDevApp } from "perdure";
@@ -11,12 +12,12 @@
  *   allowedHosts: ["localhost:3000", "127.0.0.1:3000"],
  * });
  */
-export { createDevApp, maxChatBodyBytes, maxSmallBodyBytes } from "./server/create-dev-app.ts";
-export type { AuthorizeRequest, DevAppOptions, SessionAccess } from "./server/create-dev-app.ts";
+export { createDevApp } from "./server/create-dev-app.ts";
+export type { DevAppOptions } from "./server/create-dev-app.ts";
 export { allowedHostsFor } from "./server/dev-access.ts";
 export type { DevAccess } from "./server/dev-access.ts";
-export { inspectSession, buildTimeline } from "./server/session-inspection.ts";
-export type { SessionInspection, TimelineExecution } from "./server/session-inspection.ts";
+export { inspectSession, buildTimeline } from "@perdure/agents/http";
+export type { SessionInspection, TimelineExecution } from "@perdure/agents/http";
 export { startDevServer } from "./commands/dev.ts";
 export { DevServerListenError } from "./commands/dev.ts";
 export type { DevCommandOptions, RunningDevServer } from "./commands/dev.ts";

@@ -30,6 +30,21 @@ export interface TurnCompleted {
   /** Usage of this model call only. */
   usage: AgentUsage;
   modelCallMetadata?: ModelCallMetadata;
+  /** The model call's request and response as JSON, kept for export and replay (a Perdure extension). @default none */
+  modelCall?: RecordedModelCall;
+}
+
+/**
+ * One model call as the runner made it: the request it sent (instructions,
+ * input, tools) and the response it got, both as JSON. The session keeps it
+ * in `ModelCalls`, in the same commit as the call's outcome, so
+ * `exportSession` can write it and `replaySession` can answer today's code
+ * with the recorded response and compare today's request with the recorded
+ * one. A Perdure extension of the runner contract.
+ */
+export interface RecordedModelCall {
+  request: unknown;
+  response: unknown;
 }
 
 /** The model asked for tool calls, each of which runs in its own Step. */
@@ -43,6 +58,8 @@ export interface ToolCallsRequested {
   /** Messages to store now, in the same commit as the tool calls. */
   newMessages?: FrameworkMessage[];
   modelCallMetadata?: ModelCallMetadata;
+  /** See {@link TurnCompleted.modelCall}. @default none */
+  modelCall?: RecordedModelCall;
 }
 
 export type AgentTurnOutcome = TurnCompleted | ToolCallsRequested;

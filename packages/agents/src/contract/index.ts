@@ -52,6 +52,7 @@ export type {
   ToolTaskPollOutcome,
   ToolTaskStarted,
   TurnCompleted,
+  RecordedModelCall,
 } from "./agent-framework-runner.ts";
 export { ToolExecutionError } from "./tool-execution-error.ts";
 export { selectUnstoredToolCalls } from "./unstored-tool-calls.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { RpcLockConflictError, type Client } from "@perdure/engine";
+import type { Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { FileGate } from "../testing/file-gate.ts";
@@ -111,15 +111,8 @@ function toolRuns(log: InvocationLog, toolName: string): (InvocationLogEntry & {
 }
 
 /** `resolve_interrupt` may meet the lock of a running Step; the contract says to retry. */
-async function resolveInterrupt(client: Client, flow: AgentSessionFlow, flowId: string, interruptId: string): Promise<boolean> {
-  for (;;) {
-    try {
-      return await client.invokeRPC(flow.resolveInterrupt, flowId, { interruptId, approved: true });
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error)) throw error;
-      await delay(10);
-    }
-  }
+function resolveInterrupt(client: Client, flow: AgentSessionFlow, flowId: string, interruptId: string): Promise<boolean> {
+  return client.invokeRPC(flow.resolveInterrupt, flowId, { interruptId, approved: true }, { lockConflictRetryMs: recoveryBoundMs });
 }
 
 function waitForPendingInterrupt(client: Client, flow: AgentSessionFlow, flowId: string): Promise<string> {

@@ -90,12 +90,28 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
     },
   });
   runnersByFlow.set(flow, runner);
+  optionsByFlow.set(flow, options);
   featuresByFlow.set(flow, { planModeEnabled: resolved.planModeEnabled, builtInTools: resolved.builtInTools, modelChoices: [...(runner.modelChoices ?? [])] });
   return flow;
 }
 
 /** The runner of each session Flow, for what the Flow definition itself does not carry. */
 const runnersByFlow = new WeakMap<object, AgentFrameworkRunner<DeferredToolOutcome>>();
+
+/** The options each session Flow was built with, so a replay can build the same Flow around another runner. */
+const optionsByFlow = new WeakMap<object, AgentSessionOptions>();
+
+/**
+ * The runner and options a session Flow was built with, or undefined for
+ * any other object. For `replaySession`, which builds the same Flow around a
+ * runner that answers from a recording; not a public export.
+ */
+export function agentSessionFlowParts(flow: unknown): { runner: AgentFrameworkRunner<DeferredToolOutcome>; options: AgentSessionOptions } | undefined {
+  if (typeof flow !== "object" || flow === null) return undefined;
+  const runner = runnersByFlow.get(flow);
+  const options = optionsByFlow.get(flow);
+  return runner === undefined || options === undefined ? undefined : { runner, options };
+}
 
 /** The resolved features of each session Flow, for `describeAgentSessionFeatures`. */
 const featuresByFlow = new WeakMap<object, AgentSessionFeatures>();

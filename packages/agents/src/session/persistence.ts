@@ -33,6 +33,10 @@ import { agentMessageChunkFromWire, agentMessageChunkToWire, type AgentMessageCh
 import { agentMessageIndexFromWire, agentMessageIndexToWire, type AgentMessageIndex } from "./messages/agent-message-index.ts";
 import { resolveMessageStorageOptions, type MessageStorageOptions } from "./messages/message-storage-options.ts";
 import { registerMessageStorageOptions } from "./messages/message-storage-registry.ts";
+import { modelCallRecordFromWire, modelCallRecordToWire, type ModelCallRecord } from "./records/model-call-record.ts";
+import { turnCheckpointFromWire, turnCheckpointToWire, type TurnCheckpoint } from "./records/turn-checkpoint.ts";
+import { turnToolCallsFromWire, turnToolCallsToWire, type TurnToolCalls } from "./records/turn-tool-calls.ts";
+import { sessionLineageFromWire, sessionLineageToWire, type SessionLineage } from "../contract/values/session-lineage.ts";
 
 function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
   return { encode, decode };
@@ -82,6 +86,10 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     sessionSettings: attribute<SessionSettings>("SessionSettings", { codec: codec((value) => value, sessionSettingsFromWire) }),
     turnSessionSettings: attribute<TurnSessionSettings>("TurnSessionSettings", { codec: codec(turnSessionSettingsToWire, turnSessionSettingsFromWire) }),
     agentTraceContext: attribute<string>("AgentTraceContext"),
+    turnCheckpoints: attributeMap<TurnCheckpoint>("TurnCheckpoints", { codec: codec(turnCheckpointToWire, turnCheckpointFromWire) }),
+    turnToolCalls: attributeMap<TurnToolCalls>("TurnToolCalls", { codec: codec(turnToolCallsToWire, turnToolCallsFromWire) }),
+    modelCalls: attributeMap<ModelCallRecord>("ModelCalls", { codec: codec(modelCallRecordToWire, modelCallRecordFromWire) }),
+    sessionLineage: attribute<SessionLineage>("SessionLineage", { codec: codec(sessionLineageToWire, sessionLineageFromWire) }),
     agentEvents: stream<AgentEvent>("AgentEvents", {
       capacityBytes: options.eventStreamCapacityBytes,
       codec: codec(agentEventToWire, agentEventFromWire),

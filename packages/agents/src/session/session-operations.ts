@@ -8,6 +8,7 @@ import { loadedStoredMessages } from "./messages/loaded-messages.ts";
 import { storeMessages } from "./messages/store-messages.ts";
 import { countTurnReplies } from "./messages/turn-reply-count.ts";
 import { copyTurnSessionSettings } from "./settings/turn-session-settings.ts";
+import { writeTurnCheckpoint, writeTurnToolCalls } from "./records/record-writes.ts";
 
 /** Anything that reads the store's clock: a Step's or an RPC's context. */
 export interface StoreTimeSource {
@@ -85,6 +86,7 @@ export async function startTurn(
   interactionMode: InteractionMode = "chat",
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
+  writeTurnCheckpoint(context, persistence, state, isoNow(context));
   const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
@@ -108,8 +110,10 @@ export function turnMessageCount(context: StepContext, persistence: AgentSession
   return Math.max(0, state.messageCount - reply.sequence + 1);
 }
 
-/** Deletes the turn's tool call records (the loaded ones) and its run state. */
+/** Keeps the turn's tool call records (the loaded ones) in `TurnToolCalls`, deletes them and the run state. */
 export function clearTurnRecords(context: StepContext, persistence: AgentSessionPersistence): void {
+  const records = context.loadedKeys(persistence.agentToolCalls).flatMap((key) => context.read(persistence.agentToolCalls.instance(key)) ?? []);
+  writeTurnToolCalls(context, persistence, records);
   for (const key of context.loadedKeys(persistence.agentToolCalls)) context.write(persistence.agentToolCalls.instance(key), null);
   context.write(persistence.frameworkRunState, null);
 }

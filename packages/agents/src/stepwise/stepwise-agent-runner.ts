@@ -7,6 +7,7 @@ import type {
   DeferredToolCall,
   DeferredToolExecution,
   DeferredToolOutcome,
+  RecordedModelCall,
   ToolInputRequested,
   ToolTaskCancellation,
   ToolTaskPoll,
@@ -17,6 +18,7 @@ import { buildModelInput } from "./stepwise-input.ts";
 import { buildPlanNote } from "../contract/plan-note.ts";
 import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { SessionSettings } from "../contract/values/session-settings.ts";
+import { agentUsageToWire } from "../contract/values/agent-usage.ts";
 import { contextSummaryItems, selectStepwiseUnstoredToolCalls } from "./compaction/compacted-turn.ts";
 import { selectStepwiseCompactionCutoff } from "./compaction/select-compaction-cutoff.ts";
 import { buildSummaryModelRequest } from "./compaction/summary-request.ts";
@@ -59,6 +61,32 @@ function resultMessages(calls: readonly AgentToolCall[]): FrameworkMessage[] {
 
 export { buildModelInput } from "./stepwise-input.ts";
 
+/** A model request as `ModelCalls` keeps it: what the model is sent, without the live handles (events, signal) and IDs. */
+export function recordedModelRequest(request: ModelRequest): Record<string, unknown> {
+  return {
+    instructions: request.instructions,
+    input: request.input,
+    tools: request.tools,
+    tool_choice: request.toolChoice ?? "auto",
+    model_settings: request.modelSettings ?? null,
+  };
+}
+
+/** A model call as `ModelCalls` keeps it: the request without its live handles, and the response. */
+export function recordedModelCall(request: ModelRequest, response: ModelResponse): RecordedModelCall {
+  return {
+    request: recordedModelRequest(request),
+    response: {
+      text: response.text,
+      tool_calls: response.toolCalls.map((call) => ({ tool_call_id: call.toolCallId, tool_name: call.toolName, arguments: call.arguments })),
+      usage: agentUsageToWire(response.usage),
+      provider: response.provider,
+      api: response.api,
+      item: response.item ?? null,
+    },
+  };
+}
+
 /**
  * The built-in agent loop's runner: one model call per `RunModel`, the turn's
  * transcript stored as it goes, function tools checked against their JSON
@@ -73,6 +101,20 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
 
   constructor(definition: AgentDefinition) {
     this.definition = resolveAgentDefinition(definition);
+  }
+
+  /**
+   * A runner with this definition that calls `model` for every model call,
+   * whatever `resolveModel` would pick: `replaySession` answers today's
+   * agent code from a recording this way.
+   *
+   * @example
+   * const replaying = runner.withModel(new ScriptedModelClient(() => ({ text: "ok" })));
+   */
+  withModel(model: ModelClient): StepwiseAgentRunner {
+    const copy = Object.create(StepwiseAgentRunner.prototype) as StepwiseAgentRunner;
+    Object.assign(copy, this, { definition: { ...this.definition, model, resolveModel: undefined }, lastListings: new Map() });
+    return copy;
   }
 
   /** The names `resolveModel` accepts as `settings.model`, from the definition. */
@@ -198,7 +240,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     const response = await model.call(request);
     const output = this.modelOutputMessage(response);
     const usage = response.usage;
-    const metadata = response.metadata === undefined ? {} : { modelCallMetadata: response.metadata };
+    const metadata = { ...(response.metadata === undefined ? {} : { modelCallMetadata: response.metadata }), modelCall: recordedModelCall(request, response) };
     if (response.toolCalls.length === 0) {
       return { kind: "turn_completed", newMessages: [...results, output], usage, ...metadata };
     }

@@ -1,4 +1,4 @@
-import { RpcLockConflictError, type Client } from "@perdure/engine";
+import type { Client } from "@perdure/engine";
 import { pollUntil } from "@perdure/engine/testing";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import { durableWaitTimerId } from "../session/built-in-tools/durable-wait-timer.ts";
@@ -21,16 +21,9 @@ export interface AgentSessionWaitOptions {
   timeoutMs?: number;
 }
 
-async function retryLockConflicts<TOutput>(call: () => Promise<TOutput>, options: AgentSessionWaitOptions): Promise<TOutput> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
+/** How long the RPCs that lock an Attribute keep calling again while a running Step holds it. */
+function lockRetry(options: AgentSessionWaitOptions): { lockConflictRetryMs: number } {
+  return { lockConflictRetryMs: options.timeoutMs ?? 15_000 };
 }
 
 /**
@@ -77,19 +70,19 @@ export class AgentSessionTestClient {
     return this.client.invokeRPC(this.flow.sendUserMessage, sessionId, { text, planMode: options.planMode ?? false });
   }
 
-  /** `resolve_interrupt`, retried while a running Step holds `PendingInterrupts`, as the contract advises. */
+  /** `resolve_interrupt`, called again while a running Step holds `PendingInterrupts`, as the contract advises. */
   resolveInterrupt(sessionId: string, input: ResolveInterruptInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
-    return retryLockConflicts(() => this.client.invokeRPC(this.flow.resolveInterrupt, sessionId, input), options);
+    return this.client.invokeRPC(this.flow.resolveInterrupt, sessionId, input, lockRetry(options));
   }
 
-  /** `answer_question`, retried while a running Step holds `PendingInterrupts`. */
+  /** `answer_question`, called again while a running Step holds `PendingInterrupts`. */
   answerQuestion(sessionId: string, input: AnswerQuestionInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
-    return retryLockConflicts(() => this.client.invokeRPC(this.flow.answerQuestion, sessionId, input), options);
+    return this.client.invokeRPC(this.flow.answerQuestion, sessionId, input, lockRetry(options));
   }
 
-  /** `execute_plan`, retried while a running Step holds `PendingPlanExecution`. */
+  /** `execute_plan`, called again while a running Step holds `PendingPlanExecution`. */
   executePlan(sessionId: string, input: ExecutePlanInput, options: AgentSessionWaitOptions = {}): Promise<boolean> {
-    return retryLockConflicts(() => this.client.invokeRPC(this.flow.executePlan, sessionId, input), options);
+    return this.client.invokeRPC(this.flow.executePlan, sessionId, input, lockRetry(options));
   }
 
   /** `steer_user_message`: new text, or a queued message by its Channel message ID (exactly one). */
@@ -102,9 +95,9 @@ export class AgentSessionTestClient {
     return this.client.invokeRPC(this.flow.deleteQueuedMessage, sessionId, { messageId });
   }
 
-  /** `cancel_turn` (null for the active turn), retried while a short Step holds `TurnCancellationRequest` or `PendingInterrupts`. */
+  /** `cancel_turn` (null for the active turn), called again while a short Step holds `TurnCancellationRequest` or `PendingInterrupts`. */
   cancelTurn(sessionId: string, turnId: string | null = null, options: AgentSessionWaitOptions = {}): Promise<boolean> {
-    return retryLockConflicts(() => this.client.invokeRPC(this.flow.cancelTurn, sessionId, { turnId }), options);
+    return this.client.invokeRPC(this.flow.cancelTurn, sessionId, { turnId }, lockRetry(options));
   }
 
   /** Polls a tool task now: fires the Timer of its next poll. Returns how many Timers fired. */

@@ -36,6 +36,9 @@ export { awaitBoundaryKillStartSignal, formatBoundaryKillReport, runBoundaryKill
 export type { BoundaryKillLoopOptions, BoundaryKillReport, BoundaryKillRunResult, BoundaryKillScenario } from "@perdure/engine/testing";
 export { assertAgentSessionInvariants } from "./agent-session-invariants.ts";
 export { findFreeLoopbackPorts } from "./find-free-loopback-ports.ts";
+export { replaySession } from "./replay/replay-session.ts";
+export type { ReplaySessionOptions } from "./replay/replay-session.ts";
+export type { ReplayDivergence, ReplayReport } from "./replay/replay-divergence.ts";
 export { AgentSessionTestClient } from "./agent-session-test-client.ts";
 export type { AgentSessionWaitOptions } from "./agent-session-test-client.ts";
 export { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";

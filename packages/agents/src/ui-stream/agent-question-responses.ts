@@ -3,16 +3,15 @@
  * message the browser sends back, and applying one with `answer_question`,
  * or with `resolve_interrupt` for a decline.
  */
-import { describeValue, InvalidInputError, RpcLockConflictError } from "@perdure/engine";
+import { describeValue, InvalidInputError } from "@perdure/engine";
 import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
 import { isBlankText } from "../contract/values/result-texts.ts";
 import { turnIdOfMessageId } from "./agent-tool-approvals.ts";
-import { delay, resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
+import { personLockConflictRetryMs } from "../session/rpcs/person-lock-conflict-retry.ts";
+import { resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 
 /** The most question responses a request is read for; the rest are ignored. */
 export const maxAgentQuestionResponses = 100;
-
-const lockRetryMs = 10_000;
 
 /** One response to a question from the browser, bound to the turn of the message it came from. */
 export interface AgentQuestionResponse {
@@ -111,18 +110,6 @@ function refusalReason(interrupt: AgentInterrupt, answer: string): string {
   return "the session did not accept the answer";
 }
 
-async function retryOnLockConflict(call: () => Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean> {
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline || signal?.aborted === true) throw error;
-      await delay(10, signal);
-    }
-  }
-}
-
 /** Applies one response if its question is pending in the active turn, retrying while a Step holds `PendingInterrupts`. */
 export async function applyAgentQuestionResponse(
   session: AgentUIStreamSession,
@@ -136,9 +123,10 @@ export async function applyAgentQuestionResponse(
   const interrupt = (pending ?? []).find((candidate) => candidate.interruptId === response.interruptId && candidate.kind === "question" && candidate.turnId === activeTurnId);
   if (interrupt === undefined) return { kind: "not_pending" };
   const { answer } = response;
+  const retry = { lockConflictRetryMs: personLockConflictRetryMs, signal };
   const isApplied = answer === null
-    ? await retryOnLockConflict(() => client.invokeRPC(flow.resolveInterrupt, flowId, { interruptId: interrupt.interruptId, approved: false, rejectionMessage: response.reason ?? null }), signal)
-    : await retryOnLockConflict(() => client.invokeRPC(flow.answerQuestion, flowId, { interruptId: interrupt.interruptId, answer }), signal);
+    ? await client.invokeRPC(flow.resolveInterrupt, flowId, { interruptId: interrupt.interruptId, approved: false, rejectionMessage: response.reason ?? null }, retry)
+    : await client.invokeRPC(flow.answerQuestion, flowId, { interruptId: interrupt.interruptId, answer }, retry);
   if (isApplied) return { kind: "applied" };
   // Refused: still pending (a bad answer) or resolved meanwhile (its deadline, another tab).
   const [after] = await client.getAttributes(flowId, flow.pendingInterrupts);

@@ -2,13 +2,12 @@
  * Tool approvals from the browser: reading the decisions of a message,
  * resolving one approval, and the approval route's stream.
  */
-import { describeValue, InvalidInputError, RpcLockConflictError } from "@perdure/engine";
-import { delay, resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
+import { describeValue, InvalidInputError } from "@perdure/engine";
+import { personLockConflictRetryMs } from "../session/rpcs/person-lock-conflict-retry.ts";
+import { resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 
 /** The most decisions a request is read for; the rest are ignored. */
 export const maxAgentToolApprovalDecisions = 100;
-
-const lockRetryMs = 10_000;
 
 /** One approval decision from the browser, bound to the turn of the message it came from. */
 export interface AgentToolApprovalResponse {
@@ -120,20 +119,12 @@ export async function applyAgentToolApprovalDecision(
   if (activeTurnId === null || (decision.turnId !== undefined && decision.turnId !== activeTurnId)) return "not_pending";
   const interrupt = (pending ?? []).find((candidate) => candidate.interruptId === decision.approvalId && candidate.kind === "approval" && candidate.turnId === activeTurnId);
   if (interrupt === undefined) return "not_pending";
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      const isResolved = await client.invokeRPC(flow.resolveInterrupt, flowId, {
-        interruptId: interrupt.interruptId,
-        approved: decision.approved,
-        rejectionMessage: decision.approved ? null : (decision.reason ?? null),
-      });
-      return isResolved ? "applied" : "not_pending";
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline || signal?.aborted === true) throw error;
-      await delay(10, signal);
-    }
-  }
+  const isResolved = await client.invokeRPC(flow.resolveInterrupt, flowId, {
+    interruptId: interrupt.interruptId,
+    approved: decision.approved,
+    rejectionMessage: decision.approved ? null : (decision.reason ?? null),
+  }, { lockConflictRetryMs: personLockConflictRetryMs, signal });
+  return isResolved ? "applied" : "not_pending";
 }
 
 /**

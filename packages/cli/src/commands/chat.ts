@@ -1,18 +1,13 @@
 import { createInterface } from "node:readline/promises";
-import type { AgentPlan, AgentSessionFlow } from "@perdure/agents";
-import { ChannelMessageNotFoundError, FlowNotFoundError, RpcLockConflictError, type Client } from "@perdure/engine";
+import { personLockConflictRetryMs, type AgentPlan, type AgentSessionFlow } from "@perdure/agents";
+import { ChannelMessageNotFoundError, FlowNotFoundError, type Client } from "@perdure/engine";
 
-/** Calls an RPC that locks `PendingInterrupts` or `PendingPlanExecution`, retrying while a Step holds the lock. */
-async function withLockRetry<TOutput>(call: () => Promise<TOutput>): Promise<TOutput> {
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
+/**
+ * For the RPCs that lock `PendingInterrupts`, `PendingPlanExecution` or
+ * `TurnCancellationRequest`: called again while a Step holds the lock, and
+ * given up with the `RpcLockConflictError` after `personLockConflictRetryMs`.
+ */
+const forPerson = { lockConflictRetryMs: personLockConflictRetryMs };
 
 type Ask = (prompt: string) => Promise<string | undefined>;
 
@@ -29,13 +24,13 @@ async function answerQuestion(client: Client, flow: AgentSessionFlow, sessionId:
     const line = (await ask(`  answer (${hint})> `))?.trim();
     if (line === undefined || line.startsWith("/decline")) {
       const reason = line?.slice("/decline".length).trim() ?? "";
-      await withLockRetry(() => client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId, approved: false, rejectionMessage: reason === "" ? null : reason }));
+      await client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId, approved: false, rejectionMessage: reason === "" ? null : reason }, forPerson);
       output.write("  [declined]\n  ");
       return;
     }
     const picked = /^\d+$/.test(line) ? choices[Number(line) - 1] : undefined;
     const answer = picked ?? line;
-    if (await withLockRetry(() => client.invokeRPC(flow.answerQuestion, sessionId, { interruptId, answer }))) {
+    if (await client.invokeRPC(flow.answerQuestion, sessionId, { interruptId, answer }, forPerson)) {
       output.write(`  [answered: ${answer}]\n  `);
       return;
     }
@@ -99,7 +94,7 @@ async function showEvent(client: Client, flow: AgentSessionFlow, sessionId: stri
       {
         const answer = (await ask(`\n  approve ${String(payload.tool_name)}? [y/N] `))?.trim().toLowerCase();
         const approved = answer === "y" || answer === "yes";
-        await withLockRetry(() => client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId: String(payload.interrupt_id), approved, ...(approved ? {} : { rejectionMessage: "rejected in perdure chat" }) }));
+        await client.invokeRPC(flow.resolveInterrupt, sessionId, { interruptId: String(payload.interrupt_id), approved, ...(approved ? {} : { rejectionMessage: "rejected in perdure chat" }) }, forPerson);
       }
       return;
     case "tool_task_started":
@@ -132,7 +127,7 @@ async function runTurnCommand(client: Client, flow: AgentSessionFlow, sessionId:
   /** The queued message a `#<n>` argument names (1 is the oldest), or undefined. */
   const pick = (argument: string) => (/^#\d+$/.test(argument) ? queued[Number(argument.slice(1)) - 1] : undefined);
   if (trimmed === "/stop") {
-    const cancelled = await withLockRetry(() => client.invokeRPC(flow.cancelTurn, sessionId, { turnId: snapshot.state?.activeTurnId ?? null }));
+    const cancelled = await client.invokeRPC(flow.cancelTurn, sessionId, { turnId: snapshot.state?.activeTurnId ?? null }, forPerson);
     output.write(cancelled ? "\n  [stopping the turn]\n  " : "\n  [no turn to stop]\n  ");
     return;
   }
@@ -249,7 +244,7 @@ export async function runChatCommand(client: Client, flow: AgentSessionFlow, ses
       if (plan?.status !== "draft") break;
       const answer = (await ask(`execute plan revision ${plan.revision}? [y/N] `))?.trim().toLowerCase();
       if (answer !== "y" && answer !== "yes") break;
-      if (!(await withLockRetry(() => client.invokeRPC(flow.executePlan, sessionId, { revision: plan.revision })))) {
+      if (!(await client.invokeRPC(flow.executePlan, sessionId, { revision: plan.revision }, forPerson))) {
         output.write("(the session did not take the approval: the plan changed or the session is busy)\n");
         break;
       }

@@ -14,9 +14,9 @@ import type { FailedAttempt } from "@perdure/engine";
  * // perdure dev: session s1 (SupportAgent): RunModel attempt 2 failed (execution 4): Error: the provider is down
  * //     at ...
  */
-export function formatFailedAttempt(failure: FailedAttempt): string {
+export function formatFailedAttempt(failure: FailedAttempt, command = "perdure dev"): string {
   const method = failure.method === "wait_until" ? " in waitUntil" : "";
-  const headline = `perdure dev: session ${failure.flowId} (${failure.flowType}): ${failure.stepType} attempt ${failure.attempt} failed${method} (execution ${failure.executionId})`;
+  const headline = `${command}: session ${failure.flowId} (${failure.flowType}): ${failure.stepType} attempt ${failure.attempt} failed${method} (execution ${failure.executionId})`;
   const { error } = failure;
   if (!(error instanceof Error)) return `${headline}: ${String(error)}`;
   const summary = `${error.name}: ${error.message}`;

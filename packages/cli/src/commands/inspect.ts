@@ -1,7 +1,7 @@
 import type { AgentSessionFlow } from "@perdure/agents";
 import { FlowNotFoundError, type Client } from "@perdure/engine";
 import { truncateText } from "../format/truncate-text.ts";
-import { inspectSession, type SessionInspection } from "../server/session-inspection.ts";
+import { inspectSession, type SessionInspection } from "@perdure/agents/http";
 
 function pad(text: string, width: number): string {
   return text.length >= width ? text : text + " ".repeat(width - text.length);

@@ -27,6 +27,11 @@ export function isLoopbackHost(host: string): boolean {
   return loopbackHostNames.has(host.toLowerCase());
 }
 
+/** Whether a `Host` header value (`name:port`) names this machine only. */
+export function isLoopbackHostHeader(hostHeader: string): boolean {
+  return /^(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$/i.test(hostHeader);
+}
+
 /**
  * The `Host` header values a server bound to `host:port` answers to: the
  * loopback names, plus `host` itself; "any" for a wildcard bind, where the

@@ -9,7 +9,7 @@ import { createAgentSessionFlow, emptyAgentUsage, type AgentFrameworkRunner, typ
 import { Client, Worker } from "@perdure/engine";
 import { createTemporarySqliteStore, pollUntil } from "@perdure/engine/testing";
 import { createDevApp } from "./create-dev-app.ts";
-import type { InspectedMessageStorage } from "./message-storage-view.ts";
+import type { InspectedMessageStorage } from "@perdure/agents/http";
 
 const token = "message-storage-test-token";
 

@@ -119,6 +119,7 @@ export function App() {
             onInspectorTab={changeTab}
             onSessionsChanged={refreshSessions}
             onAttention={onAttention}
+            onOpenSession={select}
           />
         )}
       </div>

@@ -1,5 +1,5 @@
 import { describeValue } from "../errors/describe-value.ts";
-import type { AttributeRef } from "../attribute/attribute.ts";
+import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import { FlowAlreadyExistsError } from "../errors/flow-already-exists-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
@@ -10,6 +10,7 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
+import { waitForChange } from "./wait-for-change.ts";
 import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
@@ -32,6 +33,29 @@ export interface StartFlowOptions {
    * @default none: a second start of the flow ID fails
    */
   requestId?: string;
+  /**
+   * Attribute values (plain Attributes or map instances of this Flow) that
+   * commit together with the start, so the start Step already reads them. A
+   * start with attributes is one transaction: the Flow exists with all of
+   * them or not at all. Operations that build a Flow from another's state
+   * (an agent session's fork) start it this way.
+   * @default none
+   */
+  attributes?: readonly InitialAttribute[];
+}
+
+/** One Attribute value a Flow starts with: an Attribute or map instance of the Flow, and its value. */
+export interface InitialAttribute<TValue = unknown> {
+  ref: AttributeRef<TValue>;
+  value: TValue;
+}
+
+/** What `client.readFlowState` hands its reader: one consistent view of a Flow's Attributes. */
+export interface FlowStateReader {
+  /** The value of an Attribute or map instance, or `undefined` when unset. */
+  get<TValue>(ref: AttributeRef<TValue>): Promise<TValue | undefined>;
+  /** The map's instances in key order, optionally from `fromKey` (inclusive) to `toKey` (exclusive), at most `limit`. */
+  list<TValue>(map: AttributeMapDefinition<TValue>, range?: { fromKey?: string; toKey?: string; limit?: number }): Promise<{ key: string; value: TValue }[]>;
 }
 
 /** Options of `client.waitForFlow`. */
@@ -101,6 +125,27 @@ function flowAlreadyExists(flowId: string, existing: Pick<FlowRow, "flowType" | 
   return new FlowAlreadyExistsError(`Flow ${flowId} already exists (type ${existing.flowType}, status ${existing.status}); start it with the same requestId to make the start idempotent`);
 }
 
+/** Checks and encodes a start's initial Attribute values: each must be an Attribute or map instance of the Flow. */
+function encodeInitialAttributes(flow: FlowCore, flowId: string, attributes: readonly InitialAttribute[], maxValueBytes: number): { name: string; key: string; text: string }[] {
+  if (!Array.isArray(attributes)) throw new InvalidInputError(`start attributes of Flow ${flowId} must be an array of { ref, value }, got ${describeValue(attributes)}`);
+  const seen = new Set<string>();
+  return attributes.map((initial, position) => {
+    const ref = (initial as Partial<InitialAttribute> | null)?.ref;
+    const definition = typeof ref?.name === "string" ? flow.persistenceByName.get(ref.name) : undefined;
+    const matches = definition !== undefined && ref !== undefined
+      && ((ref.kind === "attribute" && definition.kind === "attribute") || (ref.kind === "attribute_instance" && definition.kind === "attribute_map"));
+    if (!matches) {
+      throw new InvalidInputError(`start attribute ${position} of Flow ${flowId} names ${describeValue(ref?.name)}, which is no Attribute or AttributeMap of Flow type ${flow.flowType}`);
+    }
+    const where = `${ref.name}${ref.key === "" ? "" : `[${ref.key}]`}`;
+    if (seen.has(where)) throw new InvalidInputError(`start attributes of Flow ${flowId} set ${where} twice`);
+    seen.add(where);
+    const value: unknown = (initial as { value?: unknown }).value;
+    if (value === null || value === undefined) throw new InvalidInputError(`start attribute ${where} of Flow ${flowId} has no value; leave it out instead`);
+    return { name: ref.name, key: ref.key, text: encodeValue(`start attribute ${where} of Flow ${flowId}`, ref.codec, value, maxValueBytes) };
+  });
+}
+
 /** A Flow core for operations that do not need the definition (stop). */
 function bareFlowCore(flowType: string): FlowCore {
   return {
@@ -147,9 +192,10 @@ export class Client {
       }
     }
     const encoded = encodeValue(`start input of Flow ${flowId}`, jsonCodec, parsed as never, this.store.maxValueBytes);
+    const initialAttributes = encodeInitialAttributes(flow, flowId, options.attributes ?? [], this.store.maxValueBytes);
     const now = this.store.clock.now();
     const oneRequest = this.store.oneRequest;
-    if (oneRequest !== undefined) {
+    if (oneRequest !== undefined && initialAttributes.length === 0) {
       const row = { flowId, flowType: flow.flowType, status: "running" as const, input: encoded, output: null, error: null, requestId: options.requestId ?? null, createdAt: now, updatedAt: now, nextSeq: 1 };
       const startExecution = flow.startStepType === undefined ? null : newExecutionRow(flow, flowId, 1, { stepType: flow.startStepType, input: encoded, options: null, recoveryError: null }, now);
       // The start Step takes sequence number 1, so the Flow's next one is 2, as the general path leaves it.
@@ -179,6 +225,7 @@ export class Client {
       });
       const flowTransaction = await FlowTransaction.open(transaction, flow, flowId, now);
       if (flowTransaction === undefined) throw new Error(`Flow ${flowId} vanished inside its own start`);
+      for (const initial of initialAttributes) await flowTransaction.writeAttribute(initial.name, initial.key, initial.text);
       if (flow.startStepType !== undefined) {
         await flowTransaction.schedule({ stepType: flow.startStepType, input: encoded, options: null, recoveryError: null });
       }
@@ -251,16 +298,73 @@ export class Client {
     ...refs: TRefs
   ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
     checkFlowId(flowId);
-    const texts = await this.read(async (transaction) => {
-      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
-      const values: (string | undefined)[] = [];
-      for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
-      return values;
-    });
+    const oneRequest = this.store.oneRequest;
+    const texts = oneRequest?.readAttributes !== undefined
+      ? await oneRequest.readAttributes(flowId, refs)
+      : await this.read(async (transaction) => {
+        if ((await transaction.lockFlow(flowId)) === undefined) return undefined;
+        const values: (string | undefined)[] = [];
+        for (const ref of refs) values.push(await transaction.readAttribute(flowId, ref.name, ref.key));
+        return values;
+      });
+    if (texts === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
     return refs.map((ref, index) => {
       const text = texts[index];
       return text === undefined ? undefined : decodeValue(ref.codec, text);
     }) as { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never };
+  }
+
+  /**
+   * Reads Attributes until `until` accepts their values, or `timeoutMs`
+   * passed, and returns the values read last. It reads again after each
+   * commit in this process that wrote the Flow's Attributes (the committing
+   * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
+   * other processes (where the store has wake-ups) and at least every poll
+   * interval. Throws `FlowNotFoundError` when no Flow has the ID.
+   *
+   * @example
+   * const [state] = await client.waitForAttributes("session-1", [flow.agentState], ([state]) => state?.activeTurnId === null, { timeoutMs: 60_000 });
+   */
+  async waitForAttributes<const TRefs extends readonly AttributeRef<unknown>[]>(
+    flowId: string,
+    refs: TRefs,
+    until: (values: { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }) => boolean,
+    options: WaitForFlowOptions = {},
+  ): Promise<{ [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never }> {
+    checkFlowId(flowId);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) throw new InvalidInputError(`waitForAttributes timeoutMs ${describeValue(options.timeoutMs)} is invalid: use a number of milliseconds, 0 or more`);
+    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal }, () => this.getAttributes(flowId, ...refs), until);
+  }
+
+  /**
+   * Reads a Flow's Attributes on one consistent view: every value `work`
+   * reads comes from the same committed state, never half of a commit.
+   * Reading never writes or locks what Workers use.
+   *
+   * @example
+   * const { state, messages } = await client.readFlowState(id, async (view) => ({
+   *   state: await view.get(flow.agentState),
+   *   messages: await view.list(flow.agentMessages, { limit: 50 }),
+   * }));
+   */
+  async readFlowState<TResult>(flowId: string, work: (reader: FlowStateReader) => Promise<TResult>): Promise<TResult> {
+    checkFlowId(flowId);
+    return this.read(async (transaction) => {
+      if ((await transaction.lockFlow(flowId)) === undefined) throw new FlowNotFoundError(`no Flow has ID ${describeValue(flowId)}`);
+      return work({
+        get: async (ref) => {
+          const text = await transaction.readAttribute(flowId, ref.name, ref.key);
+          return text === undefined ? undefined : decodeValue(ref.codec, text);
+        },
+        list: async (map, range = {}) => {
+          const limit = range.limit ?? 10_000;
+          if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidInputError(`readFlowState list limit ${describeValue(range.limit)} is invalid: use a positive integer`);
+          const rows = await transaction.readAttributeRange(flowId, map.name, { ...range, limit });
+          return rows.map((row) => ({ key: row.key, value: decodeValue(map.codec, row.value) }));
+        },
+      });
+    });
   }
 
   /** Status, input, output and unfinished executions of a Flow instance. */

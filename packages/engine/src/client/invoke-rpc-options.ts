@@ -15,9 +15,9 @@ export interface InvokeRpcOptions {
    * `RpcLockConflictError`.
    * @default 0 (fail fast with `RpcLockConflictError`)
    */
-  lockConflictRetryMs?: number;
+  lockConflictRetryMs?: number | undefined;
   /** Ends the retries early: the call then throws the last `RpcLockConflictError`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** {@link InvokeRpcOptions} with defaults applied. */

@@ -1,4 +1,5 @@
 import { FlowNotRunningError } from "../errors/flow-not-running-error.ts";
+import { deliverLocalCommit } from "./local-commits.ts";
 import type { ExecutionRow, FlowRow, HistoryRow, MessageRow, Store, StoreTransaction } from "../store/store.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StoredConditions, StoredConsumedMessage, StoredWaitResult } from "../step/stored-conditions.ts";
@@ -66,6 +67,8 @@ export class FlowTransaction {
   private channelsTouched = false;
   /** An Attribute was written or a message deleted; changes that take no sequence number. */
   private isWritten = false;
+  /** Whether this transaction wrote one of the Flow's Attributes (told to local `waitForAttributes` calls). */
+  private wroteAttributes = false;
   /** Earliest time a task this transaction queued becomes claimable. */
   private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
@@ -105,6 +108,7 @@ export class FlowTransaction {
 
   async writeAttribute(name: string, key: string, value: string | null): Promise<void> {
     this.isWritten = true;
+    this.wroteAttributes = true;
     await this.transaction.writeAttribute(this.flowId, name, key, value);
   }
 
@@ -324,5 +328,6 @@ export class FlowTransaction {
     if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
     if (this.finished) store.wake({ kind: "flow_finished", flowId: this.flowId });
+    if (this.wroteAttributes) deliverLocalCommit(store, this.flowId);
   }
 }

@@ -20,6 +20,9 @@ async function tableRows(connectionString: string, schema: string): Promise<Reco
       history: (await client.query(`SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM ${table("history")} ORDER BY flow_id, seq`)).rows,
       locks: (await client.query(`SELECT * FROM ${table("locks")} ORDER BY flow_id, name`)).rows,
       timers: (await client.query(`SELECT flow_id, execution_id, timer_id, fired FROM ${table("timers")} ORDER BY flow_id, execution_id, timer_id`)).rows,
+      streamHeads: (await client.query(`SELECT * FROM ${table("stream_heads")} ORDER BY flow_id, stream`)).rows,
+      streamMessages: (await client.query(`SELECT flow_id, flow_type, stream, idx, value, bytes FROM ${table("stream_messages")} ORDER BY flow_id, stream, idx`)).rows,
+      streamUsage: (await client.query(`SELECT * FROM ${table("stream_usage")} ORDER BY flow_type, stream`)).rows,
     };
   } finally {
     await client.end();
@@ -35,7 +38,7 @@ async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, 
   return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest };
 }
 
-void test("Step commits and starts in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
+void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
   const general = await runOnSchema(false);
   t.after(() => general.dispose());
   const oneRequest = await runOnSchema(true);
@@ -43,5 +46,7 @@ void test("Step commits and starts in one request leave exactly the rows the tra
   assert.equal(general.usedOneRequest, false);
   assert.equal(oneRequest.usedOneRequest, true);
   assert.equal(general.rows["history"]!.length > 80, true, "the scenario committed the Steps it was meant to");
+  assert.equal(general.rows["streamHeads"]!.length, 3, "every Flow wrote its Stream");
+  assert.ok(general.rows["streamMessages"]!.length < 70, "the Stream's budget trimmed old messages");
   assert.deepEqual(oneRequest.rows, general.rows);
 });

@@ -11,14 +11,17 @@ import {
   type FlowRead,
   type FlowStart,
   type FlowStartReply,
+  type LeaseHeartbeat,
   type LeaseTimes,
   type OneRequestOperations,
   type StepCommit,
   type StepCommitReply,
   type StoreClaim,
+  type StreamAppend,
   type TaskClaim,
   type TaskClaimReply,
 } from "../store/step-commit.ts";
+import type { WakeEvent } from "../store/store.ts";
 import { encodeInstanceKey } from "./instance-key.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
@@ -92,7 +95,15 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
   };
 }
 
-/** Step commits and flow starts in one round trip each, on the functions of migrations 0002–0006. */
+/** What a one-request Stream append needs of its store besides the statement. */
+export interface OneRequestStreamServices {
+  /** The NOTIFY channel and payload that wake readers of `event` in other processes. */
+  wakePayload(event: WakeEvent): { channel: string; payload: string };
+  /** Tells this process's listeners (the NOTIFY reaches only the others). */
+  wakeLocally(event: WakeEvent): void;
+}
+
+/** Step commits, flow starts, Stream appends and heartbeats in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
@@ -100,12 +111,17 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly claimStatement: { name: string; text: string };
   private readonly groupStatement: { name: string; text: string };
   private readonly readStatement: { name: string; text: string };
+  private readonly appendStatement: { name: string; text: string };
+  private readonly attributesStatement: { name: string; text: string };
+  private readonly heartbeatStatement: { name: string; text: string };
+  /** Present when the schema has migration 0007's `perdure_append_stream`. */
+  readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   private readonly groups: StepCommitGroups;
   private readonly onSkippedRows: () => void;
   /** The catalog's JSON text, made once per catalog (one per Worker). */
   private readonly catalogTexts = new WeakMap<ClaimCatalog, string>();
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions) {
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined) {
     this.run = run;
     this.onSkippedRows = onSkippedRows;
     const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
@@ -120,6 +136,23 @@ export class PostgresOneRequest implements OneRequestOperations {
     const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
     this.readStatement = { name: statementName(readText), text: readText };
+    // As readFlow: subqueries of one statement read one snapshot.
+    const attributesText = `SELECT EXISTS (SELECT 1 FROM ${quotedSchema}.flows WHERE flow_id = $1) AS found,
+      (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.key, a.value)), '[]'::jsonb) FROM ${quotedSchema}.attributes a
+        JOIN unnest($2::text[], $3::text[]) AS slot(name, key) ON a.name = slot.name AND a.key = slot.key WHERE a.flow_id = $1) AS found_values`;
+    this.attributesStatement = { name: statementName(attributesText), text: attributesText };
+    const appendText = `SELECT ${quotedSchema}.perdure_append_stream($1, $2, $3, $4, $5, $6, $7, $8, $9) AS "index"`;
+    this.appendStatement = { name: statementName(appendText), text: appendText };
+    this.appendStream = streams === undefined ? undefined : (append) => this.appendOne(streams, append);
+    // The Flow row's lock first, as every change to a Flow's rows takes it (see PostgresTransaction).
+    const heartbeatText = `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
+      extended AS (
+        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
+          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
+        FROM flow WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
+        RETURNING 1)
+      SELECT count(*)::int AS held FROM extended`;
+    this.heartbeatStatement = { name: statementName(heartbeatText), text: heartbeatText };
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
@@ -171,6 +204,32 @@ export class PostgresOneRequest implements OneRequestOperations {
       plainAttributes: plainAttributesOf(claim.attributes),
     }));
     return { claims, claimStopped: claimed?.stopped === true };
+  }
+
+  private async appendOne(streams: OneRequestStreamServices, append: StreamAppend): Promise<number> {
+    const { flowId, flowType, stream, value, writtenAt, capacityBytes } = append;
+    const event: WakeEvent = { kind: "stream", flowId, stream };
+    const { channel, payload } = streams.wakePayload(event);
+    const row = await this.run<{ index: number }>(
+      this.appendStatement,
+      [flowId, stream, flowType, value, Buffer.byteLength(value), writtenAt, capacityBytes, channel, payload],
+    );
+    streams.wakeLocally(event);
+    return row.index;
+  }
+
+  async heartbeat(heartbeat: LeaseHeartbeat): Promise<boolean> {
+    const { flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint } = heartbeat;
+    const { held } = await this.run<{ held: number }>(this.heartbeatStatement, [flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint]);
+    return held > 0;
+  }
+
+  async readAttributes(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined> {
+    const keys = slots.map((slot) => encodeInstanceKey(slot.key));
+    const row = await this.run<{ found: boolean; found_values: [string, string, string][] }>(this.attributesStatement, [flowId, slots.map((slot) => slot.name), keys]);
+    if (!row.found) return undefined;
+    const values = new Map(row.found_values.map(([name, key, value]) => [`${name}\u0000${key}`, value]));
+    return slots.map((slot, index) => values.get(`${slot.name}\u0000${keys[index] ?? ""}`));
   }
 
   async readFlow(flowId: string): Promise<FlowRead | undefined> {

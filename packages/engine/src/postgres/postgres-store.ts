@@ -9,6 +9,7 @@ import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPo
 import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
 import { oneRequestFunctionsMigration } from "./migrations/0002-one-request-functions.ts";
+import { appendStreamFunctionMigration } from "./migrations/0007-append-stream.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -126,7 +127,10 @@ export class PostgresStore implements Store {
         store.oneRequest = new PostgresOneRequest(store.quotedSchema, (statement, values) => store.runStatement(statement, values), () => store.lookAgainSoon(), {
           maxGroupsInFlight: store.options.maxCommitGroupsInFlight,
           maxGroupSize: 64,
-        });
+        }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
+          wakePayload: (event) => store.wakeChannel.payloadOf(event),
+          wakeLocally: (event) => store.events.emit("wake", event),
+        } : undefined);
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

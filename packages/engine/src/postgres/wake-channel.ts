@@ -116,6 +116,11 @@ export class WakeChannel {
     this.reconnectTimer.unref();
   }
 
+  /** The NOTIFY channel and payload of `event`, for a statement that sends it itself. */
+  payloadOf(event: WakeEvent): { channel: string; payload: string } {
+    return { channel: this.options.channel, payload: JSON.stringify({ origin: this.origin, event } satisfies WakePayload) };
+  }
+
   /** Queues an event for other stores listening on the channel. */
   publish(event: WakeEvent): void {
     if (this.closed) return;

@@ -176,4 +176,47 @@ export interface OneRequestOperations {
   startFlow(start: FlowStart): Promise<FlowStartReply>;
   /** Reads a Flow and its executions in one statement that locks and writes nothing; undefined when no Flow has the ID. */
   readFlow(flowId: string): Promise<FlowRead | undefined>;
+  /**
+   * Reads Attributes of a Flow in one statement that locks and writes
+   * nothing: each slot's value in order (undefined when unset), or
+   * undefined when no Flow has the ID. Absent: a read transaction.
+   */
+  readAttributes?(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined>;
+  /**
+   * Appends one Stream message in one request, trims the Flow type's
+   * oldest messages beyond the budget as `StoreTransaction.appendStream`
+   * does (in the same transaction), and wakes readers here and in other processes; returns the
+   * message's index. The store need not wait for the write to be flushed
+   * (a Stream is best-effort, see the decision record on non-durable Stream
+   * writes). Absent: a transaction around `StoreTransaction.appendStream`.
+   */
+  readonly appendStream?: ((append: StreamAppend) => Promise<number>) | undefined;
+  /**
+   * Extends a held lease as one request: fenced by worker and lease token,
+   * the new expiry is `now + heartbeatTimeoutMs` capped at the execution's
+   * deadline (the deadline itself without a heartbeat timeout), and the
+   * checkpoint is stored. False when the attempt no longer holds the lease.
+   */
+  heartbeat?(heartbeat: LeaseHeartbeat): Promise<boolean>;
+}
+
+/** One Stream message to append (see {@link OneRequestOperations.appendStream}). */
+export interface StreamAppend {
+  flowId: string;
+  flowType: string;
+  stream: string;
+  value: string;
+  writtenAt: number;
+  capacityBytes: number;
+}
+
+/** One lease extension (see {@link OneRequestOperations.heartbeat}). */
+export interface LeaseHeartbeat {
+  flowId: string;
+  executionId: string;
+  workerId: string;
+  leaseToken: number;
+  now: number;
+  heartbeatTimeoutMs: number | null;
+  checkpoint: string | null;
 }

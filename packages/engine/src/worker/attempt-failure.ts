@@ -7,13 +7,15 @@ import { retryDelayMs } from "../step/retry-policy.ts";
 
 /** Why an attempt failed, as persisted. */
 export interface AttemptError {
-  /** Error class name, or `StepTimeout`, `HeartbeatTimeout`, `WorkerLost`, `RetryWindowClosed`. */
+  /** Error class name, or `StepTimeout`, `HeartbeatTimeout`, `WorkerLost`, `WorkerReleased`, `RetryWindowClosed`. */
   type: string;
   message: string;
   /** No retry: go straight to the failure route. */
   terminal: boolean;
   /** The least wait before the next attempt the handler asked for (`RetryAfterError`). */
   retryAfterMs?: number;
+  /** Queue the next attempt at once: the attempt did not fail, its Worker handed it back (`WorkerReleased`). */
+  withoutBackoff?: boolean;
 }
 
 /** Turns whatever a handler threw into an {@link AttemptError}. */
@@ -61,7 +63,7 @@ export async function failAttempt(flowTransaction: FlowTransaction, execution: E
   }
   const method = execution.status === "asking" ? options.waitUntil : options.execute;
   // A requested wait lengthens the backoff, but never past the policy's longest interval.
-  const delay = Math.max(retryDelayMs(method.retry, execution.attempt + 1), Math.min(error.retryAfterMs ?? 0, method.retry.maximumIntervalMs));
+  const delay = error.withoutBackoff === true ? 0 : Math.max(retryDelayMs(method.retry, execution.attempt + 1), Math.min(error.retryAfterMs ?? 0, method.retry.maximumIntervalMs));
   const retryAt = flowTransaction.now + delay;
   const exhausted = error.terminal || execution.attempt >= method.retry.maximumAttempts || (execution.expiresAt !== null && retryAt >= execution.expiresAt);
   if (!exhausted) {

@@ -1,4 +1,5 @@
 import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { deliverLocalCommit } from "../flow/local-commits.ts";
 import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends.ts";
 import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
@@ -49,7 +50,10 @@ async function commitInOneRequest(
   durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
   const reply = await oneRequest.commitStep(plan);
   if (reply.outcome === "fallback") return undefined;
-  if (reply.outcome === "committed") durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
+  if (reply.outcome === "committed") {
+    durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
+    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId);
+  }
   const claims: ClaimedAttempt[] = [];
   for (const claimed of reply.claims) {
     const attempt = next === undefined ? undefined : claimedAttemptOf(next.flows, claimed, now);

@@ -45,7 +45,13 @@ function isLeftAlone(error: AttemptError, row: ExecutionRow, judgement: LapseJud
  * Worker whose liveness lapsed) and executions whose retry window closed
  * before any attempt started. Any Worker hosting the Flow type may do this.
  */
-export async function recoverLapsed(store: Store, flows: ReadonlyMap<string, FlowCore>, judgement?: LapseJudgement): Promise<number> {
+export async function recoverLapsed(
+  store: Store,
+  flows: ReadonlyMap<string, FlowCore>,
+  judgement?: LapseJudgement,
+  onTakenOver?: (row: ExecutionRow, errorType: string) => void,
+): Promise<number> {
+  const takenOver: Array<[ExecutionRow, string]> = [];
   const now = store.clock.now();
   const flowTypes = [...flows.keys()];
   const changed: FlowTransaction[] = [];
@@ -59,6 +65,7 @@ export async function recoverLapsed(store: Store, flows: ReadonlyMap<string, Flo
       await failAttempt(flowTransaction, row, error, row.availableAt);
       await flowTransaction.close();
       changed.push(flowTransaction);
+      takenOver.push([row, error.type]);
     }
     for (const row of await transaction.findExpiredQueued(flowTypes, now, 64)) {
       const flow = flows.get(row.flowType);
@@ -71,5 +78,6 @@ export async function recoverLapsed(store: Store, flows: ReadonlyMap<string, Flo
     }
   });
   for (const flowTransaction of changed) flowTransaction.announce(store);
+  for (const [row, errorType] of takenOver) onTakenOver?.(row, errorType);
   return changed.length;
 }

@@ -20,6 +20,7 @@ import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
 import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
+import type { WorkerMetrics } from "./worker-metrics.ts";
 
 /** Encodes a decision before the commit, so a bad value fails the attempt rather than the transaction. */
 function prepareDecision(claim: ClaimedAttempt, decision: StepDecision, maxValueBytes: number): PreparedDecision {
@@ -72,6 +73,8 @@ export interface AttemptEnvironment {
    * else was claimable for this Worker.
    */
   onCommitted?: (claimedAll: boolean) => void;
+  /** Counts the attempt's end. @default none */
+  metrics?: WorkerMetrics | undefined;
 }
 
 /**
@@ -138,19 +141,31 @@ export async function runAttempt(
       abort.abort(new Error(raced.message));
       handlerResult.catch(() => undefined);
       outcome = { kind: "error", error: raced };
-      reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
+      if (running.released !== true) reportFailedAttempt(environment, claim, Object.assign(new Error(raced.message), { name: raced.type }));
     }
   } catch (error) {
     outcome = { kind: "error", error: attemptErrorOf(error) };
-    reportFailedAttempt(environment, claim, error);
+    // A released attempt's handler fails because its signal was aborted: not a failure to report.
+    if (running.released !== true) reportFailedAttempt(environment, claim, error);
   } finally {
     timeout.cancel();
   }
+  // Released by its closing Worker: the store already holds this attempt's end, and the Worker may be gone.
+  if (running.released === true) return [];
   if (abort.signal.aborted && outcome.kind !== "error") {
     // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
     return [];
   }
-  return commitUntilSettled(store, claim, workerId, outcome, environment, next, ledger);
+  if (outcome.kind === "error") environment.metrics?.attemptEnded(claim, { kind: "failed", errorType: outcome.error.type }, store.clock.now());
+  const onCommitted = environment.onCommitted;
+  const counted: AttemptEnvironment = outcome.kind === "error" || environment.metrics === undefined ? environment : {
+    ...environment,
+    onCommitted: (claimedAll) => {
+      environment.metrics?.attemptEnded(claim, { kind: "committed" }, store.clock.now());
+      onCommitted?.(claimedAll);
+    },
+  };
+  return commitUntilSettled(store, claim, workerId, outcome, counted, next, ledger);
 }
 
 function reportFailedAttempt(environment: AttemptEnvironment, claim: ClaimedAttempt, error: unknown): void {
@@ -236,6 +251,13 @@ async function commitUntilSettled(
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
+  const operations = store.oneRequest;
+  if (operations?.heartbeat !== undefined) {
+    return operations.heartbeat({
+      flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
+      now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
+    });
+  }
   return store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
     if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;

@@ -4,4 +4,6 @@ import type { ClaimedAttempt } from "./claim-tasks.ts";
 export interface RunningAttempt {
   claim: ClaimedAttempt;
   abort: AbortController;
+  /** Set when its closing Worker handed it back to the store: whatever the handler returns later is dropped. */
+  released?: boolean;
 }

@@ -11,9 +11,12 @@ import { offerLocalStarts } from "./local-start-handover.ts";
 import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
 import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
+import { releaseAttempt, workerReleasedError } from "./release-attempt.ts";
 import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import { StoreContact } from "./store-contact.ts";
+import { WorkerMetrics } from "./worker-metrics.ts";
+import type { MeterProvider } from "@opentelemetry/api";
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
@@ -47,6 +50,42 @@ export interface WorkerOptions {
    * @default none
    */
   onAttemptFailed?: (failure: FailedAttempt) => void;
+  /**
+   * Where the Worker's metrics go (`perdure.step.*`, `perdure.lease.takeovers`,
+   * `perdure.worker.slots.*`; see docs/operations.md).
+   * @default the global MeterProvider of `@opentelemetry/api` when it is installed (a no-op until an SDK registers one)
+   */
+  meterProvider?: MeterProvider;
+}
+
+/** Options of {@link Worker.close}. */
+export interface WorkerCloseOptions {
+  /**
+   * How long running attempts may take to finish after claiming stopped.
+   * Attempts still running then are released: each is recorded as a failed
+   * attempt of type `WorkerReleased` (it counts as an attempt, so a Step
+   * with one attempt left goes to its failure route) and queued again
+   * without backoff, so another Worker takes it at once. Their handlers get
+   * an aborted `signal`; whatever they return later is discarded. Release
+   * only when the process is about to exit: a handler that ignores its
+   * signal keeps running beside the attempt that replaces it.
+   * @default Infinity (wait for every running attempt)
+   */
+  drainTimeoutMs?: number;
+}
+
+/** What {@link Worker.close} did. */
+export interface WorkerCloseResult {
+  /** Attempts still running at the drain deadline and handed back to the store. */
+  released: number;
+}
+
+function resolveDrainTimeoutMs(value: number | undefined): number {
+  const resolved = value ?? Infinity;
+  if (typeof resolved !== "number" || Number.isNaN(resolved) || resolved < 0) {
+    throw new InvalidInputError(`Worker close option drainTimeoutMs ${String(value)} is invalid: use a number of milliseconds, 0 or more`);
+  }
+  return resolved;
 }
 
 interface ResolvedWorkerOptions {
@@ -58,6 +97,7 @@ interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   onError: (error: unknown) => void;
   onAttemptFailed: ((failure: FailedAttempt) => void) | undefined;
+  meterProvider: MeterProvider | undefined;
   timers: LocalTimers;
 }
 
@@ -82,6 +122,7 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
     onAttemptFailed: options.onAttemptFailed,
+    meterProvider: options.meterProvider,
     timers: timersOf(options),
   };
 }
@@ -101,6 +142,7 @@ function leaseKey(execution: ExecutionRow): string {
  * await worker.start();
  * // ...
  * await worker.close(); // drains running attempts
+ * await worker.close({ drainTimeoutMs: 25_000 }); // or hands back what still runs after 25 s
  */
 export class Worker {
   readonly workerId: string;
@@ -109,6 +151,7 @@ export class Worker {
   /** Every transaction that claims tasks goes through it, so a claim whose reply was lost is found and run. */
   private readonly claims: ClaimLedger;
   private state: "new" | "running" | "closing" | "closed" = "new";
+  private closed: Promise<WorkerCloseResult> | undefined;
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
@@ -120,6 +163,7 @@ export class Worker {
   private lastRecoveryAt = 0;
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
+  private readonly metrics = new WorkerMetrics();
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -145,6 +189,8 @@ export class Worker {
     });
   }
 
+  private readonly onLeaseTakenOver = (row: ExecutionRow, errorType: string): void => this.metrics.leaseTakenOver(row.flowType, row.stepType, errorType);
+
   /** Attempts running now. */
   get activeCount(): number {
     return this.running.size;
@@ -154,10 +200,11 @@ export class Worker {
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
+    await this.metrics.start(this.options.meterProvider, () => ({ busy: this.running.size, limit: this.options.concurrency }));
     // Claims still held under this ID belong to a dead predecessor (a restart with a stable
     // workerId): fail them over now rather than after their method timeout.
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId));
-    while (await recoverLapsed(this.options.store, this.options.flows) > 0);
+    while (await recoverLapsed(this.options.store, this.options.flows, undefined, this.onLeaseTakenOver) > 0);
     await this.touchLiveness();
     this.unsubscribe = this.options.store.subscribe((event) => this.onWake(event));
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
@@ -175,20 +222,71 @@ export class Worker {
     });
   }
 
-  /** Stops claiming, waits for running attempts to commit, then leaves. */
-  async close(): Promise<void> {
-    if (this.state === "closed" || this.state === "new") {
+  /**
+   * Stops claiming, waits for running attempts to commit (up to
+   * `drainTimeoutMs`, then releases the rest), and removes its liveness.
+   * Closing again returns the first close's result.
+   */
+  async close(options: WorkerCloseOptions = {}): Promise<WorkerCloseResult> {
+    const drainTimeoutMs = resolveDrainTimeoutMs(options.drainTimeoutMs);
+    this.closed ??= this.drainAndLeave(drainTimeoutMs);
+    return await this.closed;
+  }
+
+  private async drainAndLeave(drainTimeoutMs: number): Promise<WorkerCloseResult> {
+    if (this.state === "new") {
       this.state = "closed";
-      return;
+      return { released: 0 };
     }
     this.state = "closing";
     this.withdrawLocalStarts?.();
     this.requestWake();
-    await this.loopDone;
+    const loopDone = this.loopDone ?? Promise.resolve();
+    let released = 0;
+    if (drainTimeoutMs !== Infinity && !(await this.settlesWithin(loopDone, drainTimeoutMs))) {
+      // Claims still in flight may launch attempts after the deadline: release those too, until the loop has drained.
+      do released += await this.releaseRunning(drainTimeoutMs);
+      while (!(await this.settlesWithin(loopDone, 20)));
+    }
+    await loopDone;
     this.stopMaintenance?.();
     this.unsubscribe?.();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
     this.state = "closed";
+    return { released };
+  }
+
+  /** True when `promise` settles within `delayMs`. */
+  private settlesWithin(promise: Promise<unknown>, delayMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const cancel = this.options.timers.after(delayMs, () => resolve(false));
+      void promise.then(() => {
+        cancel();
+        resolve(true);
+      });
+    });
+  }
+
+  /** Hands every running attempt back to the store; the number whose release landed. */
+  private async releaseRunning(drainTimeoutMs: number): Promise<number> {
+    const attempts = [...this.running.entries()].filter(([, attempt]) => attempt.released !== true);
+    const results = await Promise.all(attempts.map(async ([key, attempt]) => {
+      attempt.released = true;
+      attempt.abort.abort(new Error(`the Worker is closing and released this attempt after its drain timeout of ${drainTimeoutMs} ms`));
+      try {
+        const released = await releaseAttempt(this.options.store, attempt.claim, this.workerId, workerReleasedError(attempt.claim, this.workerId, drainTimeoutMs));
+        if (released) this.metrics.attemptEnded(attempt.claim, { kind: "released" }, this.now());
+        return released;
+      } catch (error) {
+        // Not released: the lease lapses with this Worker's liveness and another Worker recovers it.
+        this.options.onError(error);
+        return false;
+      } finally {
+        this.running.delete(key);
+        this.requestWake();
+      }
+    }));
+    return results.filter(Boolean).length;
   }
 
   private onWake(event: WakeEvent): void {
@@ -293,6 +391,7 @@ export class Worker {
     const key = leaseKey(claim.execution);
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
+    this.metrics.attemptStarted(claim, this.now());
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
     const next = () => {
@@ -306,7 +405,7 @@ export class Worker {
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted }, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted, metrics: this.metrics }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
@@ -387,7 +486,7 @@ export class Worker {
         // This Worker is alive, so a lapsed liveness row of its own is never a lost Worker; and after it
         // lost the store, others' rows are judged only once they have had time to write them again.
         const judgement = { liveWorkerId: this.workerId, judgesLiveness: this.storeContact.judgesLiveness(now) };
-        if (await recoverLapsed(this.options.store, this.options.flows, judgement) > 0) this.lookForTasks();
+        if (await recoverLapsed(this.options.store, this.options.flows, judgement, this.onLeaseTakenOver) > 0) this.lookForTasks();
       }
     } catch (error) {
       this.options.onError(error);

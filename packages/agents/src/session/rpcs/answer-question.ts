@@ -26,7 +26,8 @@ function parseAnswerQuestion(raw: unknown): AnswerQuestionInput {
  * of an ended turn), not a question, past its deadline, or the answer is
  * blank or outside `choices` while free text is not allowed. Locks
  * `PendingInterrupts` like `resolve_interrupt`, so it may throw
- * `RpcLockConflictError`, which is safe to retry.
+ * `RpcLockConflictError`, which is safe to retry (`invokeRPC`'s
+ * `lockConflictRetryMs`).
  */
 export function createAnswerQuestionRpc(environment: SessionEnvironment) {
   const { persistence } = environment;

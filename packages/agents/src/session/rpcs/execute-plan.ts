@@ -24,7 +24,8 @@ function parseExecutePlan(raw: unknown): ExecutePlanInput {
  * nothing is queued or pending. Records the approval in
  * `PendingPlanExecution` and publishes it to `PlanExecutions[<revision>]`.
  * Locks `PendingPlanExecution`, so a concurrent call may throw
- * `RpcLockConflictError`, which is safe to retry.
+ * `RpcLockConflictError`, which is safe to retry (`invokeRPC`'s
+ * `lockConflictRetryMs`).
  */
 export function createExecutePlanRpc(environment: SessionEnvironment) {
   const { persistence } = environment;

@@ -128,7 +128,8 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
      * durable wait, and moves to `FinishTurnCancellation`. `false` when no
      * turn is active, `turnId` names another turn, or the turn does not
      * accept turn control; `true`, changing nothing, for a turn already
-     * cancelled. May throw `RpcLockConflictError`, which is safe to retry.
+     * cancelled. May throw `RpcLockConflictError`, which is safe to retry
+     * (`invokeRPC`'s `lockConflictRetryMs`).
      */
     cancelTurn: rpc<CancelTurnInput | undefined, boolean>({
       name: "cancel_turn",

@@ -15,6 +15,7 @@ import { compactionThroughSequence, startCompaction } from "./compaction-trigger
 import { withChatSpan } from "../../tracing/chat-span.ts";
 import { deferToolCalls } from "./defer-tool-calls.ts";
 import { turnControlOf } from "./turn-control-checks.ts";
+import { writeModelCallRecord } from "../records/record-writes.ts";
 
 /** Refuses outcomes that break the runner contract; retrying would not help. */
 function checkOutcome(outcome: AgentTurnOutcome): void {
@@ -97,6 +98,7 @@ export function createRunModelStep(environment: SessionEnvironment): StepDefinit
       durableBoundary("agent.model.before-record", context.flowId, turnId);
       checkOutcome(outcome);
       await recordUsage(context, environment, outcome.usage ?? emptyAgentUsage(), turn.events);
+      if (outcome.modelCall !== undefined) writeModelCallRecord(context, persistence, turnId, outcome.kind, outcome.modelCall);
       return outcome.kind === "turn_completed"
         ? completeTurn(context, environment, state, turnId, outcome, turn.events)
         : deferToolCalls(context, environment, state, turnId, outcome, turn.events);

@@ -22,6 +22,8 @@ export interface SessionWorkspaceProps {
   onSessionsChanged: () => void;
   /** What in the open session waits on a person or a timer, which the session list cannot see. */
   onAttention: (sessionId: string, attention: SessionAttention) => void;
+  /** Opens another session: a new fork, or a fork's source. */
+  onOpenSession: (sessionId: string) => void;
 }
 
 export function SessionWorkspace(props: SessionWorkspaceProps) {
@@ -66,6 +68,17 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
     }
   };
 
+  // Edit and retry fork the session before the turn and send the text there; this session stays as it is.
+  const fork = useCallback(async (throughTurn: number, text: string): Promise<void> => {
+    try {
+      const forked = await api.forkSession(sessionId, throughTurn, text);
+      props.onSessionsChanged();
+      props.onOpenSession(forked.sessionId);
+    } catch (error) {
+      window.alert(`Could not fork the session: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }, [sessionId, props.onSessionsChanged, props.onOpenSession]);
+
   const onActivity = useCallback(() => {
     refresh();
     props.onSessionsChanged();
@@ -105,7 +118,7 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
       <div className="workspace-body">
         {props.layout !== "inspector" && (
           <div className="chat-pane">
-            <ChatPanel sessionId={sessionId} live={live} onActivity={onActivity} />
+            <ChatPanel sessionId={sessionId} live={live} onActivity={onActivity} onFork={fork} />
           </div>
         )}
         {props.layout !== "chat" && (
@@ -118,6 +131,7 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
               onClearEvents={events.clear}
               tab={props.inspectorTab}
               onTab={props.onInspectorTab}
+              onOpenSession={props.onOpenSession}
             />
           </div>
         )}

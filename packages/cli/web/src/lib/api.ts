@@ -168,6 +168,8 @@ export interface SessionInspection {
   features?: AgentFeatures;
   /** Where the session's messages are; absent from an older server. */
   messageStorage?: MessageStorage;
+  /** The session this one was forked from, and after how many of its turns; null (or absent from an older server) for no fork. */
+  lineage?: { sourceSessionId: string; throughTurn: number; inheritedMessageCount: number; forkedAt: string } | null;
 }
 
 /** The `AgentMessages` window and the archive chunks of a session. */
@@ -270,6 +272,9 @@ export const api = {
   /** Replaces the session's settings (`update_session_settings`); its next turn starts with them. */
   updateSessionSettings: (sessionId: string, sessionSettings: Record<string, unknown>): Promise<{ updated: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/settings`, { method: "POST", body: JSON.stringify({ sessionSettings }) }),
+  /** A new session holding this one after `throughTurn` turns, starting with `initialMessage` when given (edit and resend, retry). */
+  forkSession: (sessionId: string, throughTurn: number, initialMessage?: string): Promise<{ sessionId: string; agent: string; created: boolean }> =>
+    request(`/api/sessions/${sessionPath(sessionId)}/fork`, { method: "POST", body: JSON.stringify(initialMessage === undefined ? { throughTurn } : { throughTurn, initialMessage }) }),
   stopSession: (sessionId: string): Promise<{ stopped: boolean }> =>
     request(`/api/sessions/${sessionPath(sessionId)}/stop`, { method: "POST", body: "{}" }),
   eventsUrl: (sessionId: string): string => `/api/sessions/${sessionPath(sessionId)}/events`,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { attribute } from "../../attribute/attribute.ts";
+import { attribute, attributeMap } from "../../attribute/attribute.ts";
 import { channel } from "../../channel/channel.ts";
 import { FlowAlreadyExistsError } from "../../errors/flow-already-exists-error.ts";
 import { FlowNotRunningError } from "../../errors/flow-not-running-error.ts";
@@ -51,6 +51,32 @@ export function clientTests(options: StoreConformanceOptions): void {
       await assert.rejects(environment.client.start(flow, "start-2", 5), (error: unknown) =>
         InvalidInputError.isInstance(error) && /start input of Flow Listener start-2 is invalid: expected an object, got 5/.test(error.message));
       await assert.rejects(environment.client.describe("start-2"), /no Flow has ID "start-2"/);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a start with attributes commits them with the Flow, so its start Step reads them; a foreign or empty one is refused and starts nothing", async () => {
+    const seen = attribute<number>("Seen");
+    const notes = attributeMap<string>("Notes");
+    const Begin = defineStep("Begin", {
+      load: [notes.all()],
+      execute: (context) => {
+        context.write(seen, (context.read(seen) ?? 0) + (context.read(notes.instance("a")) === "kept" ? 100 : 1));
+        return deadEnd();
+      },
+    });
+    const seeded = defineFlow({ type: "Seeded", start: "Begin", steps: [Begin], persistence: { seen, notes } });
+    const environment = await startEnvironment(options, [seeded]);
+    try {
+      await environment.client.start(seeded, "seeded-1", {}, { attributes: [{ ref: seen, value: 5 }, { ref: notes.instance("a"), value: "kept" }] });
+      await pollUntil(async () => (await environment.client.getAttributes("seeded-1", seen))[0] === 105, { description: "the start Step to read its start attributes" });
+      const view = await environment.client.readFlowState("seeded-1", async (reader) => ({ seen: await reader.get(seen), notes: await reader.list(notes) }));
+      assert.deepEqual(view, { seen: 105, notes: [{ key: "a", value: "kept" }] });
+      await assert.rejects(environment.client.start(seeded, "seeded-2", {}, { attributes: [{ ref: count, value: 1 }] }), (error: unknown) =>
+        InvalidInputError.isInstance(error) && error.message.includes('"Count", which is no Attribute or AttributeMap of Flow type Seeded'));
+      await assert.rejects(environment.client.start(seeded, "seeded-2", {}, { attributes: [{ ref: seen, value: null }] }), /start attribute Seen of Flow seeded-2 has no value/);
+      await assert.rejects(environment.client.describe("seeded-2"), /no Flow has ID "seeded-2"/);
     } finally {
       await environment.dispose();
     }

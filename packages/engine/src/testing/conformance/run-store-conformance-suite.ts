@@ -7,6 +7,7 @@ import type { StoreConformanceOptions } from "./harness.ts";
 import { lostClaimTests } from "./lost-claims.ts";
 import { stateAndRpcTests } from "./state-and-rpcs.ts";
 import { timerAndStreamTests } from "./timers-and-streams.ts";
+import { workerCloseTests } from "./worker-close.ts";
 
 /**
  * Registers the Store conformance suite with `node:test`. A store is done
@@ -24,5 +25,6 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     describe("claims whose reply was lost", () => lostClaimTests(options));
     describe("Timers and Streams", () => timerAndStreamTests(options));
     describe("Client", () => clientTests(options));
+    describe("closing Workers: drain and release", () => workerCloseTests(options));
   });
 }

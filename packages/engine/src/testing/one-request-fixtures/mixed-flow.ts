@@ -10,15 +10,24 @@ import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, deadEnd, failFlow, moveTo, moveToMany, movement } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
 import type { Store } from "../../store/store.ts";
+import { stream } from "../../stream/stream.ts";
 import { Worker } from "../../worker/worker.ts";
 import { pollUntil } from "../poll-until.ts";
 
 const counter = attribute<number>("Counter");
 const note = attribute<string>("Note");
+/** Small enough that the long Flow's writes trim it. */
+const progress = stream<string>("Progress", { capacityBytes: 400 });
 
-/** Every kind of Step result the one-request commit takes: writes and deletes, moves, fan-out, dead ends, a wait without conditions, completion and failure. */
+/**
+ * Every kind of Step result the one-request commit takes: writes and deletes, moves, fan-out, dead ends, a wait without conditions, completion and failure;
+ * with a Stream write (trimmed by its budget) and a heartbeat with a checkpoint, which a store may send as one request each too.
+ */
 const CountStep = defineStep<{ remaining: number; fail: boolean }>("Count", {
-  execute: (context, input) => {
+  executeOptions: { heartbeatTimeoutMs: 60_000 },
+  execute: async (context, input) => {
+    await context.writeStream(progress, `${context.flowId} has ${input.remaining} to go`);
+    await context.heartbeat(`checkpoint ${input.remaining}`);
     context.write(counter, (context.read(counter) ?? 0) + 1);
     context.write(note, input.remaining % 2 === 0 ? `even ${input.remaining}` : null);
     if (input.remaining > 0) return moveTo("Count", { ...input, remaining: input.remaining - 1 });
@@ -33,7 +42,7 @@ const BranchStep = defineStep<{ fail: boolean }>("Branch", {
   waitUntil: () => null,
   execute: (context, input) => (input.fail ? failFlow(`flow ${context.flowId} failed on purpose`) : completeFlow({ counted: context.read(counter) })),
 });
-export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note } });
+export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note, progress } });
 
 /** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
 export async function runMixedFlows(store: Store): Promise<void> {

@@ -41,6 +41,8 @@ export interface ChatViewProps {
   onActivity: () => void;
   /** The stored conversation and resume token the chat starts from. */
   initial: ChatSnapshot;
+  /** Forks the session after `throughTurn` turns and sends `text` there (edit and resend, retry). */
+  onFork: (throughTurn: number, text: string) => Promise<void>;
 }
 
 /** The live chat, mounted on a loaded conversation. */
@@ -284,6 +286,8 @@ export function ChatView(props: ChatViewProps) {
             questionsDisabled={closedReason !== null}
             localAnswers={localAnswers}
             turnOutcomes={shownOutcomes}
+            onFork={props.onFork}
+            forkDisabled={requestActive}
           />
           {status === "submitted" && messages.at(-1)?.role === "user" && (
             <div className="message message-assistant">

@@ -52,6 +52,75 @@ export interface MessageListProps {
   localAnswers: ReadonlyMap<string, { response: QuestionResponse } | { error: string }>;
   /** Turns this tab saw steered or stopped, by turn ID (their stored messages do not say so). */
   turnOutcomes: ReadonlyMap<string, TurnControlData>;
+  /** Forks the session after `throughTurn` turns and sends `text` there: "edit" on a user message, "retry" on an answer. */
+  onFork: (throughTurn: number, text: string) => Promise<void>;
+  /** Edit and retry wait while a request of this chat runs. */
+  forkDisabled: boolean;
+}
+
+/** The number of `turn-<n>`, or null. */
+function turnNumberOf(turnId: string | null): number | null {
+  const match = turnId === null ? null : /^turn-(\d+)$/.exec(turnId);
+  return match?.[1] === undefined ? null : Number(match[1]);
+}
+
+/**
+ * The turn each user message started (the turn of the answer that follows
+ * it) and the user text each turn started with, for edit and retry.
+ */
+function turnStarts(messages: readonly UIMessage[]): { turnOfUserMessage: Map<string, number>; textOfTurn: Map<number, string> } {
+  const turnOfUserMessage = new Map<string, number>();
+  const textOfTurn = new Map<number, string>();
+  messages.forEach((message, index) => {
+    if (message.role !== "user") return;
+    const next = messages[index + 1];
+    const turn = next?.role === "assistant" ? turnNumberOf(turnIdOfMessage(next.id)) : null;
+    if (turn === null) return;
+    turnOfUserMessage.set(message.id, turn);
+    textOfTurn.set(turn, message.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(""));
+  });
+  return { turnOfUserMessage, textOfTurn };
+}
+
+/** A user message with "edit": the edited text goes to a new branch that forks before its turn. */
+function UserMessage(props: { text: string; turn: number | undefined; onFork: MessageListProps["onFork"]; forkDisabled: boolean }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const { turn } = props;
+  if (draft === null || turn === undefined) {
+    return (
+      <div className="message message-user" data-testid="user-message">
+        {turn !== undefined && (
+          <button type="button" className="button button-ghost small message-action" data-testid="edit-message" disabled={props.forkDisabled} onClick={() => setDraft(props.text)} title="Edit this message and send it in a new branch; this session stays as it is">
+            Edit
+          </button>
+        )}
+        <div className="bubble">{props.text}</div>
+      </div>
+    );
+  }
+  const send = async (): Promise<void> => {
+    setSending(true);
+    try {
+      await props.onFork(turn - 1, draft);
+    } finally {
+      setSending(false);
+      setDraft(null);
+    }
+  };
+  return (
+    <div className="message message-user" data-testid="user-message-editor">
+      <div className="bubble bubble-editing">
+        <textarea aria-label="Edited message" data-testid="edit-message-text" value={draft} onChange={(event) => setDraft(event.target.value)} rows={3} />
+        <div className="edit-actions">
+          <button type="button" className="button button-ghost small" onClick={() => setDraft(null)} disabled={sending}>Cancel</button>
+          <button type="button" className="button button-primary small" data-testid="send-edited-message" disabled={sending || draft.trim() === ""} onClick={() => void send()}>
+            {sending ? "Forking…" : "Send in a new branch"}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
 }
 
 /** What the end of a steered or stopped turn says. */
@@ -61,6 +130,13 @@ function TurnControlNotice(props: { outcome: TurnControlData }) {
     ? "Stopped: you stopped this turn; the agent kept what it had done so far."
     : `Steered: ${outcome.steeredMessageCount === 1 ? "your message" : `your ${outcome.steeredMessageCount} messages`} took over in the next turn.`;
   return <div className={`turn-notice turn-${outcome.outcome}`} data-testid="turn-control-notice" data-outcome={outcome.outcome}>{text}</div>;
+}
+
+/** The user text `turnId` started with, when the conversation shows it and the person wrote it. */
+function retryTextOf(turnId: string, textOfTurn: ReadonlyMap<number, string>): string | undefined {
+  const number = turnNumberOf(turnId);
+  const text = number === null ? undefined : textOfTurn.get(number);
+  return text === undefined || text.startsWith(sessionNotePrefix) ? undefined : text;
 }
 
 /** The session's own prefix on messages it writes as the user's, such as a plan approval. */
@@ -106,6 +182,7 @@ function recordedToolAnswer(record: WireToolCall | undefined, interruptId: strin
 }
 
 export function MessageList(props: MessageListProps) {
+  const { turnOfUserMessage, textOfTurn } = turnStarts(props.messages);
   return (
     <>
       {props.messages.map((message) => {
@@ -115,11 +192,7 @@ export function MessageList(props: MessageListProps) {
           if (note !== undefined) {
             return <div key={message.id} className="turn-notice session-note" data-testid="session-note">{note}</div>;
           }
-          return (
-            <div key={message.id} className="message message-user" data-testid="user-message">
-              <div className="bubble">{text}</div>
-            </div>
-          );
+          return <UserMessage key={message.id} text={text} turn={turnOfUserMessage.get(message.id)} onFork={props.onFork} forkDisabled={props.forkDisabled} />;
         }
         if (message.role !== "assistant") return null;
         const streaming = message.id === props.streamingMessageId;
@@ -149,7 +222,23 @@ export function MessageList(props: MessageListProps) {
           <div key={message.id} className="message message-assistant" data-testid="assistant-message" data-message-id={message.id}>
             <div className="avatar" aria-hidden="true">P</div>
             <div className="assistant-body">
-              {turnId !== null && <div className="turn-label">{turnId.replace("-", " ")}</div>}
+              {turnId !== null && (
+                <div className="turn-label">
+                  {turnId.replace("-", " ")}
+                  {!streaming && retryTextOf(turnId, textOfTurn) !== undefined && (
+                    <button
+                      type="button"
+                      className="button button-ghost small message-action"
+                      data-testid="retry-turn"
+                      disabled={props.forkDisabled}
+                      title="Send this turn's message again in a new branch; this session stays as it is"
+                      onClick={() => void props.onFork((turnNumberOf(turnId) ?? 1) - 1, retryTextOf(turnId, textOfTurn) ?? "")}
+                    >
+                      Retry
+                    </button>
+                  )}
+                </div>
+              )}
               {visible.length === 0 && streaming && <TypingDots />}
               {visible.map((part, index) => {
                 if (part.type === "text") {

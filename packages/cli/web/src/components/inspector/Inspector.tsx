@@ -8,6 +8,7 @@ import { InterruptsPanel, Panel, SessionSummaryPanel, StatePanel, ToolCallsPanel
 import { MessageStoragePanel } from "./MessageStoragePanel.tsx";
 import { ContextSummaryPanel } from "./ContextSummaryPanel.tsx";
 import { StepTimeline } from "./StepTimeline.tsx";
+import { LineagePanel } from "./LineagePanel.tsx";
 
 export type InspectorTab = "overview" | "state" | "events";
 
@@ -19,6 +20,8 @@ export interface InspectorProps {
   onClearEvents: () => void;
   tab: InspectorTab;
   onTab: (tab: InspectorTab) => void;
+  /** Opens another session, such as a fork's source. */
+  onOpenSession: (sessionId: string) => void;
 }
 
 export function Inspector(props: InspectorProps) {
@@ -49,6 +52,7 @@ export function Inspector(props: InspectorProps) {
       {inspection !== undefined && props.tab === "overview" && (
         <div className="inspector-body">
           <SessionSummaryPanel inspection={inspection} now={now} />
+          {inspection.lineage !== undefined && inspection.lineage !== null && <LineagePanel lineage={inspection.lineage} onOpenSession={props.onOpenSession} />}
           <Panel
             title="Step timeline"
             testId="timeline-panel"

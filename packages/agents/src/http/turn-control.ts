@@ -1,21 +1,21 @@
 /**
- * The dev server's turn control: steering the running turn with a queued
+ * Turn control over HTTP: steering the running turn with a queued
  * message or new text (`steer_user_message`), deleting a queued message
- * (`delete_queued_message`), and stopping the running turn (`cancel_turn`).
+ * (`delete_queued_message`), stopping the running turn (`cancel_turn`) and
+ * approving a plan (`execute_plan`).
  * Bodies are untrusted: every refusal is an `InvalidInputError` (a 400)
  * that names the bad value.
  */
-import type { AgentSessionFlow } from "@perdure/agents";
-import { describeValue, InvalidInputError, RpcLockConflictError, type Client } from "@perdure/engine";
+import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { describeValue, InvalidInputError, type Client } from "@perdure/engine";
+import { personLockConflictRetryMs } from "../session/rpcs/person-lock-conflict-retry.ts";
 
-/** How long a lock conflict of `cancel_turn` is retried before the error reaches the caller. */
-const lockRetryMs = 10_000;
 /** The longest Channel message ID accepted; the engine's are far shorter. */
 const maxMessageIdLength = 200;
 /** The longest turn ID accepted (`turn-<n>`). */
 const maxTurnIdLength = 64;
 
-/** What `POST /api/sessions/:id/steer` steers the running turn with: a queued message, or new text. */
+/** What `POST /sessions/:id/steer` steers the running turn with: a queued message, or new text. */
 export type SteerRequest = { messageId: string } | { text: string; planMode: boolean };
 
 function checkMessageId(value: unknown): string {
@@ -25,7 +25,7 @@ function checkMessageId(value: unknown): string {
   return value;
 }
 
-/** The body of `POST /api/sessions/:id/steer`: `{ messageId }` or `{ text, planMode? }`, exactly one of the two. */
+/** The body of `POST /sessions/:id/steer`: `{ messageId }` or `{ text, planMode? }`, exactly one of the two. */
 export function readSteerRequest(body: Record<string, unknown>): SteerRequest {
   const hasMessageId = body.messageId !== undefined && body.messageId !== null;
   const hasText = body.text !== undefined && body.text !== null;
@@ -39,12 +39,12 @@ export function readSteerRequest(body: Record<string, unknown>): SteerRequest {
   return { text: body.text, planMode };
 }
 
-/** The body of `POST /api/sessions/:id/queue/delete`: `{ messageId }`. */
+/** The body of `POST /sessions/:id/queue/delete`: `{ messageId }`. */
 export function readDeleteQueuedRequest(body: Record<string, unknown>): { messageId: string } {
   return { messageId: checkMessageId(body.messageId) };
 }
 
-/** The body of `POST /api/sessions/:id/cancel`: `{ turnId? }`, where absent or null means the active turn. */
+/** The body of `POST /sessions/:id/cancel`: `{ turnId? }`, where absent or null means the active turn. */
 export function readCancelRequest(body: Record<string, unknown>): { turnId: string | null } {
   const turnId = body.turnId ?? null;
   if (turnId !== null && (typeof turnId !== "string" || !/^turn-[1-9][0-9]*$/.test(turnId) || turnId.length > maxTurnIdLength)) {
@@ -80,13 +80,16 @@ export async function deleteQueuedMessage(client: Client, flow: AgentSessionFlow
  * turn is active, another turn is, or the turn does not accept cancellation.
  */
 export async function cancelTurnWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, turnId: string | null): Promise<boolean> {
-  const deadline = Date.now() + lockRetryMs;
-  for (;;) {
-    try {
-      return await client.invokeRPC(flow.cancelTurn, sessionId, { turnId });
-    } catch (error) {
-      if (!RpcLockConflictError.isInstance(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  return client.invokeRPC(flow.cancelTurn, sessionId, { turnId }, { lockConflictRetryMs: personLockConflictRetryMs });
+}
+
+/**
+ * Approves plan revision `revision` with `execute_plan`; true when the
+ * session took it and will start the executing turn. A lock conflict means a
+ * Step or a concurrent call holds `PendingPlanExecution`; the call is made
+ * again for up to `personLockConflictRetryMs`, and answers false when the
+ * other call took the approval.
+ */
+export async function executePlanWithRetry(client: Client, flow: AgentSessionFlow, sessionId: string, revision: number): Promise<boolean> {
+  return client.invokeRPC(flow.executePlan, sessionId, { revision }, { lockConflictRetryMs: personLockConflictRetryMs });
 }

@@ -1,5 +1,11 @@
-import type { AgentSessionFeatures, AgentSessionFlow } from "@perdure/agents";
-import { agentSnapshotToWire, describeAgentSessionFeatures } from "@perdure/agents";
+/**
+ * Everything the session inspector shows, read in a few consistent calls:
+ * Flow status, the Step timeline, the session snapshot without what only the
+ * session's Steps use, the agent's features and where its messages are.
+ */
+import type { SessionLineage } from "../contract/values/session-lineage.ts";
+import { agentSnapshotToWire } from "../contract/values/agent-snapshot.ts";
+import { describeAgentSessionFeatures, type AgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
 import { describeMessageStorage, type InspectedMessageStorage } from "./message-storage-view.ts";
 
@@ -28,6 +34,8 @@ export interface SessionInspection {
   features: AgentSessionFeatures;
   /** Where the session's messages are: the window and the archive chunks. */
   messageStorage: InspectedMessageStorage;
+  /** The session this one was forked from, and where; null for a session that is no fork. */
+  lineage: SessionLineage | null;
 }
 
 /** Groups Step history entries by execution, in the order executions started. */
@@ -65,7 +73,7 @@ export function buildTimeline(history: readonly StepHistoryEntry[], active: Read
  * `framework_item` can hold the agent's instructions, and a tool source's
  * reference is internal.
  */
-function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, unknown> {
+export function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, unknown> {
   const messages = (snapshot.messages as Record<string, unknown>[]).map(({ framework_item: _frameworkItem, ...rest }) => rest);
   const toolCalls = (snapshot.tool_calls as Record<string, unknown>[]).map(({ tool_source_reference: _reference, ...rest }) => rest);
   return { ...snapshot, messages, tool_calls: toolCalls };
@@ -73,11 +81,11 @@ function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, 
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
 export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot, [index]] = await Promise.all([
+  const [description, history, snapshot, [index, lineage]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
-    client.getAttributes(flowId, flow.agentMessageIndex),
+    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
   ]);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
@@ -91,5 +99,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
+    lineage: lineage ?? null,
   };
 }

@@ -1,13 +1,14 @@
 /**
- * Reading and checking the JSON bodies of the dev server's routes. Bodies are
- * untrusted: every refusal is an `InvalidInputError` (a 400) that names the
- * bad value, shortened.
+ * Reading and checking the values of the session routes: path segments and
+ * JSON bodies. Both are untrusted: every refusal is an `InvalidInputError`
+ * (a 400) that names the bad value, shortened.
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
-import type { Context, MiddlewareHandler } from "hono";
 
 /** Letters, digits and `._:-`, 1 to 128 characters, starting with a letter or digit. */
 const sessionIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** The ID the UI message stream gives a turn's assistant message. */
+const turnAssistantMessageIdPattern = /^turn-[1-9][0-9]{0,15}-assistant$/;
 
 /** A session ID from a path or a body, checked. */
 export function checkSessionId(value: unknown): string {
@@ -17,18 +18,12 @@ export function checkSessionId(value: unknown): string {
   return value;
 }
 
-/** The body as a JSON object; the size limit was enforced while it was read. */
-export async function readJsonObject(context: Context): Promise<Record<string, unknown>> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await context.req.text());
-  } catch {
-    throw new InvalidInputError("request body is not valid JSON");
+/** An interrupt ID from a path: 1 to 512 characters. */
+export function checkInterruptId(value: unknown): string {
+  if (typeof value !== "string" || value === "" || value.length > 512) {
+    throw new InvalidInputError(`interrupt ID ${describeValue(value)} is invalid: use the interrupt_id of a pending approval or question`);
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new InvalidInputError(`request body ${describeValue(body)} is invalid: send a JSON object`);
-  }
-  return body as Record<string, unknown>;
+  return value;
 }
 
 /** The last message of a `useChat` request: a user message to send (in plan mode or not), or an assistant message with approval decisions and question answers. */
@@ -36,7 +31,11 @@ export type ChatRequestMessage =
   | { role: "user"; text: string; planMode: boolean }
   | { role: "assistant"; message: Record<string, unknown> };
 
-/** The session and the last message of a `POST /api/chat` body. */
+/**
+ * The session and the last message of a `POST /chat` body. An assistant
+ * message carries decisions for the turn its ID names, so it must keep the
+ * ID the stream gave it, `turn-<n>-assistant`.
+ */
 export function readChatRequest(body: Record<string, unknown>): { sessionId: string; message: ChatRequestMessage } {
   const sessionId = checkSessionId(body.id);
   const { messages } = body;
@@ -52,7 +51,12 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
   if (!Array.isArray(parts) || !parts.every((part) => typeof part === "object" && part !== null && !Array.isArray(part))) {
     throw new InvalidInputError(`the last message's parts ${describeValue(parts)} are invalid: send an array of part objects`);
   }
-  if (message.role === "assistant") return { sessionId, message: { role: "assistant", message } };
+  if (message.role === "assistant") {
+    if (typeof message.id !== "string" || !turnAssistantMessageIdPattern.test(message.id)) {
+      throw new InvalidInputError(`the last message's id ${describeValue(message.id)} is invalid: an assistant message with decisions must keep the ID the stream gave it, turn-<n>-assistant (keep useChat's message IDs, or use POST …/sessions/:id/approvals/:interruptId)`);
+    }
+    return { sessionId, message: { role: "assistant", message } };
+  }
   if (message.role !== "user") {
     throw new InvalidInputError(`the last message's role ${describeValue(message.role)} is invalid: send a "user" message, or an "assistant" message with approval decisions`);
   }
@@ -62,7 +66,7 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
   return { sessionId, message: { role: "user", text, planMode } };
 }
 
-/** The `revision` of a `POST /api/sessions/:id/plan/execute` body: the plan revision the person approved. */
+/** The `revision` of a `POST /sessions/:id/plan/execute` body: the plan revision the person approved. */
 export function readPlanRevision(body: Record<string, unknown>): number {
   const { revision } = body;
   if (typeof revision !== "number" || !Number.isSafeInteger(revision) || revision < 1) {
@@ -71,15 +75,7 @@ export function readPlanRevision(body: Record<string, unknown>): number {
   return revision;
 }
 
-/** An interrupt ID from a path: 1 to 512 characters. */
-export function checkInterruptId(value: unknown): string {
-  if (typeof value !== "string" || value === "" || value.length > 512) {
-    throw new InvalidInputError(`interrupt ID ${describeValue(value)} is invalid: use the question's interrupt ID`);
-  }
-  return value;
-}
-
-/** The body of `POST /api/sessions/:id/questions/:interruptId`: `{ answer }`, or `{ declined: true, reason? }`. */
+/** The body of `POST /sessions/:id/questions/:interruptId`: `{ answer }`, or `{ declined: true, reason? }`. */
 export function readQuestionResponse(body: Record<string, unknown>): { answer: string | null; reason?: string } {
   if (typeof body.answer === "string") return { answer: body.answer };
   if (body.declined !== true) {
@@ -89,13 +85,13 @@ export function readQuestionResponse(body: Record<string, unknown>): { answer: s
   return { answer: null, ...(typeof body.reason === "string" ? { reason: body.reason } : {}) };
 }
 
-/** Refuses a path whose percent-encoding does not decode (400), before any route or file lookup. */
-export const rejectMalformedPath: MiddlewareHandler = async (context, next) => {
-  const { pathname } = new URL(context.req.url);
-  try {
-    decodeURIComponent(pathname);
-  } catch {
-    return context.json({ error: `path ${describeValue(pathname)} has a malformed percent-encoding` }, 400);
+/** The body of `POST /sessions/:id/approvals/:interruptId`: `{ approved, reason? }`. */
+export function readApprovalDecision(body: Record<string, unknown>): { approved: boolean; reason?: string } {
+  if (typeof body.approved !== "boolean") {
+    throw new InvalidInputError(`approved ${describeValue(body.approved)} is invalid: send { "approved": true } or { "approved": false, "reason"?: "<text the model sees>" }`);
   }
-  return next();
-};
+  if (body.reason !== undefined && body.reason !== null && typeof body.reason !== "string") {
+    throw new InvalidInputError(`reason ${describeValue(body.reason)} is invalid: send text, or leave it out`);
+  }
+  return { approved: body.approved, ...(typeof body.reason === "string" ? { reason: body.reason } : {}) };
+}

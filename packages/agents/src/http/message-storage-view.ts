@@ -3,7 +3,7 @@
  * window and the archive chunks `AgentMessageIndex` lists, and where
  * retention's deletions end.
  */
-import type { AgentMessageIndex } from "@perdure/agents";
+import type { AgentMessageIndex } from "../session/messages/agent-message-index.ts";
 
 /** One archive chunk, as the inspector lists it. */
 export interface InspectedMessageChunk {

@@ -1,6 +1,8 @@
-/** Session settings from the dev server: read a request's settings, and replace a session's. */
-import { validateSessionSettings, type AgentSessionFlow, type SessionSettings } from "@perdure/agents";
+/** Session settings over HTTP: read a request's settings, and replace a session's. */
 import { InvalidInputError, type Client } from "@perdure/engine";
+import type { SessionSettings } from "../contract/values/session-settings.ts";
+import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { validateSessionSettings } from "../session/settings/session-settings-limits.ts";
 
 /**
  * The `sessionSettings` of a request body, checked with

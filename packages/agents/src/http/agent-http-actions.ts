@@ -1,0 +1,31 @@
+/**
+ * The operations of the session HTTP API, one per route. Each name is the
+ * route's `operationId` in the OpenAPI document and the `action` that
+ * `authorize` is asked about.
+ */
+export const agentHttpActions = [
+  "getHealth",
+  "getOpenApiDocument",
+  "listAgents",
+  "listSessions",
+  "createSession",
+  "getSessionMessages",
+  "getSessionSnapshot",
+  "inspectSession",
+  "streamSessionEvents",
+  "getChatMessages",
+  "sendChatMessage",
+  "resumeChatStream",
+  "decideApproval",
+  "answerQuestion",
+  "executePlan",
+  "steerTurn",
+  "deleteQueuedMessage",
+  "cancelTurn",
+  "updateSessionSettings",
+  "stopSession",
+  "forkSession",
+] as const;
+
+/** One operation of the session HTTP API. */
+export type AgentHttpAction = (typeof agentHttpActions)[number];

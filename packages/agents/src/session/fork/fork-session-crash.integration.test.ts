@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { after, it } from "node:test";
+import { Client, Worker } from "@perdure/engine";
+import { createTemporarySqliteStore, pollUntil } from "@perdure/engine/testing";
+import type { AgentMessage } from "../../contract/values/agent-message.ts";
+import { createNoteTakingAgentFlow, createNoteTakingModel, noteToolRuns } from "./test-fixtures/note-taking-agent.ts";
+import { readEverySessionAttribute } from "./test-fixtures/session-attributes.ts";
+
+const sourceTurns = 4;
+const rounds = 3;
+const forkLoopMain = fileURLToPath(new URL("./test-fixtures/fork-loop-main.ts", import.meta.url));
+
+/** Runs the fork loop until it printed `forks` forks and a random moment more, then SIGKILLs it. */
+async function killForkLoopMidway(path: string, prefix: string, forks: number): Promise<void> {
+  const child = spawn(process.execPath, ["--conditions=perdure-source", forkLoopMain, path, prefix, String(sourceTurns)], { stdio: ["ignore", "pipe", "pipe"] });
+  let printed = 0;
+  let errors = "";
+  child.stderr.on("data", (data: Buffer) => { errors += data.toString(); });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (data: Buffer) => {
+      printed += data.toString().split("\n").filter((line) => line.startsWith("forked ")).length;
+      if (printed >= forks) resolve();
+    });
+    void exited.then((end) => reject(new Error(`the fork loop ended by itself (${String(end)}): ${errors}`)));
+  });
+  // A random moment inside the next forks: mid-read, mid-commit or between two.
+  await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 15)));
+  child.kill("SIGKILL");
+  assert.equal(await exited, "SIGKILL");
+}
+
+it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged", async () => {
+  const temporary = createTemporarySqliteStore();
+  const model = createNoteTakingModel();
+  const flow = createNoteTakingAgentFlow(model);
+  const client = new Client({ store: temporary.store });
+  let worker = new Worker({ store: temporary.store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
+  await worker.start();
+  after(async () => {
+    await worker.close();
+    await temporary.dispose();
+  });
+  await client.start(flow, "source", {});
+  for (let turn = 1; turn <= sourceTurns; turn += 1) {
+    await client.invokeRPC(flow.sendUserMessage, "source", { text: `note ${turn}` });
+    await pollUntil(async () => (await client.getAttributes("source", flow.agentState))[0]?.turnCount === turn
+      && (await client.getAttributes("source", flow.agentState))[0]?.activeTurnId === null, { timeoutMs: 30_000, description: `source turn ${turn}` });
+  }
+  // No Worker runs while forks are made and killed: the check reads the stores exactly as the kill left them.
+  await worker.close();
+  const sourceBefore = await readEverySessionAttribute(client, flow, "source");
+  const runsBefore = noteToolRuns.length;
+  for (let round = 0; round < rounds; round += 1) await killForkLoopMidway(temporary.path, `round-${round}`, 1 + Math.floor(Math.random() * 4));
+
+  assert.deepEqual(await readEverySessionAttribute(client, flow, "source"), sourceBefore, "the source is unchanged");
+  const forks = (await client.listFlows({ flowType: flow.flowType })).filter((entry) => entry.flowId !== "source");
+  assert.ok(forks.length >= rounds, `at least one fork per round committed (${forks.length})`);
+  const sourceMessages = ((sourceBefore["AgentMessageChunks"] as { value: { messages: AgentMessage[] } }[]).flatMap((entry) => entry.value.messages))
+    .concat((sourceBefore["AgentMessages"] as { value: AgentMessage }[]).map((entry) => entry.value))
+    .sort((left, right) => left.sequence - right.sequence);
+  for (const { flowId } of forks) {
+    const fork = await readEverySessionAttribute(client, flow, flowId);
+    const lineage = fork["SessionLineage"] as { throughTurn: number; inheritedMessageCount: number };
+    assert.ok(lineage !== undefined, `${flowId} has its lineage`);
+    const state = fork["AgentState"] as { turnCount: number; messageCount: number };
+    assert.equal(state.turnCount, lineage.throughTurn);
+    assert.equal(state.messageCount, lineage.inheritedMessageCount);
+    const messages = ((fork["AgentMessageChunks"] as { value: { messages: AgentMessage[] } }[]).flatMap((entry) => entry.value.messages))
+      .concat((fork["AgentMessages"] as { value: AgentMessage }[]).map((entry) => entry.value))
+      .sort((left, right) => left.sequence - right.sequence);
+    assert.deepEqual(messages, sourceMessages.slice(0, state.messageCount), `${flowId} holds the source's first ${state.messageCount} messages, whole`);
+    assert.equal((fork["TurnToolCalls"] as unknown[]).length, lineage.throughTurn);
+  }
+
+  // Every fork the kills left is usable: a Worker takes each to its first wait, and no tool runs.
+  worker = new Worker({ store: temporary.store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
+  await worker.start();
+  for (const { flowId } of forks) {
+    await pollUntil(async () => (await client.describe(flowId)).executions.some((execution) => execution.stepType === "AwaitUserMessage"), {
+      timeoutMs: 30_000, description: `${flowId} to wait for a message`,
+    });
+  }
+  assert.equal(noteToolRuns.length, runsBefore, "no tool ran for any fork");
+});

@@ -1,0 +1,55 @@
+/**
+ * The runner a replay builds its session around: today's runner, calling
+ * the replay model, whose tool calls run for real only when both the
+ * recording and today's code say the effect is `read`; every other call is
+ * answered with the recorded result and never runs.
+ */
+import type { AgentFrameworkRunner, DeferredToolExecution, DeferredToolOutcome } from "../../contract/agent-framework-runner.ts";
+import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
+import { outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
+import type { SessionFixtureToolCall, SessionFixtureTurn } from "../../session/export/session-fixture.ts";
+import type { ModelClient } from "../../stepwise/model-client.ts";
+import { describeDifferences } from "./describe-differences.ts";
+import type { ReplayState } from "./replay-state.ts";
+
+interface ReplayableRunner extends AgentFrameworkRunner<DeferredToolOutcome> {
+  withModel(model: ModelClient): AgentFrameworkRunner<DeferredToolOutcome>;
+}
+
+function isReplayable(runner: AgentFrameworkRunner<DeferredToolOutcome>): runner is ReplayableRunner {
+  return typeof (runner as Partial<ReplayableRunner>).withModel === "function";
+}
+
+/** Today's runner with the replay model and recorded tool results. */
+export function createReplayRunner(runner: AgentFrameworkRunner<DeferredToolOutcome>, model: ModelClient, turns: readonly SessionFixtureTurn[], state: ReplayState): AgentFrameworkRunner<DeferredToolOutcome> {
+  if (!isReplayable(runner)) {
+    throw new TypeError("replaySession needs a runner that can call another model (withModel), such as the Stepwise runner of createStepwiseAgentSessionFlow or of an adapter built on Stepwise; this Flow's runner has none");
+  }
+  const replaying = runner.withModel(model);
+  const recordedCalls = new Map<string, SessionFixtureToolCall>(turns.flatMap((turn) => turn.tool_calls.map((call) => [call.tool_call_id, call] as const)));
+  const wrapper = Object.create(replaying) as AgentFrameworkRunner<DeferredToolOutcome>;
+  wrapper.executeDeferredToolCall = async (execution: DeferredToolExecution): Promise<DeferredToolOutcome> => {
+    const call = execution.toolCall;
+    const recorded = recordedCalls.get(call.toolCallId);
+    const modelCall = state.modelCallsByTurn.get(call.turnId) ?? 0;
+    const now = { tool_name: call.toolName, arguments: call.arguments, effect: call.effect };
+    const differences = recorded === undefined ? [] : describeDifferences({ tool_name: recorded.tool_name, arguments: recorded.arguments, effect: recorded.effect }, now);
+    if (recorded === undefined || differences.length > 0) {
+      state.diverge({
+        turnId: call.turnId, modelCall, step: "CallTool", kind: "tool_call",
+        diff: recorded === undefined
+          ? `${call.turnId}, tool call ${call.toolCallId} (CallTool): the recording has no such call; now ${call.toolName}(${call.arguments}) with effect ${call.effect}`
+          : [`${call.turnId}, tool call ${call.toolCallId} (CallTool): the call differs from the recording`, ...differences].join("\n"),
+      });
+      throw new ToolExecutionError(`replay diverged at tool call ${call.toolCallId}`);
+    }
+    if (recorded.effect === "read" && call.effect === "read") {
+      state.toolCallsRun.push(call.toolCallId);
+      return replaying.executeDeferredToolCall.call(wrapper, execution);
+    }
+    state.toolCallsFromRecording.push(call.toolCallId);
+    if (recorded.status === "failed") throw new ToolExecutionError(recorded.error ?? recorded.output ?? "the recorded call failed");
+    return { output: recorded.output ?? outcomeUnknownToolResult };
+  };
+  return wrapper;
+}

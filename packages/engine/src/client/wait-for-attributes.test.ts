@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { attribute } from "../attribute/attribute.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../postgres/temporary-postgres-schema.ts";
+import { deadEnd, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import type { Store } from "../store/store.ts";
+import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
+import { Worker } from "../worker/worker.ts";
+import { Client } from "./client.ts";
+
+/** Longer than any test here runs: a wait that ends early was woken by a commit, not by polling. */
+const noPolling = 600_000;
+
+/** Writes `Stage` 1, then 2 and 3 in Steps that each wait for their own release, then holds until release 4. */
+function stagedFlow() {
+  const stage = attribute<number>("Stage");
+  const releases = [1, 2, 3, 4].map(() => Promise.withResolvers<void>());
+  const staged = (index: number) => defineStep(`Stage${index}`, {
+    execute: async (context) => {
+      await releases[index - 1]!.promise;
+      context.write(stage, index);
+      return moveTo(`Stage${index + 1}`);
+    },
+  });
+  const hold = defineStep("Stage4", {
+    execute: async () => {
+      await releases[3]!.promise;
+      return deadEnd();
+    },
+  });
+  const flow = defineFlow({ type: "Staged", start: "Stage1", steps: [staged(1), staged(2), staged(3), hold], persistence: { stage } });
+  return { flow, stage, release: (index: number) => releases[index - 1]!.resolve() };
+}
+
+/** Counts the Client's attribute reads, by whichever path the store offers. */
+function countReads(store: Store): { count: number } {
+  const reads = { count: 0 };
+  const operations = store.oneRequest;
+  const readAttributes = operations?.readAttributes?.bind(operations);
+  if (operations !== undefined && readAttributes !== undefined) {
+    Object.defineProperty(operations, "readAttributes", { configurable: true, value: (...args: Parameters<typeof readAttributes>) => (reads.count += 1, readAttributes(...args)) });
+    return reads;
+  }
+  const read = store.read?.bind(store) ?? store.transaction.bind(store);
+  Object.defineProperty(store, store.read === undefined ? "transaction" : "read", { configurable: true, value: (work: Parameters<typeof read>[0]) => (reads.count += 1, read(work)) });
+  return reads;
+}
+
+void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
+  for (const open of [
+    async () => {
+      const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+      return { store: temporary.store, dispose: () => temporary.dispose() };
+    },
+    ...(postgresTestSkip(testDatabaseUrl()) === false ? [async () => {
+      const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+      return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
+    }] : []),
+  ]) {
+    const { store, dispose } = await open();
+    t.after(dispose);
+    const { flow, stage, release } = stagedFlow();
+    const worker = new Worker({ store, flows: [flow] });
+    await worker.start();
+    t.after(() => worker.close());
+    const client = new Client({ store });
+    await client.start(flow, "staged-1", {});
+
+    assert.deepEqual(await client.waitForAttributes("staged-1", [stage], ([value]) => value !== undefined, { timeoutMs: 50 }), [undefined], "a timeout returns what it read last");
+    const reads = countReads(store);
+    const third = client.waitForAttributes("staged-1", [stage], ([value]) => value === 3, { timeoutMs: noPolling / 2 });
+    for (const index of [1, 2, 3]) release(index);
+    assert.deepEqual(await third, [3]);
+    // One read at the start and at most one after each of the three commits (two when a commit lands mid-read).
+    assert.ok(reads.count >= 2 && reads.count <= 7, `${reads.count} reads`);
+
+    await assert.rejects(client.waitForAttributes("staged-1", [stage], () => true, { timeoutMs: -1 }), { name: "InvalidInputError", message: /waitForAttributes timeoutMs -1 is invalid/ });
+    await assert.rejects(client.waitForAttributes("no-such-flow", [stage], () => true), { name: "FlowNotFoundError", message: /no Flow has ID "no-such-flow"/ });
+    release(4);
+    await worker.close();
+  }
+});

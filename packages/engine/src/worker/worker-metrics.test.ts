@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from "@opentelemetry/sdk-metrics";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
+import { Worker } from "./worker.ts";
+
+/** Collects on demand, as a Prometheus scrape does. */
+class CollectingReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Every data point of one metric, by its attributes. */
+  async points(name: string): Promise<Array<DataPoint<unknown>>> {
+    const { resourceMetrics } = await this.collect();
+    return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).filter((metric) => metric.descriptor.name === name).flatMap((metric) => metric.dataPoints as Array<DataPoint<unknown>>);
+  }
+
+  /** The counter's value for the data point whose attributes include `attributes`. */
+  async value(name: string, attributes: Record<string, string>): Promise<unknown> {
+    const points = (await this.points(name)).filter((point) => Object.entries(attributes).every(([key, value]) => point.attributes[key] === value));
+    assert.ok(points.length <= 1, `one data point of ${name} for ${JSON.stringify(attributes)}`);
+    return points[0]?.value;
+  }
+}
+
+test("a Worker counts Step attempts started, retried, failed and committed, their durations, and its slots, through the OpenTelemetry metrics API", async () => {
+  const temporary = createTemporarySqliteStore();
+  const reader = new CollectingReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const Flaky = defineStep("Flaky", {
+    executeOptions: { retry: { initialIntervalMs: 10, backoffCoefficient: 1, maximumAttempts: 3 } },
+    execute: (context) => {
+      if (context.attempt === 1) throw new TypeError("the first attempt fails");
+      return moveTo("Done", null);
+    },
+  });
+  const Done = defineStep("Done", { execute: () => completeFlow("ok") });
+  const flow = defineFlow({ type: "Metered", start: "Flaky", steps: [Flaky, Done] });
+  const worker = new Worker({ store: temporary.store, flows: [flow], concurrency: 3, pollIntervalMs: 20, meterProvider, onError: () => undefined });
+  await worker.start();
+  try {
+    const client = new Client({ store: temporary.store });
+    await client.start(flow, "metered-1");
+    assert.equal((await client.waitForFlow("metered-1", { timeoutMs: 10_000 })).status, "completed");
+    const flaky = { "perdure.flow.type": "Metered", "perdure.step.type": "Flaky", "perdure.step.method": "execute" };
+    const done = { ...flaky, "perdure.step.type": "Done" };
+    assert.equal(await reader.value("perdure.step.started", flaky), 2);
+    assert.equal(await reader.value("perdure.step.retried", flaky), 1);
+    assert.equal(await reader.value("perdure.step.failed", { ...flaky, "error.type": "TypeError" }), 1);
+    assert.equal(await reader.value("perdure.step.committed", flaky), 1);
+    assert.equal(await reader.value("perdure.step.started", done), 1);
+    assert.equal(await reader.value("perdure.step.retried", done), undefined);
+    assert.equal(await reader.value("perdure.step.committed", done), 1);
+    const durations = (await reader.points("perdure.step.duration")).map((point) => [point.attributes["perdure.step.type"], point.attributes["perdure.step.outcome"], (point.value as Histogram).count]);
+    assert.deepEqual(durations.sort(), [["Done", "committed", 1], ["Flaky", "committed", 1], ["Flaky", "failed", 1]]);
+    const delays = await reader.points("perdure.step.claim_delay");
+    assert.equal(delays.reduce((sum, point) => sum + (point.value as Histogram).count, 0), 3);
+    assert.equal(await reader.value("perdure.worker.slots.limit", {}), 3);
+    assert.equal(await reader.value("perdure.worker.slots.busy", {}), 0);
+  } finally {
+    await worker.close();
+    await meterProvider.shutdown();
+    await temporary.dispose();
+  }
+});
