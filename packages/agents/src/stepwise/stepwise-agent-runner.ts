@@ -311,7 +311,8 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     if (tool !== undefined) {
       // The agent definition's own policies apply even when the session was built around this runner
       // with other options; the session's policies still win. The tool's own approval is evaluated per call.
-      const definitionPolicy = this.definition.toolPolicies[call.toolName];
+      // When the session has a policy for the tool, it decides alone, and sees the tool's own approval (to log an override).
+      const definitionPolicy = Object.hasOwn(turn.toolPolicies, call.toolName) ? undefined : this.definition.toolPolicies[call.toolName];
       const toolApproval = await evaluateToolApproval(tool.requiresApproval, call.arguments, call.toolCallId);
       const effect = definitionPolicy?.effect ?? tool.effect;
       const requiresApproval = definitionPolicy === undefined
