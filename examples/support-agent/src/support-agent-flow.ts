@@ -60,7 +60,7 @@ function modelChoiceOptions(model: ModelClient, models: Readonly<Record<string, 
   return {
     modelChoices: names,
     // Only clients this Worker built: the setting is a name, never a key or a URL.
-    resolveModel: (settings: Readonly<Record<string, unknown>>): ModelClient => (typeof settings.model === "string" ? models[settings.model] : undefined) ?? model,
+    resolveModel: (settings: Readonly<Record<string, unknown>>): ModelClient => (typeof settings.model === "string" && Object.hasOwn(models, settings.model) ? models[settings.model] : undefined) ?? model,
   };
 }
 

@@ -16,6 +16,7 @@
 export { createAgentSessionFlow, describeAgentSessionFeatures, describeAgentSessionModel } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionFeatures, AgentSessionFlow } from "./session/create-agent-session-flow.ts";
 export type { AgentSessionOptions, CompactionPolicy } from "./session/session-options.ts";
+export { QueuedUserMessagesFullError } from "./session/queued-user-messages-full-error.ts";
 export type { CompactContextInput } from "./session/steps/compaction-trigger.ts";
 export { genAISemanticConventionsSchemaUrls } from "./tracing/agent-tracing-options.ts";
 export type { AgentTracingOptions, GenAISemanticConventionsVersion, OpenTelemetryTracerProvider } from "./tracing/agent-tracing-options.ts";

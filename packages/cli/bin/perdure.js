@@ -7,5 +7,7 @@ if (problem !== null) {
   console.error(problem);
   process.exit(1);
 }
+// `perdure check-node`: the check above is all it does.
+if (process.argv[2] === "check-node" && process.argv.length === 3) process.exit(0);
 // Through the package's own exports: the built CLI when installed, its sources in the repository.
 await import("perdure/cli");

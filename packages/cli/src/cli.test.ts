@@ -136,3 +136,23 @@ test("perdure sessions and perdure inspect read a real session from the store", 
     rmSync(folder, { recursive: true, force: true });
   }
 });
+
+test("perdure dev refuses --token-file with --token, and an empty or missing token file, before it listens", () => {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-cli-token-"));
+  try {
+    const empty = join(folder, "empty");
+    writeFileSync(empty, "\n");
+    const both = runCli(["dev", "--port", "0", "--db", join(folder, "dev.db"), "--token", "a", "--token-file", empty, entryPath]);
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /give --token-file or --token, not both/);
+    const blank = runCli(["dev", "--port", "0", "--db", join(folder, "dev.db"), "--token-file", empty, entryPath]);
+    assert.equal(blank.status, 2);
+    assert.match(blank.stderr, /--token-file ".*empty" is empty; write the token on its first line/);
+    const missing = runCli(["dev", "--port", "0", "--db", join(folder, "dev.db"), "--token-file", join(folder, "absent"), entryPath]);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /--token-file ".*absent" cannot be read: ENOENT/);
+    assert.equal(existsSync(join(folder, "dev.db")), false);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});

@@ -2,12 +2,13 @@
 /**
  * `perdure`: the dev server and tools for durable agent sessions.
  *
- *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token ...] [--allow-origin ...] [entry]
+ *   perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token-file ...] [--allow-origin ...] [entry]
  *   perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
  *   perdure sessions [--db ...] [--entry ...]
  *   perdure inspect <sessionId> [--db ...] [--entry ...]
  *   perdure chat <sessionId> [--db ...] [--entry ...]
  *   perdure export <sessionId> [--out <file>] [--as-test] [--db ...] [--entry ...]
+ *   perdure check-node
  *   perdure --version
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -42,6 +43,7 @@ Commands:
   chat <sessionId>     Chat with a session in the terminal: approvals, questions, plans
   export <sessionId>   Write a session as a replay fixture (JSON) or, with --as-test, a node:test file
   migrate              Apply the PostgreSQL store's migrations (PERDURE_DATABASE_URL)
+  check-node           Exit 1 with how to install Node 24 when this Node.js is too old
 
 Common options:
   --db <path>          SQLite file (default .perdure/dev.db); PERDURE_DATABASE_URL selects PostgreSQL
@@ -52,7 +54,7 @@ Common options:
   -v, --version        Print perdure's version
 
 Run "perdure <command> --help" for a command's options.`,
-  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token <token>] [--allow-origin <origin>]... [entry]
+  dev: `Usage: perdure dev [--port 4100] [--host 127.0.0.1] [--db .perdure/dev.db] [--token-file <path>] [--allow-origin <origin>]... [entry]
 
 Opens the store, starts a Worker for every agent session Flow the entry module
 exports, and serves the HTTP API and web UI on loopback. The entry defaults
@@ -63,11 +65,18 @@ OTLP/HTTP.
 
   --host <name>            Address to listen on (default 127.0.0.1). Any other
                            than loopback requires an access token.
-  --token <token>          Access token every request must carry (or
-                           PERDURE_DEV_TOKEN); generated and printed in the
-                           address when a non-loopback host needs one.
+  --token-file <path>      File holding the access token every request must
+                           carry. Or set PERDURE_DEV_TOKEN. Without either, a
+                           non-loopback host gets a generated token, printed
+                           in the address; a token you give is never printed.
+  --token <token>          The token on the command line, which every local
+                           user can read in the process list; prefer the two
+                           above.
   --allow-origin <origin>  A separate front end (such as http://localhost:5173)
-                           that may call the API; repeatable.`,
+                           that may call the API; repeatable.
+  --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
+                           (see perdure worker --help; --metrics-host and
+                           --metrics-token as there).`,
   worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
 
 Runs a Worker for every agent session Flow the entry module exports, and
@@ -81,7 +90,13 @@ defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
                            under the usual 30 s grace period), release the
                            rest so another Worker takes them at once, exit 0.
                            A second signal exits at once (143, or 130 for
-                           Ctrl-C).`,
+                           Ctrl-C).
+  --metrics-port <port>    Serve /metrics (Prometheus format), /healthz and
+                           /readyz on this port (0 picks a free one).
+  --metrics-host <name>    Address for them (default 127.0.0.1); any other
+                           than loopback requires --metrics-token.
+  --metrics-token <token>  Bearer token the scraper and probes must send
+                           (or PERDURE_METRICS_TOKEN).`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -107,6 +122,13 @@ divergence. Reading the session never changes it.
   --out <file>   Write here instead of stdout (the test imports the entry
                  relative to this file).
   --as-test      Write the replay test instead of the fixture.`,
+  "check-node": `Usage: perdure check-node
+
+Prints nothing and exits 0 when this Node.js runs Perdure (22.18 or later);
+otherwise prints the version found, the version needed and how to install
+Node 24 from the npm registry, and exits 1. Put it before commands that
+would fail in obscure ways on an old Node, such as "perdure check-node &&
+node --test".`,
   chat: `Usage: perdure chat <sessionId> [--db .perdure/dev.db] [--entry ${defaultEntry}] [--no-worker]
 
 Chats with a session in the terminal (starting it when new). Approvals are
@@ -119,6 +141,31 @@ on the same store). Type /quit to leave.`,
 
 /** A mistake on the command line: printed with the command's usage, exit 2. */
 class UsageError extends Error {}
+
+/**
+ * `perdure dev`'s access token: from `--token-file` (its first line), else
+ * `--token`, with a warning that the command line is public, else
+ * `PERDURE_DEV_TOKEN`; undefined when none is given.
+ */
+function readDevToken(flagToken: string | undefined, tokenFile: string | undefined, environmentToken: string | undefined): string | undefined {
+  if (flagToken !== undefined && tokenFile !== undefined) throw new UsageError("give --token-file or --token, not both");
+  if (tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`--token-file ${JSON.stringify(tokenFile)} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const token = text.split(/\r?\n/)[0]?.trim() ?? "";
+    if (token === "") throw new UsageError(`--token-file ${JSON.stringify(tokenFile)} is empty; write the token on its first line`);
+    return token;
+  }
+  if (flagToken !== undefined) {
+    console.error("perdure dev: warning: --token is readable by every local user in the process list; pass the token in PERDURE_DEV_TOKEN or --token-file instead");
+    return flagToken;
+  }
+  return environmentToken;
+}
 
 function parseCommandLine(argv: readonly string[]) {
   try {
@@ -134,11 +181,15 @@ function parseCommandLine(argv: readonly string[]) {
         entry: { type: "string" },
         "no-worker": { type: "boolean" },
         token: { type: "string" },
+        "token-file": { type: "string" },
         "allow-origin": { type: "string", multiple: true },
         out: { type: "string" },
         "as-test": { type: "boolean" },
         concurrency: { type: "string" },
         "drain-timeout": { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
+        "metrics-token": { type: "string" },
       },
     });
   } catch (error) {
@@ -146,6 +197,19 @@ function parseCommandLine(argv: readonly string[]) {
     const message = error instanceof Error ? error.message.split(". ")[0] ?? error.message : String(error);
     throw new UsageError(message.replace(/^Unknown option/, "unknown option").replace(/^Option/, "option"));
   }
+}
+
+/** `--metrics-port`, `--metrics-host` and `--metrics-token` of `perdure worker` and `perdure dev`. */
+function operationsOptionsOf(
+  values: ReturnType<typeof parseCommandLine>["values"],
+  parsePort: (optionName: string, text: string) => number,
+): { port: number; host: string; token: string | undefined } | undefined {
+  if (values["metrics-port"] === undefined) return undefined;
+  return {
+    port: parsePort("--metrics-port", values["metrics-port"]),
+    host: values["metrics-host"] ?? "127.0.0.1",
+    token: values["metrics-token"] ?? process.env.PERDURE_METRICS_TOKEN,
+  };
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -178,6 +242,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(help);
     return 0;
   }
+  // bin/perdure.js checked the version before loading this module.
+  if (command === "check-node") return 0;
   const location = { databasePath: values.db ?? ".perdure/dev.db", databaseUrl: process.env.PERDURE_DATABASE_URL };
   if (command === "migrate") {
     const applied = await migrateConfiguredStore(location);
@@ -187,14 +253,23 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "dev") {
     const port = Number(values.port ?? process.env.PORT ?? "4100");
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port ${JSON.stringify(values.port)} is invalid: use 0 to 65535`);
+    let token: string | undefined;
+    try {
+      token = readDevToken(values.token, values["token-file"], process.env.PERDURE_DEV_TOKEN);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      console.error(`perdure dev: ${error.message}\n\n${help}`);
+      return 2;
+    }
     // The HTTP server and its dependencies load only for this command.
     const { startDevServer } = await import("./commands/dev.ts");
     const server = await startDevServer({
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       port,
       host: values.host ?? "127.0.0.1",
-      token: values.token ?? process.env.PERDURE_DEV_TOKEN,
+      token,
       allowedOrigins: values["allow-origin"] ?? [],
+      operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
       ...location,
     });
     await new Promise<void>((resolve) => {
@@ -206,11 +281,12 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === "worker") {
-    const { parseConcurrency, parseDuration, runWorkerCommand } = await import("./commands/worker.ts");
+    const { parseConcurrency, parseDuration, parsePort, runWorkerCommand } = await import("./commands/worker.ts");
     const code = await runWorkerCommand({
       entry: rest[0] ?? values.entry ?? findDefaultEntry(process.cwd()),
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
+      operations: operationsOptionsOf(values, parsePort),
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.

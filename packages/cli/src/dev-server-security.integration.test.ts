@@ -6,7 +6,7 @@
  * in the store.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -177,6 +177,9 @@ describe("perdure dev bounds what it reads", () => {
   it("a 100 MiB chunked upload is cut at the limit, and a refused caller's upload is never buffered; the server's memory stays flat", { timeout: 120_000 }, async (t) => {
     const { server, databasePath } = await startServer(t, { args: ["--token", "secret-token-for-the-test"] });
     const authorized = { ...json, authorization: "Bearer secret-token-for-the-test" };
+    // A token given on the command line is public in the process list: the server warns, and never prints it.
+    assert.match(server.log, /warning: --token is readable by every local user in the process list; pass the token in PERDURE_DEV_TOKEN or --token-file instead/);
+    assert.equal(server.log.includes("secret-token-for-the-test"), false, server.log);
     await createSession(server.origin, "uploads", { authorization: authorized.authorization });
     const before = storeSnapshot(databasePath);
     const hundredMiB = 100 * 1024 * 1024;
@@ -337,6 +340,15 @@ describe("perdure dev on a non-loopback address", () => {
     const visit = await sendRaw(origin, { method: "GET", path: `/sessions?token=${encodeURIComponent(token)}` });
     assert.equal(visit.status, 302);
     assert.equal(visit.headers.location, "/sessions");
+    // A path that starts with two slashes (or a slash and a backslash) would be a protocol-relative redirect off this server.
+    for (const path of ["//evil.example/", "///evil.example/x", "/%2F%2Fevil.example/"]) {
+      const offSite = await sendRaw(origin, { method: "GET", path: `${path}?token=${encodeURIComponent(token)}&page=2` });
+      assert.equal(offSite.status, 302, path);
+      const location = String(offSite.headers.location);
+      assert.match(location, /^\/[^/\\]/, `${path} redirects to ${location}`);
+      assert.equal(new URL(location, "http://dev.local").host, "dev.local", `${path} redirects to ${location}`);
+      assert.match(location, /\?page=2$/);
+    }
     const cookie = String(visit.headers["set-cookie"] ?? "");
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Strict/);
@@ -344,11 +356,26 @@ describe("perdure dev on a non-loopback address", () => {
     assert.equal(withCookie.status, 200, withCookie.body);
   });
 
-  it("takes PERDURE_DEV_TOKEN, and on loopback with --token requires it too", { timeout: 60_000 }, async (t) => {
+  it("takes PERDURE_DEV_TOKEN, and on loopback requires it too, without printing it", { timeout: 60_000 }, async (t) => {
     const { server } = await startServer(t, { env: { PERDURE_DEV_TOKEN: "from-the-environment" } });
-    assert.equal(new URL(server.url).searchParams.get("token"), "from-the-environment");
+    assert.equal(new URL(server.url).searchParams.get("token"), null);
+    assert.equal(server.log.includes("from-the-environment"), false, server.log);
+    assert.doesNotMatch(server.log, /warning/);
     assertJsonError(await sendRaw(server.origin, { method: "GET", path: "/api/sessions" }), 401, /access token/);
     assert.equal((await sendRaw(server.origin, { method: "GET", path: "/api/sessions", headers: { authorization: "Bearer from-the-environment" } })).status, 200);
+  });
+
+  it("takes the token from --token-file's first line, without printing it", { timeout: 60_000 }, async (t) => {
+    const folder = mkdtempSync(join(tmpdir(), "perdure-dev-token-file-"));
+    t.after(() => rmSync(folder, { recursive: true, force: true }));
+    const tokenFile = join(folder, "token");
+    writeFileSync(tokenFile, "token-from-a-file\n", { mode: 0o600 });
+    const { server } = await startServer(t, { args: ["--host", "0.0.0.0", "--token-file", tokenFile] });
+    const origin = server.origin.replace("0.0.0.0", "127.0.0.1");
+    assert.equal(new URL(server.url).searchParams.get("token"), null);
+    assert.equal(server.log.includes("token-from-a-file"), false, server.log);
+    assertJsonError(await sendRaw(origin, { method: "GET", path: "/api/sessions", headers: { authorization: "Bearer token-from-a" } }), 401, /access token/);
+    assert.equal((await sendRaw(origin, { method: "GET", path: "/api/sessions", headers: { authorization: "Bearer token-from-a-file" } })).status, 200);
   });
 });
 

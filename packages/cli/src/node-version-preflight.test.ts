@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { repositoryRoot } from "./test-fixtures/dev-server-process.ts";
 
 const checkScript = fileURLToPath(new URL("../bin/check-node-version.js", import.meta.url));
 const perdureBin = fileURLToPath(new URL("../bin/perdure.js", import.meta.url));
+const createPerdureBin = fileURLToPath(new URL("../../create-perdure/bin/create-perdure.js", import.meta.url));
 
 /** Runs `node <script> <args>` with `process.versions.node` faked before anything loads. */
 function runAsNode(version: string, script: string, args: readonly string[] = []): { status: number | null; stderr: string; stdout: string } {
@@ -27,6 +28,21 @@ describe("the Node.js version preflight", () => {
       assert.match(lines[0] ?? "", /npm install --prefix ~\/\.node24 node-[a-z]+-[a-z0-9]+@24 && export PATH=~\/\.node24\/node_modules\/node-[a-z]+-[a-z0-9]+\/bin:\$PATH$/);
     }
     assert.equal(runAsNode("22.17.1", checkScript).status, 1);
+  });
+
+  it("perdure check-node says the same and exits 1 on an old Node, and exits 0 in silence on a new one", () => {
+    const old = runAsNode("20.20.2", perdureBin, ["check-node"]);
+    assert.equal(old.status, 1);
+    assert.match(old.stderr, /^perdure: Node\.js 20\.20\.2 is too old; .*npm install --prefix ~\/\.node24 node-/);
+    const fine = runAsNode("22.18.0", perdureBin, ["check-node"]);
+    assert.deepEqual({ status: fine.status, stdout: fine.stdout, stderr: fine.stderr }, { status: 0, stdout: "", stderr: "" });
+  });
+
+  it("create-perdure on an old Node prints the same install commands and writes nothing", () => {
+    const result = runAsNode("20.20.2", createPerdureBin, ["never-written"]);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^create-perdure: Node\.js 20\.20\.2 is too old; Perdure needs 22\.18\.0 or later \(24 recommended\)\. Install Node 24 from the npm registry: npm install --prefix ~\/\.node24 node-[a-z]+-[a-z0-9]+@24 && export PATH=~\/\.node24\/node_modules\/node-[a-z]+-[a-z0-9]+\/bin:\$PATH\n$/);
+    assert.equal(existsSync(`${repositoryRoot}/never-written`), false);
   });
 
   it("lets 22.18 and later through", () => {

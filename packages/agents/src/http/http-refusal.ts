@@ -13,6 +13,7 @@ import {
   RpcLockConflictError,
   ValueTooLargeError,
 } from "@perdure/engine";
+import { QueuedUserMessagesFullError } from "../session/queued-user-messages-full-error.ts";
 
 /** A refusal with its HTTP status, thrown by a route. */
 export class HttpRefusal extends Error {
@@ -36,6 +37,8 @@ function statusOf(error: unknown): number | null {
   if (FlowNotFoundError.isInstance(error)) return 404;
   // An existing or stopped session, a message to a finished one, or a decision racing a running Step.
   if (FlowAlreadyExistsError.isInstance(error) || FlowNotRunningError.isInstance(error) || RpcLockConflictError.isInstance(error) || ChannelMessageNotFoundError.isInstance(error)) return 409;
+  // Too many messages already wait for the running turn: the session is busy, not the request malformed.
+  if (QueuedUserMessagesFullError.isInstance(error)) return 409;
   if (InvalidInputError.isInstance(error) || InvalidResumeTokenError.isInstance(error) || ValueTooLargeError.isInstance(error)) return 400;
   return null;
 }

@@ -28,7 +28,7 @@ export function checkInterruptId(value: unknown): string {
 
 /** The last message of a `useChat` request: a user message to send (in plan mode or not), or an assistant message with approval decisions and question answers. */
 export type ChatRequestMessage =
-  | { role: "user"; text: string; planMode: boolean }
+  | { role: "user"; text: string; planMode: boolean; messageId: string | undefined }
   | { role: "assistant"; message: Record<string, unknown> };
 
 /**
@@ -63,7 +63,12 @@ export function readChatRequest(body: Record<string, unknown>): { sessionId: str
   const text = (parts as Record<string, unknown>[]).flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("");
   const planMode = body.planMode ?? false;
   if (typeof planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(planMode)} is invalid: use true or false`);
-  return { sessionId, message: { role: "user", text, planMode } };
+  // The client's ID of the message, which the session keeps; sendAgentUserMessageWithUIMessageStream checks it.
+  if (message.id !== undefined && message.id !== null && typeof message.id !== "string") {
+    throw new InvalidInputError(`the last message's id ${describeValue(message.id)} is invalid: send the client's message ID as a string`);
+  }
+  const messageId = typeof message.id === "string" ? message.id : undefined;
+  return { sessionId, message: { role: "user", text, planMode, messageId } };
 }
 
 /** The `revision` of a `POST /sessions/:id/plan/execute` body: the plan revision the person approved. */

@@ -76,7 +76,29 @@ export function buildTimeline(history: readonly StepHistoryEntry[], active: Read
 export function browserSafeSnapshot(snapshot: Record<string, unknown>): Record<string, unknown> {
   const messages = (snapshot.messages as Record<string, unknown>[]).map(({ framework_item: _frameworkItem, ...rest }) => rest);
   const toolCalls = (snapshot.tool_calls as Record<string, unknown>[]).map(({ tool_source_reference: _reference, ...rest }) => rest);
-  return { ...snapshot, messages, tool_calls: toolCalls };
+  const queued = ((snapshot.queued_messages ?? []) as WireWaitingMessage[]).map(previewOfWaitingMessage);
+  const steered = ((snapshot.steered_messages ?? []) as WireWaitingMessage[]).map(previewOfWaitingMessage);
+  return { ...snapshot, messages, tool_calls: toolCalls, queued_messages: queued, steered_messages: steered };
+}
+
+/** A queued or steered message as the snapshot's wire JSON has it. */
+interface WireWaitingMessage {
+  message_id: string;
+  text: string;
+  [field: string]: unknown;
+}
+
+/** How many characters of a waiting message's text the inspection carries. */
+export const waitingMessagePreviewLength = 200;
+
+/**
+ * A waiting message with its text cut to a preview: a page polls the
+ * inspection every few seconds, and a full queue would send megabytes each
+ * time. `text_bytes` is the whole text's size.
+ */
+function previewOfWaitingMessage(message: WireWaitingMessage): WireWaitingMessage {
+  const text = message.text.length <= waitingMessagePreviewLength ? message.text : `${message.text.slice(0, waitingMessagePreviewLength - 1)}…`;
+  return { ...message, text, text_bytes: Buffer.byteLength(message.text) };
 }
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */

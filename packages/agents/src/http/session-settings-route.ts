@@ -1,7 +1,7 @@
 /** Session settings over HTTP: read a request's settings, and replace a session's. */
 import { InvalidInputError, type Client } from "@perdure/engine";
 import type { SessionSettings } from "../contract/values/session-settings.ts";
-import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { describeAgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import { validateSessionSettings } from "../session/settings/session-settings-limits.ts";
 
 /**
@@ -17,6 +17,20 @@ export function readSessionSettings(body: Record<string, unknown>): SessionSetti
     throw new InvalidInputError(error instanceof Error ? error.message : String(error));
   }
   return settings;
+}
+
+/**
+ * Refuses a `model` setting that is not one of the agent's `modelChoices`,
+ * naming the value and the choices. Agents without choices take any settings.
+ */
+export function checkModelChoice(flow: AgentSessionFlow, settings: SessionSettings): void {
+  const { modelChoices } = describeAgentSessionFeatures(flow);
+  if (modelChoices.length === 0 || !Object.hasOwn(settings, "model")) return;
+  const model = settings.model;
+  if (typeof model === "string" && modelChoices.includes(model)) return;
+  const text = typeof model === "string" ? JSON.stringify(model) : JSON.stringify(model) ?? String(model);
+  const shown = text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  throw new InvalidInputError(`model ${shown} is not one of agent ${flow.flowType}'s choices: ${modelChoices.join(", ")}`);
 }
 
 /** `update_session_settings`: true when the session took them; its next turn starts with them. */

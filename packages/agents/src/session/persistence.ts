@@ -10,7 +10,7 @@ import { agentToolCallFromWire, agentToolCallToWire, type AgentToolCallRecord } 
 import { agentUsageFromWire, agentUsageToWire, type AgentUsage } from "../contract/values/agent-usage.ts";
 import {
   agentUserMessageFromWire,
-  agentUserMessageToWire,
+  storedAgentUserMessageToWire,
   toolCallCompletedFromWire,
   toolCallCompletedToWire,
   type AgentUserMessage,
@@ -64,16 +64,27 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     turnReplySequence: attribute<TurnReplySequence>("TurnReplySequence", { codec: turnReplySequenceCodec }),
     frameworkRunState: attribute<string>("FrameworkRunState"),
     agentToolCalls: attributeMap<AgentToolCallRecord>("AgentToolCalls", { codec: codec(agentToolCallToWire, agentToolCallFromWire) }),
+    /**
+     * A Perdure extension: the approval ID of each call a person approved,
+     * by tool call ID, kept when its turn's records are cleared, so a
+     * reloaded chat still shows the approval.
+     */
+    approvedToolCalls: attributeMap<string>("ApprovedToolCalls"),
+    /**
+     * A Perdure extension: the client's ID of each user message sent with
+     * one (`clientMessageId`), keyed by the message's sequence key.
+     */
+    userMessageClientIds: attributeMap<string>("UserMessageClientIds"),
     pendingInterrupts: attribute<AgentInterrupt[]>("PendingInterrupts", {
       codec: codec((values) => values.map(agentInterruptToWire), (data) => (Array.isArray(data) ? data.map(agentInterruptFromWire) : [])),
     }),
     agentUsage: attribute<AgentUsage>("AgentUsage", { codec: codec(agentUsageToWire, agentUsageFromWire) }),
-    queuedUserMessages: channel<AgentUserMessage>("QueuedUserMessages", { codec: codec(agentUserMessageToWire, agentUserMessageFromWire) }),
+    queuedUserMessages: channel<AgentUserMessage>("QueuedUserMessages", { codec: codec(storedAgentUserMessageToWire, agentUserMessageFromWire) }),
     interruptResolutions: channelMap<AgentInterruptResolution>("InterruptResolutions", {
       codec: codec(agentInterruptResolutionToWire, agentInterruptResolutionFromWire),
     }),
     toolCallResults: channel<ToolCallCompleted>("ToolCallResults", { codec: codec(toolCallCompletedToWire, toolCallCompletedFromWire) }),
-    steeredUserMessages: channel<AgentUserMessage>("SteeredUserMessages", { codec: codec(agentUserMessageToWire, agentUserMessageFromWire) }),
+    steeredUserMessages: channel<AgentUserMessage>("SteeredUserMessages", { codec: codec(storedAgentUserMessageToWire, agentUserMessageFromWire) }),
     turnControlRequests: channel<TurnControlRequest>("TurnControlRequests", { codec: codec(turnControlRequestToWire, turnControlRequestFromWire) }),
     turnCancellationRequest: attribute<TurnCancellationRequest>("TurnCancellationRequest", {
       codec: codec(turnCancellationRequestToWire, turnCancellationRequestFromWire),

@@ -1,8 +1,9 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentEventWriter } from "../contract/values/agent-event.ts";
-import type { AgentMessage, FrameworkMessage } from "../contract/values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage, type FrameworkMessage } from "../contract/values/agent-message.ts";
 import { withInteractionMode, type AgentState, type InteractionMode } from "../contract/values/agent-state.ts";
-import type { AgentToolCallRecord, AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
+import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
+import { wasApprovedAndRun, type AgentToolCallRecord, type AgentToolCallStatus } from "../contract/values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
 import { loadedStoredMessages } from "./messages/loaded-messages.ts";
 import { storeMessages } from "./messages/store-messages.ts";
@@ -84,11 +85,16 @@ export async function startTurn(
   userMessage: FrameworkMessage | readonly FrameworkMessage[],
   writeEvent: (turnId: string) => AgentEventWriter,
   interactionMode: InteractionMode = "chat",
+  clientMessageIds: readonly (string | undefined)[] = [],
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
   writeTurnCheckpoint(context, persistence, state, isoNow(context));
   const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
+  // The user messages took the sequences right after the state's count, in order.
+  clientMessageIds.forEach((clientMessageId, index) => {
+    if (clientMessageId !== undefined) context.write(persistence.userMessageClientIds.instance(messageSequenceKey(state.messageCount + 1 + index)), clientMessageId);
+  });
   context.write(persistence.turnReplySequence, { turnId, sequence: appended.messageCount + 1 });
   context.write(persistence.frameworkRunState, null);
   copyTurnSessionSettings(context, persistence, turnId);
@@ -110,10 +116,17 @@ export function turnMessageCount(context: StepContext, persistence: AgentSession
   return Math.max(0, state.messageCount - reply.sequence + 1);
 }
 
-/** Keeps the turn's tool call records (the loaded ones) in `TurnToolCalls`, deletes them and the run state. */
+/**
+ * Keeps the turn's tool call records (the loaded ones) in `TurnToolCalls`,
+ * and in `ApprovedToolCalls` which calls a person approved, then deletes
+ * them and the run state.
+ */
 export function clearTurnRecords(context: StepContext, persistence: AgentSessionPersistence): void {
   const records = context.loadedKeys(persistence.agentToolCalls).flatMap((key) => context.read(persistence.agentToolCalls.instance(key)) ?? []);
   writeTurnToolCalls(context, persistence, records);
+  for (const record of records) {
+    if (wasApprovedAndRun(record)) context.write(persistence.approvedToolCalls.instance(record.toolCallId), approvalInterruptId(record.toolCallId));
+  }
   for (const key of context.loadedKeys(persistence.agentToolCalls)) context.write(persistence.agentToolCalls.instance(key), null);
   context.write(persistence.frameworkRunState, null);
 }

@@ -74,6 +74,19 @@ export interface AgentSessionOptions {
    */
   maxUserMessageBytes?: number;
   /**
+   * Most user messages that may wait for a turn at once (queued by
+   * `send_user_message`, or steered and not yet taken); one more is refused
+   * with `QueuedUserMessagesFullError` and not stored. A Perdure extension.
+   * @default 20
+   */
+  maxQueuedUserMessages?: number;
+  /**
+   * Most UTF-8 bytes of text those waiting messages may hold together; at
+   * least `maxUserMessageBytes`. A Perdure extension.
+   * @default 1_048_576 (1 MiB), or `maxUserMessageBytes` when that is larger
+   */
+  maxQueuedUserMessageBytes?: number;
+  /**
    * OpenTelemetry GenAI spans; see `AgentTracingOptions` for each default.
    * @default on, with the global tracer provider
    */
@@ -118,6 +131,8 @@ export interface ResolvedAgentSessionOptions extends ResolvedMessageStorageOptio
   eventStreamCapacityBytes: number;
   interruptDeadlineMs: number | null;
   maxUserMessageBytes: number;
+  maxQueuedUserMessages: number;
+  maxQueuedUserMessageBytes: number;
   builtInTools: readonly BuiltInToolName[];
   maxDurableWaitMs: number;
   planModeEnabled: boolean;
@@ -194,12 +209,19 @@ export function resolveAgentSessionOptions(options: AgentSessionOptions = {}): R
     throw new InvalidInputError('planModeEnabled needs "write_todos" in builtInTools: a planning turn writes its plan with it');
   }
   const deadline = options.interruptDeadlineMs ?? null;
+  const maxUserMessageBytes = positiveInteger("maxUserMessageBytes", options.maxUserMessageBytes, 256 * 1024);
+  const maxQueuedUserMessageBytes = positiveInteger("maxQueuedUserMessageBytes", options.maxQueuedUserMessageBytes, Math.max(1024 * 1024, maxUserMessageBytes));
+  if (maxQueuedUserMessageBytes < maxUserMessageBytes) {
+    throw new InvalidInputError(`agent session option maxQueuedUserMessageBytes ${maxQueuedUserMessageBytes} is invalid: use at least maxUserMessageBytes (${maxUserMessageBytes}), or the largest message could never be sent`);
+  }
   return {
     toolPolicies,
     defaultToolEffect,
     eventStreamCapacityBytes: positiveInteger("eventStreamCapacityBytes", options.eventStreamCapacityBytes, 10 * 1024 * 1024),
     interruptDeadlineMs: deadline === null ? null : positiveInteger("interruptDeadlineMs", deadline, 1),
-    maxUserMessageBytes: positiveInteger("maxUserMessageBytes", options.maxUserMessageBytes, 256 * 1024),
+    maxUserMessageBytes,
+    maxQueuedUserMessages: positiveInteger("maxQueuedUserMessages", options.maxQueuedUserMessages, 20),
+    maxQueuedUserMessageBytes,
     builtInTools,
     maxDurableWaitMs,
     planModeEnabled,

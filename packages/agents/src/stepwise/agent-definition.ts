@@ -39,7 +39,9 @@ export interface AgentDefinition {
   resolveModel?: (settings: SessionSettings) => ModelClient;
   /**
    * The names `resolveModel` accepts as `settings.model`, the default first,
-   * for a per-session model picker such as `perdure dev`'s. A Perdure extension.
+   * for a per-session model picker such as `perdure dev`'s. When given, a
+   * `settings.model` outside them gets `model` and never reaches
+   * `resolveModel`, and `perdure dev` refuses it with a 400. A Perdure extension.
    * @default []
    */
   modelChoices?: readonly string[];

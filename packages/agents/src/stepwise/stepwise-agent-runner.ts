@@ -135,10 +135,16 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     return resultMessages(selectStepwiseUnstoredToolCalls(turn));
   }
 
-  /** The model of a call under these settings: `resolveModel`'s pick, else `model`. */
+  /**
+   * The model of a call under these settings: `resolveModel`'s pick, else
+   * `model`. With `modelChoices`, a `settings.model` that is not one of them
+   * (a stale name, or `constructor` and `__proto__`, which an index lookup
+   * would find on `Object.prototype`) gets `model` without asking `resolveModel`.
+   */
   modelFor(settings: SessionSettings): ModelClient {
-    const { resolveModel, model } = this.definition;
+    const { resolveModel, model, modelChoices } = this.definition;
     if (resolveModel === undefined) return model;
+    if (modelChoices.length > 0 && Object.hasOwn(settings, "model") && !modelChoices.includes(settings.model as string)) return model;
     const resolved = resolveModel(settings);
     if (typeof resolved?.call !== "function") throw new TypeError(`resolveModel of agent ${this.definition.name} returned no ModelClient (an object with call(request))`);
     return resolved;

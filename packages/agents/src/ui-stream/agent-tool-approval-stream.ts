@@ -4,7 +4,7 @@
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
 import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
-import { closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
+import { agentTurnMessageId, closeForNewResponse, planAgentEventParts, type PlannedStandalonePart } from "./agent-event-parts.ts";
 import { findTurnOrigin, isEventPositionAccepted } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";
@@ -111,13 +111,20 @@ async function responseOutcomePart(context: AgentUIStreamContext, unapplied: Una
   return questionOutcomeChunk(response.interruptId, toolCallId, record);
 }
 
+/**
+ * The prelude of a stream that continues a turn's message: `start` with the
+ * message's ID, as the AI SDK's own `toUIMessageStream` opens a response
+ * that continues the last assistant message, then the outcomes of decisions
+ * and responses that were not applied.
+ */
 async function planDecisionOutcomes(
   context: AgentUIStreamContext,
+  turnId: string,
   state: AgentUIStreamState,
   decisions: readonly AgentToolApprovalResponse[],
   responses: readonly UnappliedQuestionResponse[] = [],
 ): Promise<PlannedStandalonePart[]> {
-  const items: PlannedStandalonePart[] = [];
+  const items: PlannedStandalonePart[] = [{ part: { kind: "chunk", chunk: { type: "start", messageId: agentTurnMessageId(turnId) } }, state: copyAgentUIStreamState(state) }];
   const chunks = [
     ...await Promise.all(decisions.map((decision) => decisionOutcomePart(context, decision))),
     ...await Promise.all(responses.map((response) => responseOutcomePart(context, response))),
@@ -180,14 +187,14 @@ export async function resolveAgentToolApprovalsWithUIMessageStream(options: Reso
       if (outcome.kind === "applied") awaitedToolCallIds.push(toolCallIdOfQuestion(response.interruptId, null));
       else unanswered.push({ response, refusal: outcome.kind === "refused" ? { interrupt: outcome.interrupt, reason: outcome.reason } : null });
     }
-    const prelude = await planDecisionOutcomes(context, start.state, notApplied, unanswered);
+    const prelude = await planDecisionOutcomes(context, activeTurnId, start.state, notApplied, unanswered);
     const items = followAgentTurn(context, start, prelude, { awaitedToolCallIds });
     return createUIMessageStreamSseResponse(agentUIStreamSource(run, items, `${session.flowId} ${activeTurnId}`));
   }
   const turnId = messageTurnId ?? activeTurnId ?? "";
   const start = turnStartPosition(turnId, null);
   const started = { ...start.state, started: true, eventsLost: true };
-  const prelude = await planDecisionOutcomes(context, started, decisions, responses.map((response) => ({ response, refusal: null })));
+  const prelude = await planDecisionOutcomes(context, turnId, started, decisions, responses.map((response) => ({ response, refusal: null })));
   prelude.push({ part: { kind: "chunk", chunk: { type: "finish", finishReason: "other" } }, state: { ...started, done: true } });
   return createUIMessageStreamSseResponse(agentUIStreamSource(run, followAgentTurn(context, { ...start, state: started }, prelude), `${session.flowId} ${turnId}`));
 }

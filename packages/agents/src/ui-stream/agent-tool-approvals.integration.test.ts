@@ -86,16 +86,17 @@ describe("tool approvals over the UI message stream", () => {
         assert.deepEqual(chat.finishReasons, ["tool-calls", "stop"]);
         assert.deepEqual(runs, ["o-7"]);
         const approvalStream = partsOf(chat.responses[1]?.chunks ?? []);
-        assert.deepEqual(approvalStream[0], { type: "tool-approval-response", approvalId, approved: true });
-        assert.ok(!approvalStream.some((chunk) => chunk.type === "start" || chunk.type === "tool-input-available" || chunk.type === "tool-approval-request"), "nothing the browser holds is sent again");
+        // A continuation opens with start naming the continued message, as the AI SDK's toUIMessageStream does.
+        assert.deepEqual(approvalStream.slice(0, 2), [{ type: "start", messageId: "turn-1-assistant" }, { type: "tool-approval-response", approvalId, approved: true }]);
+        assert.equal(approvalStream.filter((chunk) => chunk.type === "start").length, 1);
+        assert.ok(!approvalStream.some((chunk) => chunk.type === "tool-input-available" || chunk.type === "tool-approval-request"), "nothing the browser holds is sent again");
         assert.deepEqual(toolPartOf(chat), {
           type: "dynamic-tool", toolName: "refund_order", toolCallId: "turn-1-call-1-0", state: "output-available",
           input: { order_id: "o-7" }, output: "refunded o-7", approval: { id: approvalId, approved: true },
         });
-        const storedShape = { ...toolPartOf(chat) };
-        delete storedShape.approval;
+        // The finished turn, as GET /api/chat/:id loads it, has the same parts, the approval included.
         const stored = await harness.storedAssistantMessage("s1", "turn-1");
-        assert.deepEqual(plain(chat.assistantMessage.parts.map((part) => (part.type === "dynamic-tool" ? storedShape : part))), stored.parts);
+        assert.deepEqual(plain(chat.assistantMessage.parts), stored.parts);
         assert.equal(harness.server.served.filter((request) => request.method === "POST").length, 2);
       } finally {
         await harness.dispose();
@@ -161,6 +162,7 @@ describe("tool approvals over the UI message stream", () => {
       });
       assert.deepEqual(await pendingApprovalIds(harness, "s1"), [approvalId]);
       assert.deepEqual(partsOf(untrusted), [
+        { type: "start", messageId: "turn-1-assistant" },
         { type: "tool-output-error", toolCallId: "invented-call", errorText: "approval invented-approval is no longer pending, so the decision was not applied", dynamic: true },
         { type: "finish", finishReason: "tool-calls" },
       ]);
@@ -176,7 +178,7 @@ describe("tool approvals over the UI message stream", () => {
         id: "turn-1-assistant", role: "assistant",
         parts: [decisionPart(approvalId, false, "turn-1-call-1-0", "first"), decisionPart(approvalId, true)],
       });
-      assert.deepEqual(partsOf(duplicate).at(0), { type: "tool-approval-response", approvalId, approved: false, reason: "first" });
+      assert.deepEqual(partsOf(duplicate).slice(0, 2), [{ type: "start", messageId: "turn-1-assistant" }, { type: "tool-approval-response", approvalId, approved: false, reason: "first" }]);
       assert.deepEqual(partsOf(duplicate).at(-1), { type: "finish", finishReason: "stop" });
       await harness.waitForTurnEnd("s1", 1);
       assert.deepEqual(runs, []);
@@ -202,7 +204,8 @@ describe("tool approvals over the UI message stream", () => {
       });
       assert.deepEqual(await pendingApprovalIds(harness, "s1"), ["turn-2-call-1-0-approval"]);
       assert.deepEqual(partsOf(stale).at(-1), { type: "finish", finishReason: "other" });
-      assert.equal(partsOf(stale).some((chunk) => chunk.type === "start"), false);
+      // The stale tab's message is the one the stream continues.
+      assert.deepEqual(partsOf(stale).filter((chunk) => chunk.type === "start"), [{ type: "start", messageId: "turn-1-assistant" }]);
       const bound = await postAssistantMessage(harness, "s1", {
         id: "turn-2-assistant", role: "assistant", parts: [decisionPart("turn-2-call-1-0-approval", true, "turn-2-call-1-0")],
       });
@@ -219,11 +222,11 @@ describe("tool approvals over the UI message stream", () => {
     const harness = await startUIStreamHarness(refundThenReport, { refund_order: refundTool(runs, gate) });
     try {
       const chat = await awaitingApproval(harness, "s1");
-      harness.server.cutNextStream({ afterParts: 2, mode: "drop" });
+      harness.server.cutNextStream({ afterParts: 3, mode: "drop" });
       await chat.addToolApprovalResponse({ id: approvalId, approved: true });
       await gate.waitUntilReached();
       await pollUntil(async () => (chat.status === "error" ? true : undefined), { timeoutMs: 10_000 });
-      assert.deepEqual(partsOf(chat.responses[1]?.chunks ?? []).map((chunk) => chunk.type), ["tool-approval-response", "data-agent-event"]);
+      assert.deepEqual(partsOf(chat.responses[1]?.chunks ?? []).map((chunk) => chunk.type), ["start", "tool-approval-response", "data-agent-event"]);
       const resumed = chat.resumeStream();
       await pollUntil(async () => (chat.status === "streaming" ? true : undefined), { timeoutMs: 10_000 });
       assert.equal(toolPartOf(chat)?.state, "approval-responded");

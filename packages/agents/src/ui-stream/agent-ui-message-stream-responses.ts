@@ -4,6 +4,7 @@
  */
 import { describeValue, InvalidInputError } from "@perdure/engine";
 import { isBlankText } from "../contract/values/result-texts.ts";
+import { checkClientMessageId } from "../contract/values/agent-user-message.ts";
 import { findTurnOrigin, isEventPositionAccepted, readNewestEventPosition } from "./agent-event-stream-positions.ts";
 import type { AgentUIMessageChunk } from "./agent-ui-message-types.ts";
 import { followAgentTurn, type AgentUIStreamContext } from "./agent-ui-stream-cursor.ts";
@@ -50,6 +51,14 @@ export interface SendAgentUserMessageWithUIMessageStreamOptions extends AgentUIS
    * @default false
    */
   planMode?: boolean | undefined;
+  /**
+   * The ID the client gave the message (the `useChat` message's `id`): the
+   * session keeps it, and `readAgentSessionUIMessages` returns the stored
+   * message under it. 1 to 128 characters, no control characters; anything
+   * else is answered with 400.
+   * @default none: the stored message's ID is `message-<sequence>`
+   */
+  messageId?: string | undefined;
   /** See {@link AgentUIMessageStreamOptions.finishWhenAwaitingApproval}. @default true */
   finishWhenAwaitingApproval?: boolean | undefined;
   signal?: AbortSignal | undefined;
@@ -160,12 +169,18 @@ export async function sendAgentUserMessageWithUIMessageStream(options: SendAgent
   if (typeof options.text !== "string") throw new InvalidInputError(`text ${describeValue(options.text)} is invalid: pass the user's message text`);
   if (options.planMode !== undefined && typeof options.planMode !== "boolean") throw new InvalidInputError(`planMode ${describeValue(options.planMode)} is invalid: use true or false`);
   const planMode = options.planMode === true;
+  let clientMessageId: string | undefined;
+  try {
+    clientMessageId = checkClientMessageId(options.messageId);
+  } catch (error) {
+    return createJsonErrorResponse(400, `message ${(error as Error).message.replace(/^clientMessageId /, "id ")}`);
+  }
   const resolved = resolveAgentUIMessageStreamOptions({ ...session, finishWhenAwaitingApproval: options.finishWhenAwaitingApproval, signal: options.signal });
   const run = await openAgentUIStreamRun(session, resolved);
   // The position before the state: a turn that starts in between is still read from its first event.
   const origin = await readNewestEventPosition(session);
   const [state] = await session.client.getAttributes(session.flowId, session.flow.agentState);
-  const isAccepted = await session.client.invokeRPC(session.flow.sendUserMessage, session.flowId, { text: options.text, ...(planMode ? { planMode } : {}) });
+  const isAccepted = await session.client.invokeRPC(session.flow.sendUserMessage, session.flowId, { text: options.text, ...(planMode ? { planMode } : {}), ...(clientMessageId === undefined ? {} : { clientMessageId }) });
   if (!isAccepted) {
     return createJsonErrorResponse(400, planMode && !isBlankText(options.text)
       ? "the session refused the plan-mode message: its agent does not enable plan mode (planModeEnabled)"

@@ -63,6 +63,11 @@ describe("AI SDK UI message stream", () => {
       ]);
       assert.deepEqual(plain(chat.assistantMessage), await harness.storedAssistantMessage("s1", "turn-1"));
       assert.equal(chat.assistantMessage.id, "turn-1-assistant");
+      // The user message keeps the ID the AI SDK client gave it, so a reload finds the same message.
+      const [sentUserMessage] = chat.messages;
+      assert.equal(sentUserMessage?.role, "user");
+      assert.deepEqual((await harness.storedMessages("s1")).map((message) => message.id), [sentUserMessage?.id, "turn-1-assistant"]);
+      assert.doesNotMatch(sentUserMessage?.id ?? "", /^message-/);
     } finally {
       await harness.dispose();
     }
@@ -170,10 +175,11 @@ describe("AI SDK UI message stream", () => {
   it("a page reload replays the active turn into its stored message, also from a forged or rejected position", async () => {
     const harness = await startUIStreamHarness(lookupThenAnswer, { lookup_order: lookupOrder });
     try {
-      const { gate } = await startPausedTurn(harness, "s1");
+      const { gate, chat: sender } = await startPausedTurn(harness, "s1");
       await gate.waitUntilReached();
+      const userMessageId = sender.messages[0]?.id ?? "";
       const loaded = (await (await fetch(`${harness.server.baseUrl}/api/chat/s1`)).json()) as { messages: UIMessage[]; resumeToken: string | null };
-      assert.deepEqual(loaded.messages.map((message) => message.id), ["message-1", "turn-1-assistant"]);
+      assert.deepEqual(loaded.messages.map((message) => message.id), [userMessageId, "turn-1-assistant"]);
       assert.notEqual(loaded.resumeToken, null);
       const token = loaded.resumeToken ?? "";
       const forged = `${token.slice(0, -2)}${token.endsWith("AA") ? "BB" : "AA"}`;
@@ -194,7 +200,7 @@ describe("AI SDK UI message stream", () => {
         assert.equal(chat.status, "ready");
         assert.equal(chat.responses[0]?.status, 200);
         assert.equal(partsOf(chat.responses[0]?.chunks ?? [])[0]?.type, "start");
-        assert.deepEqual(chat.messages.map((message) => message.id), ["message-1", "turn-1-assistant"]);
+        assert.deepEqual(chat.messages.map((message) => message.id), [userMessageId, "turn-1-assistant"]);
         assert.deepEqual(plain(chat.assistantMessage), stored);
       }
       const idle = await (await fetch(`${harness.server.baseUrl}/api/chat/s1`)).json() as { resumeToken: string | null };
@@ -276,6 +282,36 @@ describe("AI SDK UI message stream", () => {
       await harness.waitForTurnEnd("s1", 1);
       const stored = await harness.storedAssistantMessage("s1", "turn-1");
       assert.deepEqual(stored.parts.at(-1), { type: "text", text: "Done.", state: "done" });
+    } finally {
+      await harness.dispose();
+    }
+  });
+});
+
+describe("user message IDs", () => {
+  it("a client's message ID is kept, a repeated one falls back to message-<sequence>, and an invalid one is refused with 400", async () => {
+    const harness = await startUIStreamHarness(() => ({ text: ["ok"] }));
+    try {
+      await harness.sessions.start("ids");
+      const post = (id: unknown) => fetch(`${harness.server.baseUrl}/api/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: "ids", messages: [{ id, role: "user", parts: [{ type: "text", text: `hello ${String(id)}` }] }] }),
+      });
+      for (const [index, id] of ["client-a", "client-b", "client-a"].entries()) {
+        const response = await post(id);
+        assert.equal(response.status, 200);
+        await response.text();
+        await harness.waitForTurnEnd("ids", index + 1);
+      }
+      for (const invalid of ["", "x".repeat(129), "line\nbreak", 42]) {
+        const refused = await post(invalid);
+        assert.equal(refused.status, 400, String(invalid));
+        assert.match(await refused.text(), /message id .* is invalid: use 1 to 128 characters without control characters/);
+      }
+      const userIds = (await harness.storedMessages("ids")).filter((message) => message.role === "user").map((message) => message.id);
+      assert.deepEqual(userIds, ["client-a", "client-b", "message-5"]);
+      assert.equal((await harness.sessions.getAgentSnapshot("ids")).state?.turnCount, 3, "a refused message started no turn");
     } finally {
       await harness.dispose();
     }

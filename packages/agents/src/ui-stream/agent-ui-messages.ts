@@ -3,14 +3,14 @@
  * route's answer: the messages and the active turn's resume token.
  */
 import { approvalInterruptId } from "../contract/values/agent-interrupt.ts";
-import type { AgentMessage } from "../contract/values/agent-message.ts";
+import { messageSequenceKey, type AgentMessage } from "../contract/values/agent-message.ts";
 import type { AgentSnapshot } from "../contract/values/agent-snapshot.ts";
 import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { agentTurnMessageId } from "./agent-event-parts.ts";
 import { questionChunkFromInterrupt } from "./agent-ui-data-parts.ts";
 import { findTurnOrigin } from "./agent-event-stream-positions.ts";
 import type { AgentDynamicToolUIPart, AgentUIMessage } from "./agent-ui-message-types.ts";
-import { resolveAgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
+import { resolveAgentUIStreamSession, type AgentUIStreamSession, type AgentUIStreamSessionOptions } from "./agent-ui-stream-session.ts";
 import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
 import { turnStartPosition } from "./agent-ui-stream-run.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
@@ -61,9 +61,9 @@ class UIMessageBuilder {
   readonly messages: AgentUIMessage[] = [];
   private assistant: { turnId: string | null; message: AgentUIMessage } | null = null;
 
-  standalone(message: AgentMessage, role: "user" | "system"): void {
+  standalone(message: AgentMessage, role: "user" | "system", id = `message-${message.sequence}`): void {
     this.assistant = null;
-    this.messages.push({ id: `message-${message.sequence}`, role, parts: [{ type: "text", text: message.text }] });
+    this.messages.push({ id, role, parts: [{ type: "text", text: message.text }] });
   }
 
   assistantOf(turnId: string | null, sequence: number): AgentUIMessage {
@@ -115,13 +115,34 @@ function storedResultIsError(text: string): boolean {
     || text.startsWith(outcomeUnknownAfterToolErrorPrefix);
 }
 
-export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): AgentUIMessage[] {
+/** Options of {@link convertAgentSnapshotToUIMessages}. */
+export interface ConvertAgentSnapshotOptions {
+  /**
+   * Approval IDs of approved calls of finished turns, by tool call ID (the
+   * session's `ApprovedToolCalls`): their parts keep `approval`
+   * `{ id, approved: true }`, as the live stream left them.
+   * @default none
+   */
+  approvedToolCalls?: ReadonlyMap<string, string>;
+  /**
+   * The client's IDs of user messages sent with one, by sequence (the
+   * session's `UserMessageClientIds`): those messages keep them; others are
+   * `message-<sequence>`.
+   * @default none
+   */
+  userMessageClientIds?: ReadonlyMap<number, string>;
+}
+
+export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot, options: ConvertAgentSnapshotOptions = {}): AgentUIMessage[] {
   const builder = new UIMessageBuilder();
+  const approvedToolCalls = options.approvedToolCalls ?? new Map<string, string>();
   for (const message of snapshot.messages) {
     switch (message.role) {
       case "user":
+        builder.standalone(message, "user", options.userMessageClientIds?.get(message.sequence));
+        break;
       case "system":
-        builder.standalone(message, message.role);
+        builder.standalone(message, "system");
         break;
       case "assistant": {
         const target = builder.assistantOf(message.turnId, message.sequence);
@@ -136,9 +157,11 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
         const existing = builder.toolPartOf(target, toolCallId);
         const base = { type: "dynamic-tool" as const, toolCallId, toolName: existing?.toolName ?? message.toolName ?? "", input: existing?.input ?? null };
         // The session's own texts for failed and unknown outcomes keep their warning after a reload.
+        const approvalId = approvedToolCalls.get(toolCallId);
+        const granted = approvalId === undefined ? {} : { approval: { id: approvalId, approved: true as const } };
         builder.setToolPart(target, storedResultIsError(message.text)
-          ? { ...base, state: "output-error", errorText: message.text }
-          : { ...base, state: "output-available", output: message.text });
+          ? { ...base, state: "output-error", errorText: message.text, ...granted }
+          : { ...base, state: "output-available", output: message.text, ...granted });
         break;
       }
     }
@@ -165,6 +188,42 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
 }
 
 /**
+ * The approvals of the snapshot's finished tool calls, from the session's
+ * `ApprovedToolCalls`: one read of the entries the snapshot's tool messages name.
+ */
+export async function readApprovedToolCalls(session: AgentUIStreamSession, snapshot: AgentSnapshot): Promise<Map<string, string>> {
+  const toolCallIds = [...new Set(snapshot.messages.flatMap((message) => (message.role === "tool" && message.toolCallId !== undefined ? [message.toolCallId] : [])))];
+  if (toolCallIds.length === 0) return new Map();
+  const approvals = await session.client.getAttributes(session.flowId, ...toolCallIds.map((toolCallId) => session.flow.approvedToolCalls.instance(toolCallId)));
+  const approved = new Map<string, string>();
+  toolCallIds.forEach((toolCallId, index) => {
+    const approvalId = approvals[index];
+    if (approvalId !== undefined) approved.set(toolCallId, approvalId);
+  });
+  return approved;
+}
+
+/**
+ * The client's IDs of the snapshot's user messages, from the session's
+ * `UserMessageClientIds`. An ID an earlier message of the snapshot already
+ * has is left out, so the returned messages' IDs stay unique.
+ */
+export async function readUserMessageClientIds(session: AgentUIStreamSession, snapshot: AgentSnapshot): Promise<Map<number, string>> {
+  const sequences = snapshot.messages.flatMap((message) => (message.role === "user" ? [message.sequence] : []));
+  if (sequences.length === 0) return new Map();
+  const ids = await session.client.getAttributes(session.flowId, ...sequences.map((sequence) => session.flow.userMessageClientIds.instance(messageSequenceKey(sequence))));
+  const clientIds = new Map<number, string>();
+  const taken = new Set<string>();
+  sequences.forEach((sequence, index) => {
+    const id = ids[index];
+    if (id === undefined || taken.has(id)) return;
+    taken.add(id);
+    clientIds.set(sequence, id);
+  });
+  return clientIds;
+}
+
+/**
  * The `useChat` load route's answer: the stored messages, and a token that
  * replays the active turn from its first retained event. Pass the token as
  * the initial resume token and `resume: resumeToken !== null` to `useChat`.
@@ -176,7 +235,10 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): Agent
 export async function readAgentSessionUIMessages(options: AgentUIStreamSessionOptions): Promise<AgentSessionUIMessages> {
   const session = resolveAgentUIStreamSession(options);
   const snapshot = await session.client.invokeRPC(session.flow.getAgentSnapshot, session.flowId);
-  const messages = convertAgentSnapshotToUIMessages(snapshot);
+  const messages = convertAgentSnapshotToUIMessages(snapshot, {
+    approvedToolCalls: await readApprovedToolCalls(session, snapshot),
+    userMessageClientIds: await readUserMessageClientIds(session, snapshot),
+  });
   const activeTurnId = snapshot.state?.activeTurnId ?? null;
   if (activeTurnId === null) return { messages, resumeToken: null };
   const origin = await findTurnOrigin(session, activeTurnId);

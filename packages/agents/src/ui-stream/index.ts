@@ -97,6 +97,7 @@ export type { AgentToolTaskChunk, AgentToolTaskData, AgentToolTaskStatus } from 
 export type { AgentMcpTaskStatusChunk, AgentMcpTaskStatusData, AgentMcpToolProgressChunk, AgentMcpToolProgressData } from "./mcp-data-parts.ts";
 export type { AgentTurnControlChunk, AgentTurnControlData } from "./turn-control-data-parts.ts";
 export { convertAgentSnapshotToUIMessages, readAgentSessionUIMessages } from "./agent-ui-messages.ts";
+export type { ConvertAgentSnapshotOptions } from "./agent-ui-messages.ts";
 export type { AgentSessionUIMessages } from "./agent-ui-messages.ts";
 export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./agent-ui-stream-token.ts";
 export { convertAgentEventStreamSnapshotToJson, readAgentEventStreamSnapshot } from "./agent-event-stream-snapshot.ts";

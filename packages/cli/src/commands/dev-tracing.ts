@@ -7,7 +7,7 @@
 
 /** The tracer provider `perdure dev` registered, flushed and shut down with the server. */
 export interface DevTracing {
-  /** Where spans go, for the start banner. */
+  /** Where spans go, for the start banner, with its credentials masked ({@link redactEndpoint}). */
   endpoint: string;
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
@@ -26,6 +26,25 @@ export function otlpTracesEndpoint(environment: NodeJS.ProcessEnv): string | und
 }
 
 /**
+ * An endpoint as it may be printed: a user name and password in it
+ * (`http://user:secret@collector:4318`) and the values of its query
+ * parameters (`?api_key=…`) become `***`. Text that is not a URL keeps only
+ * what precedes an `@`-credential part, masked the same way.
+ */
+export function redactEndpoint(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return endpoint.replace(/\/\/[^/@]*@/, "//***@").replace(/=[^&]*/g, "=***");
+  }
+  if (url.username !== "") url.username = "***";
+  if (url.password !== "") url.password = "***";
+  for (const name of new Set(url.searchParams.keys())) url.searchParams.set(name, "***");
+  return url.toString();
+}
+
+/**
  * Registers the OTLP/HTTP tracer provider when the environment asks for it;
  * returns undefined otherwise. The exporter reads the other standard
  * variables (`OTEL_EXPORTER_OTLP_HEADERS`, timeouts) itself.
@@ -37,7 +56,7 @@ export async function startDevTracing(environment: NodeJS.ProcessEnv = process.e
     new URL(endpoint);
   } catch {
     const variable = environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
-    throw new Error(`${variable} ${JSON.stringify(environment[variable])} is not a URL; use one such as http://127.0.0.1:4318`);
+    throw new Error(`${variable} ${JSON.stringify(redactEndpoint(environment[variable] ?? ""))} is not a URL; use one such as http://127.0.0.1:4318`);
   }
   const [{ OTLPTraceExporter }, { BatchSpanProcessor, NodeTracerProvider }, { resourceFromAttributes }] = await Promise.all([
     import("@opentelemetry/exporter-trace-otlp-http"),
@@ -51,5 +70,5 @@ export async function startDevTracing(environment: NodeJS.ProcessEnv = process.e
   });
   // Global: the sessions use the global provider by default, and the context manager makes tool spans active.
   provider.register();
-  return { endpoint, shutdown: () => provider.shutdown() };
+  return { endpoint: redactEndpoint(endpoint), shutdown: () => provider.shutdown() };
 }

@@ -13,6 +13,9 @@ import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
 import { startDevTracing } from "./dev-tracing.ts";
 import { formatFailedAttempt } from "./failed-attempt-log.ts";
+import { workerReadiness } from "./worker.ts";
+import { startOperationsServer } from "../operations/operations-server.ts";
+import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
 
 /** Options of `perdure dev`. */
 export interface DevCommandOptions {
@@ -22,13 +25,16 @@ export interface DevCommandOptions {
   databasePath: string;
   databaseUrl: string | undefined;
   /**
-   * The access token (`--token` or `PERDURE_DEV_TOKEN`). Required for a
-   * non-loopback host; one is generated and printed when absent there.
+   * The access token (`--token-file`, `PERDURE_DEV_TOKEN` or `--token`).
+   * Required for a non-loopback host; one is generated and printed when
+   * absent there. A given token is never printed.
    * @default none on loopback: loopback callers only
    */
   token?: string | undefined;
   /** `--allow-origin`: separate front ends that may call the API. @default [] */
   allowedOrigins?: readonly string[] | undefined;
+  /** `--metrics-port`: where `/metrics`, `/healthz` and `/readyz` listen. @default none */
+  operations?: { port: number; host: string; token: string | undefined } | undefined;
 }
 
 /** The built web UI: `dist/web` of the package, seen from the sources or from the built `dist/commands`. */
@@ -40,7 +46,7 @@ export function defaultWebRoot(): string {
 
 /** A running dev server: store, Worker and HTTP server, stopped together. */
 export interface RunningDevServer {
-  /** The address to open, with `?token=` when a token is needed. */
+  /** The address to open, with `?token=` when the token was generated for this run. */
   url: string;
   close(): Promise<void>;
 }
@@ -91,7 +97,8 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const flows = await loadAgentFlows(options.entry);
   // Before anything listens or opens: a malformed endpoint fails the command at once.
   const tracing = await startDevTracing();
-  const token = options.token !== undefined && options.token !== "" ? options.token : isLoopbackHost(options.host) ? null : generateAccessToken();
+  const isTokenGiven = options.token !== undefined && options.token !== "";
+  const token = isTokenGiven ? options.token ?? null : isLoopbackHost(options.host) ? null : generateAccessToken();
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
   let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
@@ -102,8 +109,16 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     throw error;
   }
   const { store, description } = opened;
-  const worker = new Worker({ store, flows: [...flows.values()], onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)) });
+  const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
+  const worker = new Worker({
+    store,
+    flows: [...flows.values()],
+    onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)),
+    ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
+  });
   await worker.start();
+  const operations = options.operations === undefined || metrics === undefined ? undefined
+    : await startOperationsServer({ ...options.operations, handleScrape: (request, response) => metrics.handleScrape(request, response), readiness: () => workerReadiness(new Client({ store }), worker) });
   const webRoot = defaultWebRoot();
   handle.app = createDevApp({
     client: new Client({ store }),
@@ -114,18 +129,23 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}),
   });
   const displayHost = allowedHostsFor(options.host, port) === "any" ? "127.0.0.1" : options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
-  const url = `http://${displayHost}:${port}${token === null ? "" : `/?token=${encodeURIComponent(token)}`}`;
+  // Only a generated token goes into the printed address: a given one may sit in shared logs and terminals.
+  const url = `http://${displayHost}:${port}${token === null || isTokenGiven ? "" : `/?token=${encodeURIComponent(token)}`}`;
   console.log(`perdure dev: ${[...flows.keys()].join(", ")} on ${description}`);
   for (const [flowType, flow] of flows) console.log(`perdure dev: ${flowType} uses ${describeAgentSessionModel(flow) ?? "a model its runner does not describe"}`);
   if (tracing !== undefined) console.log(`perdure dev: exporting spans over OTLP/HTTP to ${tracing.endpoint}`);
   console.log(`perdure dev: web UI and API at ${url}`);
-  if (token !== null && options.token === undefined) console.log("perdure dev: the access token was generated for this run; set --token or PERDURE_DEV_TOKEN to keep one");
+  if (operations !== undefined) console.log(`perdure dev: metrics at ${operations.url}/metrics, health at ${operations.url}/healthz and ${operations.url}/readyz`);
+  if (isTokenGiven) console.log("perdure dev: open the address with ?token=<your access token> once, or send Authorization: Bearer <your access token>");
+  else if (token !== null) console.log("perdure dev: the access token was generated for this run; set PERDURE_DEV_TOKEN or --token-file to keep one");
   return {
     url,
     close: async () => {
       await closeServer(server);
+      await operations?.close();
       await worker.close();
       await store.close();
+      await metrics?.shutdown();
       await tracing?.shutdown();
     },
   };

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Client, Worker } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
-import type { SessionFixture } from "@perdure/agents";
+import { forkSession, type SessionFixture } from "@perdure/agents";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
 
 const cliPath = fileURLToPath(new URL("../cli.ts", import.meta.url));
@@ -44,7 +44,7 @@ function run(args: string[]): { status: number | null; stdout: string; stderr: s
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-test("perdure export writes a session's fixture, and --as-test a node:test file that passes unchanged and fails with a diff on divergence", async () => {
+test("perdure export writes a session's fixture, and --as-test a node:test file that passes unchanged and fails with a diff on divergence; perdure inspect names a fork's source", async () => {
   // Inside the package, so the written test resolves @perdure/agents as a user's test would.
   const folder = mkdtempSync(join(cliPackage, ".export-test-"));
   const databasePath = join(folder, "dev.db");
@@ -88,6 +88,12 @@ test("perdure export writes a session's fixture, and --as-test a node:test file 
     assert.equal(failing.status, 1);
     assert.match(failing.stdout, /turn-1, model call 1 \(RunModel\): the agent sent the model a different request/);
     assert.match(failing.stdout, /\(as it was\)/);
+
+    // perdure inspect names a fork's source.
+    await forkSession(new Client({ store }), flow, { sourceSessionId: "export-session", throughTurn: 1, sessionId: "export-fork" });
+    const inspected = run(["--conditions=perdure-source", cliPath, "inspect", "export-fork", "--db", databasePath, "--entry", entryPath]);
+    assert.equal(inspected.status, 0, inspected.stderr);
+    assert.match(inspected.stdout, /\nforked from export-session after turn 1 \(6 messages inherited\)\n/);
 
     const missing = run(["--conditions=perdure-source", cliPath, "export", "no-such-session", "--db", databasePath, "--entry", entryPath]);
     assert.equal(missing.status, 1);

@@ -13,6 +13,10 @@ export function formatInspection(inspection: SessionInspection): string {
   const state = inspection.snapshot.state as { status?: string; turn_count?: number; active_turn_id?: string | null; last_turn_error?: string | null } | null;
   lines.push(`${inspection.flowId}  ${inspection.flowType}  flow ${inspection.status}  agent ${state?.status ?? "not started"}  turns ${state?.turn_count ?? 0}`);
   if (state?.last_turn_error) lines.push(`last turn error: ${state.last_turn_error}`);
+  if (inspection.lineage !== null) {
+    const { sourceSessionId, throughTurn, inheritedMessageCount } = inspection.lineage;
+    lines.push(`forked from ${sourceSessionId} ${throughTurn === 0 ? "before its first turn" : `after turn ${throughTurn}`} (${inheritedMessageCount} messages inherited)`);
+  }
   lines.push("");
   lines.push(`${pad("execution", 10)}${pad("Step", 26)}${pad("status", 11)}attempts`);
   for (const execution of inspection.timeline) {

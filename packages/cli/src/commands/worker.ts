@@ -5,10 +5,12 @@
  * rest so another Worker takes them at once, and exits 0. A second signal
  * exits at once (143 for SIGTERM, 130 for SIGINT), as a kill would.
  */
-import { Worker } from "@perdure/engine";
+import { Client, Worker } from "@perdure/engine";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
 import { openConfiguredStore, type StoreLocation } from "../store/open-configured-store.ts";
 import { formatFailedAttempt } from "./failed-attempt-log.ts";
+import { startOperationsServer, type ReadinessReport, type RunningOperationsServer } from "../operations/operations-server.ts";
+import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
 
 /** Options of `perdure worker`. */
 export interface WorkerCommandOptions extends StoreLocation {
@@ -17,6 +19,8 @@ export interface WorkerCommandOptions extends StoreLocation {
   concurrency: number;
   /** How long a drain waits for running Steps before releasing them. @default 25_000 */
   drainTimeoutMs: number;
+  /** Where `/metrics`, `/healthz` and `/readyz` listen. @default none: no operations server */
+  operations?: { port: number; host: string; token: string | undefined } | undefined;
 }
 
 /** The line a started `perdure worker` prints; tests and supervisors wait for it. */
@@ -29,16 +33,24 @@ const immediateExitCodes = { SIGTERM: 143, SIGINT: 130 } as const;
 export async function runWorkerCommand(options: WorkerCommandOptions): Promise<number> {
   const flows = await loadAgentFlows(options.entry);
   // A Worker's commits are what sessions stand on: on SQLite it takes fsync durability.
+  const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
   const { store, description } = await openConfiguredStore(options, { sqliteDurability: "full" });
   const worker = new Worker({
     store,
     flows: [...flows.values()],
     concurrency: options.concurrency,
     onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure, "perdure worker")),
+    ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
   });
+  let operations: RunningOperationsServer | undefined;
   try {
     await worker.start();
+    if (options.operations !== undefined && metrics !== undefined) {
+      operations = await startOperationsServer({ ...options.operations, handleScrape: (request, response) => metrics.handleScrape(request, response), readiness: () => workerReadiness(new Client({ store }), worker) });
+      console.log(`perdure worker: metrics at ${operations.url}/metrics, health at ${operations.url}/healthz and ${operations.url}/readyz`);
+    }
   } catch (error) {
+    await worker.close({ drainTimeoutMs: 0 });
     await store.close();
     throw error;
   }
@@ -55,9 +67,24 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   process.once("SIGINT", () => exitAtOnce("SIGINT"));
   console.log(`perdure worker: ${signal}: draining ${worker.activeCount} running Step(s) for up to ${options.drainTimeoutMs} ms; send it again to exit at once`);
   const { released } = await worker.close({ drainTimeoutMs: options.drainTimeoutMs });
+  await operations?.close();
   await store.close();
+  await metrics?.shutdown();
   console.log(released === 0 ? "perdure worker: drained; exiting" : `perdure worker: released ${released} Step(s) still running to other Workers; exiting`);
   return 0;
+}
+
+/** `/readyz` of a Worker process: the store answers a read, and the Worker is claiming. */
+export async function workerReadiness(client: Client, worker: Worker): Promise<ReadinessReport> {
+  const checks: Record<string, string> = {};
+  try {
+    await client.listFlows({ limit: 1 });
+    checks.store = "ok";
+  } catch (error) {
+    checks.store = `the store did not answer: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  checks.worker = worker.isClaiming ? "ok" : "the Worker is not claiming: it is closing, or its liveness has not reached the store lately";
+  return { ready: Object.values(checks).every((check) => check === "ok"), checks };
 }
 
 /**
@@ -75,5 +102,12 @@ export function parseDuration(optionName: string, text: string): number {
 export function parseConcurrency(text: string): number {
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value <= 0) throw new Error(`--concurrency ${JSON.stringify(text)} is invalid: use a positive integer`);
+  return value;
+}
+
+/** A port option: an integer from 0 to 65535. */
+export function parsePort(optionName: string, text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value > 65_535) throw new Error(`${optionName} ${JSON.stringify(text)} is invalid: use 0 to 65535`);
   return value;
 }

@@ -55,7 +55,7 @@ function digest(text: string): Buffer {
 }
 
 /** Compares in constant time, whatever the lengths. */
-function isSameToken(candidate: string | undefined, token: string): boolean {
+export function isSameToken(candidate: string | undefined, token: string): boolean {
   return candidate !== undefined && timingSafeEqual(digest(candidate), digest(token));
 }
 
@@ -68,6 +68,18 @@ function bearerTokenOf(context: Context): string | undefined {
   const header = context.req.header("authorization");
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1];
+}
+
+/**
+ * Where a visit with `?token=` goes next: the same path and query without the
+ * token. Leading slashes and backslashes collapse to one slash, so that a
+ * visit to `//evil.example/?token=…` stays on this server instead of going to
+ * the protocol-relative address `//evil.example/`.
+ */
+export function sameSiteRedirectTarget(requestUrl: string): string {
+  const url = new URL(requestUrl);
+  url.searchParams.delete("token");
+  return `/${url.pathname.replace(/^[/\\]+/, "")}${url.search}`;
 }
 
 /**
@@ -92,9 +104,7 @@ export function devAccessMiddleware(access: DevAccess): MiddlewareHandler {
     const queryToken = context.req.query("token");
     if (context.req.method === "GET" && isSameToken(queryToken, token)) {
       setCookie(context, cookieName, token, { httpOnly: true, sameSite: "Strict", path: "/" });
-      const url = new URL(context.req.url);
-      url.searchParams.delete("token");
-      return context.redirect(`${url.pathname}${url.search}`, 302);
+      return context.redirect(sameSiteRedirectTarget(context.req.url), 302);
     }
     return context.json({ error: "this server needs its access token: open the address perdure dev printed, or send Authorization: Bearer <token>" }, 401);
   };

@@ -58,6 +58,14 @@ void test("a session picks its model through session settings, and the inspectio
   assert.equal(refused.status, 400);
   assert.match(String(refused.json.error), /session settings must be a JSON object/);
 
+  // A model outside the agent's choices is refused before the session exists, inherited names included.
+  for (const model of ["constructor", "toString", "__proto__", "demo-huge", 5, null]) {
+    const outside = await call("POST", "/api/sessions", { sessionId: "p-outside", sessionSettings: { model } });
+    assert.equal(outside.status, 400, `${String(model)}: ${JSON.stringify(outside.json)}`);
+    assert.match(String(outside.json.error), /^model .* is not one of agent PickerAgent's choices: demo-small, demo-large$/);
+  }
+  assert.equal(await client.describe("p-outside").then(() => true, () => false), false);
+
   const created = await call("POST", "/api/sessions", { sessionId: "p1", sessionSettings: { model: "demo-large" } });
   assert.equal(created.status, 201);
   await send(`first ${filler}`, 1);
@@ -67,6 +75,10 @@ void test("a session picks its model through session settings, and the inspectio
   assert.deepEqual([updated.status, updated.json], [200, { updated: true }]);
   const badUpdate = await call("POST", "/api/sessions/p1/settings", {});
   assert.equal(badUpdate.status, 400);
+  const outsideUpdate = await call("POST", "/api/sessions/p1/settings", { sessionSettings: { model: "constructor" } });
+  assert.deepEqual([outsideUpdate.status, outsideUpdate.json.error], [400, "model \"constructor\" is not one of agent PickerAgent's choices: demo-small, demo-large"]);
+  const unchanged = await call("GET", "/api/sessions/p1/inspect");
+  assert.deepEqual((unchanged.json.snapshot as { session_settings: unknown }).session_settings, { model: "demo-small" });
   let turns = 1;
   for (; turns < 10; ) {
     turns += 1;

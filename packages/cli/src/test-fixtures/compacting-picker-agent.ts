@@ -26,7 +26,7 @@ const runner = new StepwiseAgentRunner({
   instructions: "Answer the customer.",
   model: defaultModel,
   modelChoices: Object.keys(models),
-  resolveModel: (settings) => models[String(settings.model)] ?? defaultModel,
+  resolveModel: (settings) => (Object.hasOwn(models, String(settings.model)) ? models[String(settings.model)] : undefined) ?? defaultModel,
 });
 
 /** The hosted agent: compaction at 85% of 400 tokens, a window of 8, chunks of 4, and 12 retained messages. */

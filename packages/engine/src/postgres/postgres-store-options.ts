@@ -111,6 +111,14 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
   if (typeof options.connectionString !== "string" || options.connectionString.length === 0) {
     throw new InvalidInputError("PostgreSQL store connectionString is missing: give a URL such as postgres://user:password@localhost:5432/app");
   }
+  // node-postgres connects to one host; a libpq list of hosts would otherwise fail later as an unparsable URL.
+  const authority = /^[a-z]+:\/\/(?:[^@/?#]*@)?([^/?#]*)/i.exec(options.connectionString)?.[1] ?? "";
+  if (authority.includes(",")) {
+    throw new InvalidInputError(
+      `PostgreSQL connectionString names several hosts (${authority}); the driver connects to one: put a TCP proxy or a virtual IP that follows the primary `
+        + "in front of them and name that (see docs/postgres.md, Failover)",
+    );
+  }
   const schema = options.schema ?? "perdure";
   if (typeof schema !== "string" || !schemaPattern.test(schema)) {
     throw new InvalidInputError(`PostgreSQL schema ${JSON.stringify(schema)} is invalid: use 1 to 48 lowercase letters, digits or "_", not starting with a digit`);

@@ -30,6 +30,11 @@ export class StoreContact {
     this.lastWrittenAt = writtenAt;
   }
 
+  /** True when a liveness write went through within `withinMs` before `now`. */
+  hasWrittenWithin(now: number, withinMs: number): boolean {
+    return this.lastWrittenAt !== undefined && now - this.lastWrittenAt <= withinMs;
+  }
+
   /** True when other Workers have had a whole liveness timeout, since the store last answered this one, to write their rows. */
   judgesLiveness(now: number): boolean {
     return now - this.inTouchSince >= this.livenessTimeoutMs;

@@ -26,6 +26,9 @@ interface Instruments {
   takeovers: Counter;
 }
 
+/** Bucket bounds in seconds, from a few milliseconds (a Step's commit) to minutes (a long tool call). */
+const durationBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
 function instrumentsOf(meter: Meter): Instruments {
   const attempts = (name: string, description: string): Counter => meter.createCounter(name, { description, unit: "{attempt}" });
   return {
@@ -34,8 +37,8 @@ function instrumentsOf(meter: Meter): Instruments {
     committed: attempts("perdure.step.committed", "Step method attempts whose result was committed"),
     failed: attempts("perdure.step.failed", "Step method attempts that threw or timed out"),
     released: attempts("perdure.step.released", "Step method attempts a closing Worker handed back at its drain timeout"),
-    duration: meter.createHistogram("perdure.step.duration", { description: "Time from an attempt's claim to its end", unit: "s" }),
-    claimDelay: meter.createHistogram("perdure.step.claim_delay", { description: "Time from when a Step became claimable to when a Worker claimed it", unit: "s" }),
+    duration: meter.createHistogram("perdure.step.duration", { description: "Time from an attempt's claim to its end", unit: "s", advice: { explicitBucketBoundaries: durationBucketsSeconds } }),
+    claimDelay: meter.createHistogram("perdure.step.claim_delay", { description: "Time from when a Step became claimable to when a Worker claimed it", unit: "s", advice: { explicitBucketBoundaries: durationBucketsSeconds } }),
     takeovers: meter.createCounter("perdure.lease.takeovers", { description: "Leases recovered from attempts whose Worker, heartbeat or method timeout lapsed", unit: "{lease}" }),
   };
 }

@@ -191,6 +191,16 @@ export class Worker {
 
   private readonly onLeaseTakenOver = (row: ExecutionRow, errorType: string): void => this.metrics.leaseTakenOver(row.flowType, row.stepType, errorType);
 
+  /**
+   * True while this Worker claims work: it was started, is not closing, and
+   * its last liveness write reached the store within half its liveness
+   * timeout (writes go every fifth of it), so it is not cut off from the
+   * store. For readiness checks such as `perdure worker`'s `/readyz`.
+   */
+  get isClaiming(): boolean {
+    return this.state === "running" && this.storeContact.hasWrittenWithin(this.now(), this.options.livenessTimeoutMs / 2);
+  }
+
   /** Attempts running now. */
   get activeCount(): number {
     return this.running.size;

@@ -65,6 +65,14 @@ export interface QuestionAnswer {
   answer: string | null;
 }
 
+/**
+ * Whether a person approved the call and it then ran to a final status
+ * (succeeded, failed, or outcome unknown): its UI part shows the approval.
+ */
+export function wasApprovedAndRun(record: { requiresApproval: boolean; status: string }): boolean {
+  return record.requiresApproval && (record.status === "succeeded" || record.status === "failed" || record.status === "outcome_unknown");
+}
+
 /** A stored record: a call whose status may also be one of the waiting statuses. */
 export interface AgentToolCallRecord extends Omit<AgentToolCall, "status"> {
   status: AgentToolCallRecordStatus;

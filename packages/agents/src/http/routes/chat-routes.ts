@@ -35,7 +35,7 @@ export const chatRoutes: readonly AgentHttpRoute[] = [
           questionResponses: readAgentQuestionResponses(message.message),
         });
       }
-      return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, planMode: message.planMode, signal });
+      return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: sessionId, text: message.text, planMode: message.planMode, messageId: message.messageId, signal });
     },
   },
   {

@@ -8,7 +8,7 @@ import type { AgentHttpCaller, ResolvedAgentHttpHandlerOptions } from "../agent-
 import type { AgentHttpRoute, AgentHttpRouteContext, OwnedSession } from "../agent-http-route.ts";
 import { checkSessionId } from "../request-values.ts";
 import { browserSafeSnapshot, inspectSession } from "../session-inspection.ts";
-import { readSessionSettings, updateSessionSettings } from "../session-settings-route.ts";
+import { checkModelChoice, readSessionSettings, updateSessionSettings } from "../session-settings-route.ts";
 import { httpPrincipalInputKey, isOwnedBy } from "../session-owner.ts";
 
 /** The caller of a route that is not public. */
@@ -110,6 +110,7 @@ export const sessionRoutes: readonly AgentHttpRoute[] = [
       }
       const sessionId = body.sessionId === undefined ? newSessionId() : checkSessionId(body.sessionId);
       const sessionSettings = readSessionSettings(body);
+      if (sessionSettings !== undefined) checkModelChoice(flow, sessionSettings);
       const input = { [httpPrincipalInputKey]: callerOf(context).principal, ...(sessionSettings === undefined ? {} : { session_settings: sessionSettings }) };
       try {
         await options.client.start(flow, sessionId, input);
@@ -157,6 +158,7 @@ export const sessionRoutes: readonly AgentHttpRoute[] = [
       const { sessionId, flow } = await sessionOfPath(context);
       const settings = readSessionSettings(await context.readBody());
       if (settings === undefined) throw new InvalidInputError("the body needs sessionSettings, an object such as { \"model\": \"gpt-5\" }");
+      checkModelChoice(flow, settings);
       return Response.json({ updated: await updateSessionSettings(context.options.client, flow, sessionId, settings) });
     },
   },

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { after, it } from "node:test";
-import { Client, Worker } from "@perdure/engine";
-import { createTemporarySqliteStore, pollUntil } from "@perdure/engine/testing";
+import { Client, Worker, type Store } from "@perdure/engine";
+import { createTemporaryPostgresSchema, createTemporarySqliteStore, pollUntil, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "@perdure/engine/testing";
 import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import { createNoteTakingAgentFlow, createNoteTakingModel, noteToolRuns } from "./test-fixtures/note-taking-agent.ts";
 import { readEverySessionAttribute } from "./test-fixtures/session-attributes.ts";
@@ -13,8 +13,8 @@ const rounds = 3;
 const forkLoopMain = fileURLToPath(new URL("./test-fixtures/fork-loop-main.ts", import.meta.url));
 
 /** Runs the fork loop until it printed `forks` forks and a random moment more, then SIGKILLs it. */
-async function killForkLoopMidway(path: string, prefix: string, forks: number): Promise<void> {
-  const child = spawn(process.execPath, ["--conditions=perdure-source", forkLoopMain, path, prefix, String(sourceTurns)], { stdio: ["ignore", "pipe", "pipe"] });
+async function killForkLoopMidway(storeSpec: string, prefix: string, forks: number): Promise<void> {
+  const child = spawn(process.execPath, ["--conditions=perdure-source", forkLoopMain, storeSpec, prefix, String(sourceTurns)], { stdio: ["ignore", "pipe", "pipe"] });
   let printed = 0;
   let errors = "";
   child.stderr.on("data", (data: Buffer) => { errors += data.toString(); });
@@ -32,16 +32,16 @@ async function killForkLoopMidway(path: string, prefix: string, forks: number): 
   assert.equal(await exited, "SIGKILL");
 }
 
-it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged", async () => {
-  const temporary = createTemporarySqliteStore();
+/** Forks killed mid-way on `store`, which the child processes open as `storeSpec`; then the checks. */
+async function forkUnderKills(store: Store, storeSpec: string, dispose: () => Promise<void>): Promise<void> {
   const model = createNoteTakingModel();
   const flow = createNoteTakingAgentFlow(model);
-  const client = new Client({ store: temporary.store });
-  let worker = new Worker({ store: temporary.store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
+  const client = new Client({ store });
+  let worker = new Worker({ store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
   await worker.start();
   after(async () => {
     await worker.close();
-    await temporary.dispose();
+    await dispose();
   });
   await client.start(flow, "source", {});
   for (let turn = 1; turn <= sourceTurns; turn += 1) {
@@ -53,7 +53,7 @@ it("a fork process killed with SIGKILL leaves each fork whole or absent, and the
   await worker.close();
   const sourceBefore = await readEverySessionAttribute(client, flow, "source");
   const runsBefore = noteToolRuns.length;
-  for (let round = 0; round < rounds; round += 1) await killForkLoopMidway(temporary.path, `round-${round}`, 1 + Math.floor(Math.random() * 4));
+  for (let round = 0; round < rounds; round += 1) await killForkLoopMidway(storeSpec, `round-${round}`, 1 + Math.floor(Math.random() * 4));
 
   assert.deepEqual(await readEverySessionAttribute(client, flow, "source"), sourceBefore, "the source is unchanged");
   const forks = (await client.listFlows({ flowType: flow.flowType })).filter((entry) => entry.flowId !== "source");
@@ -76,7 +76,7 @@ it("a fork process killed with SIGKILL leaves each fork whole or absent, and the
   }
 
   // Every fork the kills left is usable: a Worker takes each to its first wait, and no tool runs.
-  worker = new Worker({ store: temporary.store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
+  worker = new Worker({ store, flows: [flow], livenessTimeoutMs: 1000, pollIntervalMs: 20 });
   await worker.start();
   for (const { flowId } of forks) {
     await pollUntil(async () => (await client.describe(flowId)).executions.some((execution) => execution.stepType === "AwaitUserMessage"), {
@@ -84,4 +84,14 @@ it("a fork process killed with SIGKILL leaves each fork whole or absent, and the
     });
   }
   assert.equal(noteToolRuns.length, runsBefore, "no tool ran for any fork");
+}
+
+it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged (SQLite)", async () => {
+  const temporary = createTemporarySqliteStore();
+  await forkUnderKills(temporary.store, `sqlite:${temporary.path}`, () => temporary.dispose());
+});
+
+it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged (PostgreSQL)", { skip: postgresTestSkip(testDatabaseUrl()) }, async () => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  await forkUnderKills(await temporary.open(), `postgres:${temporary.schema}`, () => temporary.dispose());
 });

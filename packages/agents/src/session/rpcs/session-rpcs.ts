@@ -5,6 +5,7 @@ import type { AgentMessagePage } from "../../contract/values/agent-message-page.
 import type { AgentPlan } from "../../contract/values/agent-plan.ts";
 import type { AgentSnapshot } from "../../contract/values/agent-snapshot.ts";
 import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
+import { checkClientMessageId } from "../../contract/values/agent-user-message.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow, isPastInterruptDeadline } from "../session-operations.ts";
 import { createAnswerQuestionRpc } from "./answer-question.ts";
@@ -12,6 +13,7 @@ import { createExecutePlanRpc } from "./execute-plan.ts";
 import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
 
@@ -20,6 +22,12 @@ export interface SendUserMessageInput {
   text: string;
   /** @default false */
   planMode?: boolean;
+  /**
+   * The client's ID of the message, kept as its UI message ID (1 to 128
+   * characters, no control characters). A Perdure extension.
+   * @default none: the UI ID is `message-<sequence>`
+   */
+  clientMessageId?: string;
 }
 
 /** Input of `resolve_interrupt`. */
@@ -45,7 +53,8 @@ function parseSendUserMessage(raw: unknown): SendUserMessageInput {
   const planMode = inputField(object, "planMode", "plan_mode") ?? false;
   if (typeof text !== "string") throw new TypeError(`text must be a string, got ${describeValue(text)}`);
   if (typeof planMode !== "boolean") throw new TypeError(`planMode must be a boolean, got ${describeValue(planMode)}`);
-  return { text, planMode };
+  const clientMessageId = checkClientMessageId(inputField(object, "clientMessageId", "client_message_id"));
+  return { text, planMode, ...(clientMessageId === undefined ? {} : { clientMessageId }) };
 }
 
 function parseResolveInterrupt(raw: unknown): ResolveInterruptInput {
@@ -82,8 +91,9 @@ export function createSessionRpcs(environment: SessionEnvironment) {
       parseInput: parseSendUserMessage,
       handler: async (context, input) => {
         requireRunningSession(context, "send_user_message");
-        const message = acceptedUserMessage(input.text, input.planMode, options, context);
+        const message = acceptedUserMessage(input.text, input.planMode, options, context, input.clientMessageId);
         if (message === false) return false;
+        await ensureQueuedUserMessageRoom(context, environment, message);
         await context.publish(persistence.queuedUserMessages, message);
         return true;
       },

@@ -5,12 +5,13 @@
  * `TurnCancellationRequest` and `PendingInterrupts`.
  */
 import { describeValue, rpc, type RpcContext } from "@perdure/engine";
-import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
+import { checkClientMessageId, type AgentUserMessage } from "../../contract/values/agent-user-message.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
+import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 
 /** Input of `steer_user_message`: exactly one of `messageId` and `text`. */
@@ -21,6 +22,8 @@ export interface SteerUserMessageInput {
   text: string | null;
   /** With `text`: whether the message asks for a plan. @default false */
   planMode?: boolean;
+  /** With `text`: the client's ID of the message, as for `send_user_message`. A Perdure extension. @default none */
+  clientMessageId?: string;
 }
 
 /** Input of `delete_queued_message`. */
@@ -42,7 +45,8 @@ function parseSteerUserMessage(raw: unknown): SteerUserMessageInput {
   if (messageId !== null && typeof messageId !== "string") throw new TypeError(`messageId must be a string or null, got ${describeValue(messageId)}`);
   if (text !== null && typeof text !== "string") throw new TypeError(`text must be a string or null, got ${describeValue(text)}`);
   if (typeof planMode !== "boolean") throw new TypeError(`planMode must be a boolean, got ${describeValue(planMode)}`);
-  return { messageId, text, planMode };
+  const clientMessageId = checkClientMessageId(inputField(object, "clientMessageId", "client_message_id"));
+  return { messageId, text, planMode, ...(clientMessageId === undefined ? {} : { clientMessageId }) };
 }
 
 function parseDeleteQueuedMessage(raw: unknown): DeleteQueuedMessageInput {
@@ -90,8 +94,9 @@ export function createTurnControlRpcs(environment: SessionEnvironment) {
         const state = await context.read(persistence.agentState);
         const turnActive = state !== undefined && state.activeTurnId !== null;
         if (input.text !== null) {
-          const message = acceptedUserMessage(input.text, input.planMode, options, context);
+          const message = acceptedUserMessage(input.text, input.planMode, options, context, input.clientMessageId);
           if (message === false) return false;
+          await ensureQueuedUserMessageRoom(context, environment, message);
           if (!turnActive) {
             await context.publish(persistence.queuedUserMessages, message);
             return true;

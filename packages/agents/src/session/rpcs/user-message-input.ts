@@ -10,12 +10,12 @@ import type { ResolvedAgentSessionOptions } from "../session-options.ts";
  * (blank by `str.strip()`, or `planMode` while plan mode is off); a text
  * over `maxUserMessageBytes` throws `InvalidInputError`.
  */
-export function acceptedUserMessage(text: string, planMode: boolean | undefined, options: ResolvedAgentSessionOptions, clock: StoreTimeSource): AgentUserMessage | false {
+export function acceptedUserMessage(text: string, planMode: boolean | undefined, options: ResolvedAgentSessionOptions, clock: StoreTimeSource, clientMessageId?: string): AgentUserMessage | false {
   if (isBlankText(text)) return false;
   if (planMode === true && !options.planModeEnabled) return false;
   const bytes = Buffer.byteLength(text);
   if (bytes > options.maxUserMessageBytes) {
     throw new InvalidInputError(`user message of ${bytes} bytes is over the session's maxUserMessageBytes of ${options.maxUserMessageBytes}`);
   }
-  return { text, ...(planMode === true ? { planMode: true } : {}), sentAt: isoNow(clock) };
+  return { text, ...(planMode === true ? { planMode: true } : {}), sentAt: isoNow(clock), ...(clientMessageId === undefined ? {} : { clientMessageId }) };
 }

@@ -172,3 +172,33 @@ void test("update_session_settings returns false before StartAgentSession initia
   assert.equal(await sessions.updateSessionSettings("early", { model: "small" }), false);
   assert.deepEqual((await sessions.getAgentSnapshot("early")).sessionSettings, {});
 });
+
+void test("with modelChoices, a settings model outside them (constructor, toString, __proto__) gets the default model; resolveModel sees only listed names", { timeout: 60_000 }, async (t) => {
+  const reply = (name: string) => new ScriptedModelClient((request) => ({ text: `${name} answers ${lastUserText(request)}` }), { provider: name });
+  const models: Record<string, ScriptedModelClient> = { small: reply("small"), large: reply("large") };
+  const resolvedNames: unknown[] = [];
+  const flow = createStepwiseAgentSessionFlow({
+    name: "choosy",
+    instructions: "Answer.",
+    model: models.small as ScriptedModelClient,
+    modelChoices: ["small", "large"],
+    // The plain index lookup an application may write: inherited names would return Object's members.
+    resolveModel: (settings) => {
+      resolvedNames.push(settings.model);
+      return models[String(settings.model)] ?? (models.small as ScriptedModelClient);
+    },
+  }, "ChoosyPicker");
+  const { sessions } = await startStepwiseTestAgent(t, [flow]);
+  const names = ["constructor", "toString", "__proto__", "hasOwnProperty"];
+  for (const [index, name] of names.entries()) {
+    const sessionId = `choosy-${index}`;
+    await sessions.startSession(sessionId, { initialMessage: `hello ${name}`, sessionSettings: { model: name } });
+    const state = await sessions.waitForTurnCount(sessionId, 1);
+    assert.equal(state.lastTurnError, null, `${name}: ${JSON.stringify(state.lastTurnError)}`);
+  }
+  assert.deepEqual(models.small?.requests.map((request) => lastUserText(request)), names.map((name) => `hello ${name}`));
+  await sessions.startSession("choosy-large", { initialMessage: "hello large", sessionSettings: { model: "large" } });
+  await sessions.waitForTurnCount("choosy-large", 1);
+  assert.equal(models.large?.requests.length, 1);
+  assert.deepEqual(resolvedNames, ["large"]);
+});

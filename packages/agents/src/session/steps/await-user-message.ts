@@ -30,7 +30,7 @@ async function startMessageTurn(context: ExecuteContext, environment: SessionEnv
   const { persistence, runner } = environment;
   const mode = interactionModeForMessages([message], context.read(persistence.agentPlan));
   const state = await startTurn(context, persistence, readState(context, persistence), runner.buildUserMessage(message.text), (turnId) =>
-    createEventWriter(context, persistence, turnId), mode);
+    createEventWriter(context, persistence, turnId), mode, [message.clientMessageId]);
   await emitActivationRoot(context, environment, { turnId: state.activeTurnId, lastMessageSequence: state.messageCount });
   context.write(persistence.agentState, state);
   return moveToModelInputStep(context, environment, AgentStepType.RunModel);

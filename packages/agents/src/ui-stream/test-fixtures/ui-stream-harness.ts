@@ -10,7 +10,7 @@ import type { AgentSessionOptions } from "../../session/session-options.ts";
 import { startSessionHarness, type SessionHarness } from "../../session/test-fixtures/session-harness.ts";
 import { AgentSessionTestClient } from "../../testing/agent-session-test-client.ts";
 import type { AgentState } from "../../contract/values/agent-state.ts";
-import { convertAgentSnapshotToUIMessages } from "../agent-ui-messages.ts";
+import { readAgentSessionUIMessages } from "../agent-ui-messages.ts";
 import type { AgentUIMessage } from "../agent-ui-message-types.ts";
 import { StreamingScriptedRunner, type StreamingScriptInput, type StreamingScriptReply, type StreamingScriptedTool } from "./streaming-scripted-runner.ts";
 import { TestChat, plain } from "./test-chat.ts";
@@ -61,7 +61,7 @@ export async function startUIStreamHarness(
       return chat;
     },
     async storedMessages(chatId) {
-      return convertAgentSnapshotToUIMessages(await sessions.getAgentSnapshot(chatId));
+      return (await readAgentSessionUIMessages({ client: sessions.client, flow, flowId: chatId })).messages;
     },
     async storedAssistantMessage(chatId, turnId) {
       const message = (await harness.storedMessages(chatId)).find((candidate) => candidate.id === `${turnId}-assistant`);

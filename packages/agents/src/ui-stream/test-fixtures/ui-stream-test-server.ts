@@ -71,7 +71,7 @@ async function route(request: Request, options: { client: Client; flow: AgentSes
       });
     }
     const text = (lastMessage?.parts ?? []).flatMap((part) => (part.type === "text" ? [part.text ?? ""] : [])).join("");
-    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: id, text, signal: request.signal });
+    return sendAgentUserMessageWithUIMessageStream({ client, flow, flowId: id, text, messageId: lastMessage?.id, signal: request.signal });
   }
   if (request.method === "GET" && chatStream?.[1] !== undefined) {
     return createAgentUIMessageStreamResponse({

@@ -1,0 +1,185 @@
+/**
+ * `perdure dev`'s memory under concurrent streaming chat clients: starts the
+ * real CLI on the repository's demo entry (scripted model, fresh SQLite
+ * file), then for each client count runs that many clients at once, each
+ * with its own session, each sending a message with `POST /api/chat` and
+ * reading the UI message stream to its end, again and again, for the load
+ * time. Prints the server's resident memory (VmRSS) before the load, its
+ * peak during it and after an idle time, one fresh server per client count.
+ *
+ *   node bench/agents/dev-server-memory/run.ts [--clients=20,100] [--load-seconds=30] [--idle-seconds=20] [--heap-snapshots=<folder>]
+ *
+ * With --heap-snapshots the server writes a heap snapshot at the start, at
+ * the peak of the load and after the idle time (SIGUSR2), for DevTools.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const cliPath = join(repositoryRoot, "packages/cli/src/cli.ts");
+const entryPath = join(repositoryRoot, "perdure.agents.ts");
+
+const { values } = parseArgs({
+  options: {
+    clients: { type: "string", default: "20,100" },
+    "load-seconds": { type: "string", default: "30" },
+    "idle-seconds": { type: "string", default: "20" },
+    "heap-snapshots": { type: "string" },
+    port: { type: "string", default: "4391" },
+  },
+});
+const clientCounts = values.clients.split(",").map(Number);
+const loadMs = Number(values["load-seconds"]) * 1000;
+const idleMs = Number(values["idle-seconds"]) * 1000;
+const snapshotFolder = values["heap-snapshots"] === undefined ? undefined : resolve(values["heap-snapshots"]);
+
+const mebibytes = (bytes: number): number => Math.round(bytes / 1024 / 1024);
+const sleep = (ms: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+
+function residentBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+interface Server {
+  pid: number;
+  origin: string;
+  folder: string;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+async function startServer(port: number): Promise<Server> {
+  const folder = mkdtempSync(join(tmpdir(), "perdure-dev-memory-"));
+  const flags = snapshotFolder === undefined ? [] : ["--heapsnapshot-signal=SIGUSR2"];
+  const child = spawn(process.execPath, [...flags, cliPath, "dev", "--port", String(port), "--db", join(folder, "dev.db"), entryPath], {
+    cwd: folder,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PERDURE_DATABASE_URL: "", PERDURE_DEV_TOKEN: "", OTEL_EXPORTER_OTLP_ENDPOINT: "", PERDURE_NOTES_FILE: join(folder, "notes.json") },
+  });
+  let output = "";
+  const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
+  await new Promise<void>((resolveStart, reject) => {
+    const read = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (/web UI and API at /.test(output)) resolveStart();
+    };
+    child.stdout.on("data", read);
+    child.stderr.on("data", read);
+    void exited.then(() => reject(new Error(`perdure dev exited:\n${output}`)));
+  });
+  if (child.pid === undefined) throw new Error("no pid");
+  return {
+    pid: child.pid,
+    origin: `http://127.0.0.1:${port}`,
+    folder,
+    log: () => output,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await exited;
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+const json = { "content-type": "application/json" };
+
+async function chatOnce(origin: string, sessionId: string, messageNumber: number): Promise<number> {
+  const response = await fetch(`${origin}/api/chat`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ id: sessionId, messages: [{ id: `m${messageNumber}`, role: "user", parts: [{ type: "text", text: `Where is order 100${messageNumber % 4}?` }] }] }),
+  });
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes('"type":"finish"')) throw new Error(`chat ${sessionId} answered ${response.status}: ${text.slice(0, 300)}`);
+  return 1;
+}
+
+async function takeSnapshot(server: Server, name: string): Promise<void> {
+  if (snapshotFolder === undefined) return;
+  mkdirSync(snapshotFolder, { recursive: true });
+  const before = new Set(readdirSync(server.folder));
+  process.kill(server.pid, "SIGUSR2");
+  for (;;) {
+    await sleep(500);
+    const written = readdirSync(server.folder).find((file) => file.endsWith(".heapsnapshot") && !before.has(file));
+    if (written !== undefined) {
+      // Writing takes a while; wait until its size stops changing.
+      let size = -1;
+      for (;;) {
+        const current = readFileSync(join(server.folder, written)).length;
+        if (current === size) break;
+        size = current;
+        await sleep(1000);
+      }
+      renameSync(join(server.folder, written), join(snapshotFolder, `${name}.heapsnapshot`));
+      return;
+    }
+  }
+}
+
+interface Measurement {
+  clients: number;
+  turns: number;
+  startMiB: number;
+  peakMiB: number;
+  afterIdleMiB: number;
+}
+
+async function measure(clients: number, port: number): Promise<Measurement> {
+  const server = await startServer(port);
+  try {
+    const sessionIds = Array.from({ length: clients }, (_, index) => `memory-${index}`);
+    for (const sessionId of sessionIds) {
+      const created = await fetch(`${server.origin}/api/sessions`, { method: "POST", headers: json, body: JSON.stringify({ sessionId }) });
+      if (created.status !== 201) throw new Error(`create ${sessionId}: ${created.status}`);
+    }
+    // One warm-up turn, so the start counts loaded code, not the first request's compilation.
+    await chatOnce(server.origin, "memory-0", 0);
+    await sleep(2000);
+    await takeSnapshot(server, `${clients}-start`);
+    const startBytes = residentBytes(server.pid);
+    let peakBytes = startBytes;
+    const sampler = setInterval(() => { peakBytes = Math.max(peakBytes, residentBytes(server.pid)); }, 250);
+    const deadline = Date.now() + loadMs;
+    let turns = 0;
+    let snapshotTaken = false;
+    await Promise.all(sessionIds.map(async (sessionId) => {
+      for (let messageNumber = 1; Date.now() < deadline; messageNumber += 1) {
+        turns += await chatOnce(server.origin, sessionId, messageNumber);
+        if (!snapshotTaken && Date.now() > deadline - loadMs / 3) {
+          snapshotTaken = true;
+          await takeSnapshot(server, `${clients}-load`);
+        }
+      }
+    }));
+    clearInterval(sampler);
+    peakBytes = Math.max(peakBytes, residentBytes(server.pid));
+    await sleep(idleMs);
+    const afterIdleBytes = residentBytes(server.pid);
+    await takeSnapshot(server, `${clients}-idle`);
+    return { clients, turns, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes) };
+  } catch (error) {
+    console.error(`the server's output:\n${server.log().slice(-4000)}`);
+    throw error;
+  } finally {
+    await server.stop();
+  }
+}
+
+const port = Number(values.port);
+const results: Measurement[] = [];
+for (const clients of clientCounts) {
+  const result = await measure(clients, port);
+  results.push(result);
+  console.log(JSON.stringify(result));
+}
+console.log(`| clients | turns in ${loadMs / 1000} s | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start |`);
+console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
+for (const result of results) {
+  console.log(`| ${result.clients} | ${result.turns} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % |`);
+}

@@ -1,0 +1,28 @@
+/** The per-session bound on user messages that wait for a turn. */
+import type { RpcContext } from "@perdure/engine";
+import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
+import { QueuedUserMessagesFullError } from "../queued-user-messages-full-error.ts";
+import type { SessionEnvironment } from "../session-environment.ts";
+
+/**
+ * Throws {@link QueuedUserMessagesFullError} when `message` would take the
+ * session's waiting messages (queued and steered) past
+ * `maxQueuedUserMessages` or `maxQueuedUserMessageBytes`. Reads without
+ * locks, like the RPCs that publish, so concurrent sends can pass it
+ * together: the bound holds up to the number of concurrent callers.
+ */
+export async function ensureQueuedUserMessageRoom(context: RpcContext, environment: SessionEnvironment, message: AgentUserMessage): Promise<void> {
+  const { persistence, options } = environment;
+  const waiting = [
+    ...(await context.listMessages(persistence.queuedUserMessages, { limit: options.maxQueuedUserMessages + 1 })),
+    ...(await context.listMessages(persistence.steeredUserMessages, { limit: options.maxQueuedUserMessages + 1 })),
+  ];
+  const waitingBytes = waiting.reduce((total, entry) => total + Buffer.byteLength(entry.message.text), 0);
+  const messageBytes = Buffer.byteLength(message.text);
+  if (waiting.length + 1 > options.maxQueuedUserMessages) {
+    throw new QueuedUserMessagesFullError(`session ${context.flowId} already has ${waiting.length} user messages waiting for a turn, the most maxQueuedUserMessages allows (${options.maxQueuedUserMessages}); wait for the running turn, or delete or steer a queued message`);
+  }
+  if (waitingBytes + messageBytes > options.maxQueuedUserMessageBytes) {
+    throw new QueuedUserMessagesFullError(`session ${context.flowId} has ${waitingBytes} bytes of user messages waiting for a turn; this message's ${messageBytes} bytes would pass maxQueuedUserMessageBytes (${options.maxQueuedUserMessageBytes}); wait for the running turn, or delete or steer a queued message`);
+  }
+}
