@@ -54,8 +54,9 @@ const settings: TurnSettings = { turnsPerSession: 20, latencySessions: quick ? 1
 let postgres: BenchPostgres | undefined;
 const postgresOnce = (): BenchPostgres => (postgres ??= startBenchPostgres());
 const opened = new Map<string, AgentTurnSystem>();
+const names = new Map<string, string>();
 const roundsBySystem = new Map<string, TurnRound[]>();
-const countsBySystem = new Map<string, { statements: number; roundTrips: number; transactions: number; reads: number; confirmReads: number }>();
+const countsBySystem = new Map<string, { statements: number; roundTrips: number; transactions: number; confirmReads: number }>();
 const machine = describeMachine();
 const revision = describeEngineRevision(resolve(benchDirectory, ".."), ["packages/engine", "packages/agents"]);
 console.log(`Agent turn, Perdure and peers: ${revision?.commit.slice(0, 7) ?? "unknown"}${revision?.packagesDirty === true ? " + uncommitted changes" : ""}; ${machine.nproc} cores, Node ${machine.node}, load average ${loadavg().map((load) => load.toFixed(2)).join(" ")}`);
@@ -67,6 +68,7 @@ try {
     // Warm-up: pooled connections prepare their statements, V8 compiles the hot paths.
     await measureTurnRound(system, { turnsPerSession: 5, latencySessions: 1, sessionCounts });
     opened.set(entry.key, system);
+    names.set(entry.key, system.name);
     console.log(system.name);
   }
   for (let round = 1; round <= rounds; round++) {
@@ -78,7 +80,13 @@ try {
       console.log(`p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${sessionCounts.map((sessions) => `${(result.turnsPerSecondBySessions[String(sessions)] ?? Number.NaN).toFixed(1)} turns/s at ${sessions} sessions`).join(", ")}; load ${loadavg()[0]?.toFixed(2)}`);
     }
   }
-  // Counted after the timed rounds, so the counting wrappers cost the timings nothing.
+  // Counted after the timed rounds, so the counting wrappers cost the timings nothing; the peers are
+  // closed first, since the counters wrap this process's driver and would count their statements too.
+  for (const entry of selected) {
+    if (entry.key.startsWith("perdure")) continue;
+    await opened.get(entry.key)?.close();
+    opened.delete(entry.key);
+  }
   installStatementCounters();
   for (const entry of selected) {
     const system = opened.get(entry.key) as PerdureAgentSystem;
@@ -86,25 +94,12 @@ try {
     const before = readStatementCounts();
     const readsBefore = system.confirmReads;
     const turns = settings.turnsPerSession;
-    const reads = { count: 0 };
-    const read = system.store.read?.bind(system.store);
-    if (read !== undefined) {
-      Object.defineProperty(system.store, "read", {
-        configurable: true,
-        value: ((work) => {
-          reads.count += 1;
-          return read(work);
-        }) satisfies typeof read,
-      });
-    }
     const counted = await countTransactions(system.store, () => timeOneSession(system, turns));
-    delete (system.store as { read?: unknown }).read;
     const counts = countsBetween(before, readStatementCounts());
     countsBySystem.set(entry.key, {
       statements: (counts.statements + counts.controlStatements) / turns,
       roundTrips: counts.roundTrips / turns,
       transactions: counted.transactions / turns,
-      reads: reads.count / turns,
       confirmReads: (system.confirmReads - readsBefore) / turns,
     });
   }
@@ -118,7 +113,7 @@ const summaries = selected.flatMap((entry) => {
   if (measured.length === 0) return [];
   return [{
     key: entry.key,
-    name: opened.get(entry.key)?.name ?? entry.key,
+    name: names.get(entry.key) ?? entry.key,
     p50Ms: median(measured.map((round) => round.p50Ms)),
     p99Ms: median(measured.map((round) => round.p99Ms)),
     turnsPerSecondBySessions: Object.fromEntries(sessionCounts.map((sessions) => [String(sessions), median(measured.map((round) => round.turnsPerSecondBySessions[String(sessions)] ?? Number.NaN))])),
@@ -128,7 +123,7 @@ const summaries = selected.flatMap((entry) => {
 });
 console.log("");
 for (const summary of summaries) {
-  const counts = summary.counts === undefined ? "" : `; per turn ${summary.counts.statements.toFixed(1)} statements, ${summary.counts.roundTrips.toFixed(1)} round trips, ${summary.counts.transactions.toFixed(1)} store transactions besides one-request statements, ${summary.counts.reads.toFixed(1)} reads (${summary.counts.confirmReads.toFixed(1)} of them the Client's reads of AgentState to see the turn end)`;
+  const counts = summary.counts === undefined ? "" : `; per turn ${summary.counts.statements.toFixed(1)} statements, ${summary.counts.roundTrips.toFixed(1)} round trips, ${summary.counts.transactions.toFixed(1)} store transactions besides one-request statements, ${summary.counts.confirmReads.toFixed(1)} Client reads of AgentState to see the turn end`;
   console.log(`${summary.name}: p50 ${summary.p50Ms.toFixed(2)} ms, p99 ${summary.p99Ms.toFixed(2)} ms, ${sessionCounts.map((sessions) => `${(summary.turnsPerSecondBySessions[String(sessions)] ?? Number.NaN).toFixed(1)} turns/s at ${sessions}`).join(", ")}${counts}`);
 }
 const peer = summaries.find((summary) => summary.key === "dbos");

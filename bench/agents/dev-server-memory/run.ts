@@ -88,8 +88,17 @@ async function startServer(port: number): Promise<Server> {
 
 const json = { "content-type": "application/json" };
 
+/** fetch that names the request when the connection fails. */
+async function fetchWithContext(url: string, description: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    throw new Error(`${description}: ${error instanceof Error ? `${error.message} (${String((error as { cause?: unknown }).cause)})` : String(error)}`, { cause: error });
+  }
+}
+
 async function chatOnce(origin: string, sessionId: string, messageNumber: number): Promise<number> {
-  const response = await fetch(`${origin}/api/chat`, {
+  const response = await fetchWithContext(`${origin}/api/chat`, `chat ${sessionId} m${messageNumber}`, {
     method: "POST",
     headers: json,
     body: JSON.stringify({ id: sessionId, messages: [{ id: `m${messageNumber}`, role: "user", parts: [{ type: "text", text: `Where is order 100${messageNumber % 4}?` }] }] }),
@@ -125,6 +134,7 @@ async function takeSnapshot(server: Server, name: string): Promise<void> {
 interface Measurement {
   clients: number;
   turns: number;
+  failures: number;
   startMiB: number;
   peakMiB: number;
   afterIdleMiB: number;
@@ -135,7 +145,7 @@ async function measure(clients: number, port: number): Promise<Measurement> {
   try {
     const sessionIds = Array.from({ length: clients }, (_, index) => `memory-${index}`);
     for (const sessionId of sessionIds) {
-      const created = await fetch(`${server.origin}/api/sessions`, { method: "POST", headers: json, body: JSON.stringify({ sessionId }) });
+      const created = await fetchWithContext(`${server.origin}/api/sessions`, `create ${sessionId}`, { method: "POST", headers: json, body: JSON.stringify({ sessionId }) });
       if (created.status !== 201) throw new Error(`create ${sessionId}: ${created.status}`);
     }
     // One warm-up turn, so the start counts loaded code, not the first request's compilation.
@@ -147,10 +157,16 @@ async function measure(clients: number, port: number): Promise<Measurement> {
     const sampler = setInterval(() => { peakBytes = Math.max(peakBytes, residentBytes(server.pid)); }, 250);
     const deadline = Date.now() + loadMs;
     let turns = 0;
+    const failures: string[] = [];
     let snapshotTaken = false;
     await Promise.all(sessionIds.map(async (sessionId) => {
       for (let messageNumber = 1; Date.now() < deadline; messageNumber += 1) {
-        turns += await chatOnce(server.origin, sessionId, messageNumber);
+        try {
+          turns += await chatOnce(server.origin, sessionId, messageNumber);
+        } catch (error) {
+          // Counted and reported: a refused or reset request must not end the measurement.
+          failures.push(error instanceof Error ? error.message : String(error));
+        }
         if (!snapshotTaken && Date.now() > deadline - loadMs / 3) {
           snapshotTaken = true;
           await takeSnapshot(server, `${clients}-load`);
@@ -162,7 +178,8 @@ async function measure(clients: number, port: number): Promise<Measurement> {
     await sleep(idleMs);
     const afterIdleBytes = residentBytes(server.pid);
     await takeSnapshot(server, `${clients}-idle`);
-    return { clients, turns, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes) };
+    if (failures.length > 0) console.error(`${failures.length} failed requests, first: ${failures[0] ?? ""}`);
+    return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes) };
   } catch (error) {
     console.error(`the server's output:\n${server.log().slice(-4000)}`);
     throw error;
@@ -178,8 +195,8 @@ for (const clients of clientCounts) {
   results.push(result);
   console.log(JSON.stringify(result));
 }
-console.log(`| clients | turns in ${loadMs / 1000} s | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start |`);
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log(`| clients | turns in ${loadMs / 1000} s | failed requests | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start |`);
+console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const result of results) {
-  console.log(`| ${result.clients} | ${result.turns} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % |`);
+  console.log(`| ${result.clients} | ${result.turns} | ${result.failures} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % |`);
 }

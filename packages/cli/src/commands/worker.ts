@@ -11,6 +11,7 @@ import { openConfiguredStore, type StoreLocation } from "../store/open-configure
 import { formatFailedAttempt } from "./failed-attempt-log.ts";
 import { startOperationsServer, type ReadinessReport, type RunningOperationsServer } from "../operations/operations-server.ts";
 import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
+import { StoreOutageLog } from "../operations/store-outage-log.ts";
 
 /** Options of `perdure worker`. */
 export interface WorkerCommandOptions extends StoreLocation {
@@ -35,11 +36,13 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   // A Worker's commits are what sessions stand on: on SQLite it takes fsync durability.
   const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
   const { store, description } = await openConfiguredStore(options, { sqliteDurability: "full" });
+  const outageLog = new StoreOutageLog("perdure worker");
   const worker = new Worker({
     store,
     flows: [...flows.values()],
     concurrency: options.concurrency,
     onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure, "perdure worker")),
+    onError: outageLog.onError,
     ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
   });
   let operations: RunningOperationsServer | undefined;
@@ -54,6 +57,8 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
     await store.close();
     throw error;
   }
+  const outageCheck = setInterval(() => outageLog.noteClaiming(worker.isClaiming), 1000);
+  outageCheck.unref();
   const signal = await new Promise<keyof typeof immediateExitCodes>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
@@ -66,6 +71,7 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   process.once("SIGTERM", () => exitAtOnce("SIGTERM"));
   process.once("SIGINT", () => exitAtOnce("SIGINT"));
   console.log(`perdure worker: ${signal}: draining ${worker.activeCount} running Step(s) for up to ${options.drainTimeoutMs} ms; send it again to exit at once`);
+  clearInterval(outageCheck);
   const { released } = await worker.close({ drainTimeoutMs: options.drainTimeoutMs });
   await operations?.close();
   await store.close();

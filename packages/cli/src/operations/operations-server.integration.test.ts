@@ -171,7 +171,7 @@ class CuttableProxy {
   }
 }
 
-void test("postgres: /readyz turns unready while the store is unreachable and ready again once it is back", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async (t) => {
+void test("postgres: /readyz turns unready while the store is unreachable and ready again once it is back; the Worker says so once each way", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(testDatabaseUrl() ?? "");
   const databaseUrl = new URL(temporary.connectionString);
   const proxy = new CuttableProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || "5432") });
@@ -198,6 +198,11 @@ void test("postgres: /readyz turns unready while the store is unreachable and re
   assert.equal(unready.ready, false);
   assert.notEqual(unready.checks.store ?? unready.checks.readiness, "ok");
   assert.equal((await get(`${base}/healthz`, { host })).status, 200, "the process is alive all along");
+  await pollUntil(() => /the store is unreachable/.test(worker.output), { timeoutMs: 30_000, description: `the Worker to say the store is unreachable:\n${worker.output}` });
+  // Long enough for the Worker to retry several times: it must not say so again each time.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   await proxy.open();
   await pollUntil(async () => await readiness() === 200, { timeoutMs: 30_000, description: "/readyz to turn ready again" });
+  await pollUntil(() => /the store answers again after/.test(worker.output), { timeoutMs: 30_000, description: `the Worker to say the store is back:\n${worker.output}` });
+  assert.equal(worker.output.match(/the store is unreachable/g)?.length, 1, `the outage is reported once:\n${worker.output}`);
 });
