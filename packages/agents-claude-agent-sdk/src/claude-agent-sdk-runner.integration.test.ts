@@ -72,7 +72,7 @@ void test("a read runs inside the harness in RunModel; a write waits for approva
   const api = await harness.api;
 
   await sessions.startSession("desk-1", { initialMessage: "Where is order 7?" });
-  const first = await sessions.waitForTurnCount("desk-1", 1, { timeoutMs: 60_000 });
+  const first = await sessions.waitForTurnCount("desk-1", 1, { timeoutMs: 180_000 });
   assert.equal(first.lastTurnError, null);
   assert.deepEqual(runs, [{ tool: "lookup_order", key: undefined }], "the read ran inside the harness, outside any tool Step");
   let steps = await completedSteps(engine, "desk-1");
@@ -84,11 +84,11 @@ void test("a read runs inside the harness in RunModel; a write waits for approva
   assert.equal(snapshot.usage?.requests, 2, "two model calls reported for the one RunModel");
 
   assert.equal(await sessions.sendUserMessage("desk-1", "Refund order 8."), true);
-  const [interrupt] = await sessions.waitForPendingInterrupts("desk-1", 1, { timeoutMs: 60_000 });
+  const [interrupt] = await sessions.waitForPendingInterrupts("desk-1", 1, { timeoutMs: 180_000 });
   assert.equal(interrupt?.toolName, "refund_order", "the harness's permission prompt became the session's approval");
   assert.equal(runs.length, 1, "nothing ran before the approval");
   assert.equal(await sessions.resolveInterrupt("desk-1", { interruptId: interrupt.interruptId, approved: true }), true);
-  const second = await sessions.waitForTurnCount("desk-1", 2, { timeoutMs: 60_000 });
+  const second = await sessions.waitForTurnCount("desk-1", 2, { timeoutMs: 180_000 });
   assert.equal(second.lastTurnError, null);
   snapshot = await sessions.getAgentSnapshot("desk-1");
   const refund = snapshot.messages.find((message) => message.role === "tool" && message.toolName === "refund_order");
@@ -120,13 +120,13 @@ void test("annotations give the effect, and Claude Code's own tools are answered
   const { sessions, engine } = await startAgent(t, flow);
 
   await sessions.startSession("effects-1", { initialMessage: "Refund order 8." });
-  await sessions.waitForTurnCount("effects-1", 1, { timeoutMs: 60_000 });
+  await sessions.waitForTurnCount("effects-1", 1, { timeoutMs: 180_000 });
   const steps = await completedSteps(engine, "effects-1");
   assert.equal(count(steps, "CallTool"), 1, "idempotentHint: an idempotent_write, retried in CallTool without approval");
   assert.equal(count(steps, "AwaitToolApproval"), 0);
 
   await sessions.startSession("bash-1", { initialMessage: "Run a command." });
-  await sessions.waitForTurnCount("bash-1", 1, { timeoutMs: 60_000 });
+  await sessions.waitForTurnCount("bash-1", 1, { timeoutMs: 180_000 });
   const bashResult = (await sessions.getAgentSnapshot("bash-1")).messages.find((message) => message.role === "tool");
   assert.equal(bashResult?.toolName, "Bash");
   assert.match(bashResult.text, /Bash needs approval, which a durable session cannot ask for inside the Claude Code harness/);

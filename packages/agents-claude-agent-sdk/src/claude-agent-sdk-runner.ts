@@ -7,13 +7,12 @@
  * stops the run, and becomes a deferred call that runs in its own tool Step.
  * The next run resumes at the model's response with the recorded results.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { query, type CanUseTool, type Options, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
 import {
   emptyAgentUsage,
   outcomeUnknownToolResult,
+  resolveToolPolicy,
   selectUnstoredToolCalls,
   ToolExecutionError,
   type AgentFrameworkRunner,
@@ -23,10 +22,24 @@ import {
   type DeferredToolCall,
   type DeferredToolExecution,
   type FrameworkMessage,
+  type ResolvedToolPolicy,
+  type ToolEffect,
   type ToolExecutionResult,
+  type ToolPolicy,
 } from "@perdure/agents";
+import { createClaudeConfigFolder } from "./claude-config-folders.ts";
+import { checkClaudeQueryOptions } from "./claude-query-options-check.ts";
 import { claudeSessionIdOf } from "./claude-session-id.ts";
-import { executeSdkTool, frameworkPolicyOf, harnessToolName, sessionToolName, toolServer, type ClaudeSdkTool } from "./claude-tools.ts";
+import {
+  executeSdkTool,
+  frameworkPolicyBeforeCalls,
+  frameworkPolicyOf,
+  harnessToolName,
+  sessionToolName,
+  toolServer,
+  type ClaudeSdkTool,
+  type ClaudeToolApproval,
+} from "./claude-tools.ts";
 import { cutAtDeferral, messagesOfEntries, promptMessage, toolUsesOf, transcriptOf, usageOfEntries } from "./claude-transcript.ts";
 import { RunSessionStore } from "./run-session-store.ts";
 
@@ -36,6 +49,13 @@ export interface ClaudeAgentSdkAgent {
   systemPrompt?: string;
   /** SDK MCP tools (`tool(...)` of the SDK); the model calls them as `mcp__perdure__<name>`. @default [] */
   tools?: readonly ClaudeSdkTool[];
+  /**
+   * The tools' own approval, by tool name, since SDK MCP tools carry none: a
+   * flag, or a function of the call's input evaluated for each call. A
+   * session policy that names only an effect keeps it (the stricter wins).
+   * @default {}
+   */
+  needsApproval?: Readonly<Record<string, ClaudeToolApproval>>;
 }
 
 /** Options of {@link ClaudeAgentSdkRunner}. */
@@ -45,8 +65,15 @@ export interface ClaudeAgentSdkRunnerOptions {
    * `pathToClaudeCodeExecutable` or `tools` (Claude Code's own tools), or a
    * function that makes them. The runner sets the prompt, resume, session
    * store, `canUseTool`, MCP server `perdure`, system prompt and abort
-   * controller itself, and gives the harness a private `CLAUDE_CONFIG_DIR`
-   * and `CLAUDE_CODE_MAX_RETRIES=0` unless `env` sets it.
+   * controller itself, and gives the harness a private `CLAUDE_CONFIG_DIR`,
+   * plus `CLAUDE_CODE_MAX_RETRIES=0` and
+   * `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` (no title request) unless
+   * `env` sets them. Options that would let a call skip its tool Step or
+   * its approval are refused with a `ClaudeQueryOptionRefusedError`:
+   * `canUseTool`, `permissionMode` other than `"default"`,
+   * `allowDangerouslySkipPermissions`, `permissionPromptToolName`,
+   * `PermissionRequest` and `PreToolUse` hooks, and `allowedTools` naming
+   * a tool that is not a read without approval.
    * @default { settingSources: [], tools: [] }
    */
   queryOptions?: Options | (() => Options | Promise<Options>);
@@ -97,14 +124,51 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
   readonly agent: ClaudeAgentSdkAgent;
   private readonly tools: ReadonlyMap<string, ClaudeSdkTool>;
   private readonly queryOptions: () => Promise<Options>;
+  private readonly staticQueryOptions: Options | undefined;
   private readonly readToolsRunInHarness: boolean;
+  private readonly approvals: Readonly<Record<string, ClaudeToolApproval>>;
+  /** `queryOptions.model` when the options are an object that names one, for `perdure dev`'s banner. */
+  readonly modelDescription: string | undefined;
 
   constructor(agent: ClaudeAgentSdkAgent, options: ClaudeAgentSdkRunnerOptions = {}) {
     this.agent = agent;
     this.tools = new Map((agent.tools ?? []).map((sdkTool) => [sdkTool.name, sdkTool]));
+    this.approvals = agent.needsApproval ?? {};
+    for (const [name, approval] of Object.entries(this.approvals)) {
+      if (!this.tools.has(name)) throw new TypeError(`needsApproval.${name} names no tool of the agent; its tools are ${[...this.tools.keys()].join(", ") || "none"}`);
+      if (typeof approval !== "boolean" && typeof approval !== "function") throw new TypeError(`needsApproval.${name} is invalid: use true, false or a function of the call's input`);
+    }
     const queryOptions = options.queryOptions ?? {};
+    this.staticQueryOptions = typeof queryOptions === "function" ? undefined : queryOptions;
     this.queryOptions = async () => (typeof queryOptions === "function" ? queryOptions() : queryOptions);
     this.readToolsRunInHarness = options.readToolsRunInHarness ?? true;
+    const model = this.staticQueryOptions?.model;
+    this.modelDescription = typeof model === "string" && model !== "" ? `anthropic ${model}` : undefined;
+  }
+
+  /**
+   * Refuses `queryOptions` given as an object that would let a call skip
+   * its tool Step or its approval, against the session's policies; options
+   * a function makes are checked before each run.
+   */
+  checkQueryOptions(toolPolicies: Readonly<Record<string, ToolPolicy>>, defaultToolEffect: ToolEffect): void {
+    if (this.staticQueryOptions === undefined) return;
+    checkClaudeQueryOptions(this.staticQueryOptions, [...this.tools.keys()], (name) => {
+      const framework = frameworkPolicyBeforeCalls(this.tools.get(name), this.approvals[name]);
+      return framework === undefined && !Object.hasOwn(toolPolicies, name) ? undefined : resolveToolPolicy(name, toolPolicies, defaultToolEffect, framework);
+    });
+  }
+
+  /** The policy a call of `name` runs under, before any call, or undefined when an approval function decides per call. */
+  private policyBeforeCalls(turn: AgentTurnContext, name: string): ResolvedToolPolicy | undefined {
+    const framework = frameworkPolicyBeforeCalls(this.tools.get(name), this.approvals[name]);
+    return framework === undefined ? undefined : turn.resolveToolPolicy(name, framework);
+  }
+
+  /** The policy of one call, with the tool's approval evaluated on its input. */
+  private async policyOfCall(turn: AgentTurnContext, name: string, input: unknown): Promise<ResolvedToolPolicy> {
+    if (!this.tools.has(name)) return turn.resolveToolPolicy(name);
+    return turn.resolveToolPolicy(name, await frameworkPolicyOf(this.tools.get(name), this.approvals[name], input));
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -113,7 +177,7 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
 
   /** The harness's permission prompt: a read may run in the harness; every other call of this run is deferred. */
   private permissionPrompt(turn: AgentTurnContext, builtIns: ReadonlySet<string>, deferred: { firstToolUseId: string | null }): CanUseTool {
-    return async (harnessName, _input, { toolUseID }) => {
+    return async (harnessName, input, { toolUseID }) => {
       const name = sessionToolName(harnessName);
       if (deferred.firstToolUseId !== null) return { behavior: "deny", message: "deferred to the session", interrupt: true };
       const sdkTool = this.tools.get(name);
@@ -124,7 +188,7 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
           ? { behavior: "deny", message: `${name} needs approval, which a durable session cannot ask for inside the Claude Code harness` }
           : { behavior: "allow" };
       }
-      const policy = turn.resolveToolPolicy(name, frameworkPolicyOf(sdkTool));
+      const policy = await this.policyOfCall(turn, name, input);
       if (this.readToolsRunInHarness && sdkTool !== undefined && !builtIns.has(name) && policy.effect === "read" && !policy.requiresApproval) return { behavior: "allow" };
       deferred.firstToolUseId = toolUseID;
       return { behavior: "deny", message: "deferred to the session", interrupt: true };
@@ -142,15 +206,17 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
     const abortController = new AbortController();
     const abort = (): void => abortController.abort(turn.cancellationSignal.reason);
     turn.cancellationSignal.addEventListener("abort", abort, { once: true });
-    const configDirectory = await mkdtemp(join(tmpdir(), "perdure-claude-code-"));
+    const userOptions = await this.queryOptions();
+    checkClaudeQueryOptions(userOptions, [...this.tools.keys()], (name) => this.policyBeforeCalls(turn, name));
+    const configDirectory = await createClaudeConfigFolder();
     try {
-      const userOptions = await this.queryOptions();
       const options: Options = {
         settingSources: [],
         tools: [],
         ...userOptions,
-        // The session retries RunModel, so the harness does not retry model calls unless the options ask it to.
-        env: { ...process.env, CLAUDE_CODE_MAX_RETRIES: "0", ...userOptions.env, CLAUDE_CONFIG_DIR: configDirectory },
+        // The session retries RunModel, so the harness does not retry model calls unless the options ask it to;
+        // it sends no title or other non-essential request, each a paid call on every rerun.
+        env: { ...process.env, CLAUDE_CODE_MAX_RETRIES: "0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", ...userOptions.env, CLAUDE_CONFIG_DIR: configDirectory },
         mcpServers: { ...userOptions.mcpServers, perdure: toolServer([...this.tools.values()], builtIns) },
         ...(this.agent.systemPrompt === undefined ? {} : { systemPrompt: this.agent.systemPrompt }),
         canUseTool: this.permissionPrompt(turn, new Set(builtIns.map((definition) => definition.name)), deferred),
@@ -172,14 +238,14 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
         // Denying with interrupt ends the harness's run with an error result; that stop is the deferral.
         if (deferred.firstToolUseId === null) throw error;
       }
-      return this.outcome(turn, transcript, store.newEntries(), deferred.firstToolUseId, userOptions.model);
+      return await this.outcome(turn, transcript, store.newEntries(), deferred.firstToolUseId, userOptions.model);
     } finally {
       turn.cancellationSignal.removeEventListener("abort", abort);
       await rm(configDirectory, { recursive: true, force: true });
     }
   }
 
-  private outcome(turn: AgentTurnContext, transcript: ReturnType<typeof transcriptOf>, entries: ReturnType<RunSessionStore["newEntries"]>, firstDeferredToolUseId: string | null, requestModel: string | undefined): AgentTurnOutcome {
+  private async outcome(turn: AgentTurnContext, transcript: ReturnType<typeof transcriptOf>, entries: ReturnType<RunSessionStore["newEntries"]>, firstDeferredToolUseId: string | null, requestModel: string | undefined): Promise<AgentTurnOutcome> {
     const toolNames = new Map(toolUsesOf([...transcript, ...entries]).map((toolUse) => [toolUse.id, sessionToolName(toolUse.name)]));
     const toolNameOf = (toolUseId: string): string => toolNames.get(toolUseId) ?? "";
     const runUsage = usageOfEntries(entries);
@@ -201,10 +267,10 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
       return { kind: "turn_completed", newMessages: messagesOfEntries(entries, toolNameOf), usage, modelCallMetadata };
     }
     const cut = cutAtDeferral(entries, firstDeferredToolUseId);
-    const toolCalls = cut.deferred.map((toolUse): DeferredToolCall => {
+    const toolCalls = await Promise.all(cut.deferred.map(async (toolUse): Promise<DeferredToolCall> => {
       const name = sessionToolName(toolUse.name);
-      return { toolCallId: toolUse.id, toolName: name, arguments: JSON.stringify(toolUse.input), policy: turn.resolveToolPolicy(name, frameworkPolicyOf(this.tools.get(name))) };
-    });
+      return { toolCallId: toolUse.id, toolName: name, arguments: JSON.stringify(toolUse.input), policy: await this.policyOfCall(turn, name, toolUse.input) };
+    }));
     const frameworkRunState = JSON.stringify({ resumeAt: cut.resumeAt } satisfies ClaudeRunState);
     return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages: messagesOfEntries(cut.kept, toolNameOf), modelCallMetadata };
   }

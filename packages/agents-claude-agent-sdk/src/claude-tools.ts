@@ -44,17 +44,55 @@ function builtInSdkTool(definition: BuiltInToolDefinition): ClaudeSdkTool {
   }) as ClaudeSdkTool;
 }
 
-/** The MCP server of one run: the agent's tools and the turn's built-in tools. */
+/**
+ * The MCP server of one run: the agent's tools and the turn's built-in
+ * tools, each declared `always_ask`, so the harness asks the session's
+ * permission prompt before every call, whatever allow rules, `allowedTools`
+ * or permission mode say.
+ */
 export function toolServer(tools: readonly ClaudeSdkTool[], builtIns: readonly BuiltInToolDefinition[]): McpSdkServerConfigWithInstance {
-  return createSdkMcpServer({ name: claudeToolServerName, tools: [...tools, ...builtIns.map(builtInSdkTool)] as SdkMcpToolDefinition[] });
+  const served = [...tools, ...builtIns.map(builtInSdkTool)];
+  const server = createSdkMcpServer({ name: claudeToolServerName, tools: served as SdkMcpToolDefinition[] });
+  return { ...server, tools: served.map((served) => ({ name: served.name, permission_policy: "always_ask" as const })) };
 }
 
-/** What an SDK MCP tool says of itself: `readOnlyHint` makes it a `read`, `idempotentHint` an `idempotent_write`, as for any MCP tool. */
-export function frameworkPolicyOf(sdkTool: ClaudeSdkTool | undefined): FrameworkToolPolicy | undefined {
+/**
+ * A tool's own approval in this adapter (the SDK's tools carry none): a
+ * flag, or a function of the call's input that `RunModel` evaluates for
+ * each call.
+ */
+export type ClaudeToolApproval = boolean | ((input: Record<string, unknown>) => boolean | PromiseLike<boolean>);
+
+/** The effect an SDK MCP tool's annotations give: `readOnlyHint` a `read`, `idempotentHint` an `idempotent_write`, as for any MCP tool. */
+function effectOfAnnotations(sdkTool: ClaudeSdkTool | undefined): FrameworkToolPolicy {
   const annotations = sdkTool?.annotations;
   if (annotations?.readOnlyHint === true) return { effect: "read" };
   if (annotations?.idempotentHint === true) return { effect: "idempotent_write" };
-  return undefined;
+  return {};
+}
+
+/**
+ * What the tool says of itself for one call: the effect of its annotations
+ * and its approval, a function evaluated on the call's input. A function
+ * that throws, or input that is not an object, asks for approval.
+ */
+export async function frameworkPolicyOf(sdkTool: ClaudeSdkTool | undefined, approval: ClaudeToolApproval | undefined, input: unknown): Promise<FrameworkToolPolicy> {
+  const policy = effectOfAnnotations(sdkTool);
+  if (approval === undefined) return policy;
+  if (typeof approval === "boolean") return { ...policy, requiresApproval: approval };
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return { ...policy, requiresApproval: true };
+  try {
+    return { ...policy, requiresApproval: (await approval(input as Record<string, unknown>)) === true };
+  } catch (error) {
+    console.warn(`perdure agents-claude-agent-sdk: the needsApproval function of ${sdkTool?.name ?? "a tool"} threw, so the call asks for approval:`, error);
+    return { ...policy, requiresApproval: true };
+  }
+}
+
+/** What the tool says of itself before any call, or undefined when an approval function decides per call. */
+export function frameworkPolicyBeforeCalls(sdkTool: ClaudeSdkTool | undefined, approval: ClaudeToolApproval | undefined): FrameworkToolPolicy | undefined {
+  if (typeof approval === "function") return undefined;
+  return { ...effectOfAnnotations(sdkTool), ...(approval === undefined ? {} : { requiresApproval: approval }) };
 }
 
 /** An MCP `CallToolResult` as the text the session records: text blocks joined, others as JSON; `isError` fails the call. */

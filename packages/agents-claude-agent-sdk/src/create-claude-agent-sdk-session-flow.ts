@@ -23,5 +23,7 @@ export function createClaudeAgentSdkSessionFlow(agent: ClaudeAgentSdkAgent, flow
     ...(queryOptions === undefined ? {} : { queryOptions }),
     ...(readToolsRunInHarness === undefined ? {} : { readToolsRunInHarness }),
   };
-  return createAgentSessionFlow(new ClaudeAgentSdkRunner(agent, runnerOptions), flowType, sessionOptions);
+  const runner = new ClaudeAgentSdkRunner(agent, runnerOptions);
+  runner.checkQueryOptions(sessionOptions.toolPolicies ?? {}, sessionOptions.defaultToolEffect ?? "unclassified");
+  return createAgentSessionFlow(runner, flowType, sessionOptions);
 }

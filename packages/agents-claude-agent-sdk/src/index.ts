@@ -13,4 +13,5 @@ export type { ClaudeAgentSdkAgent, ClaudeAgentSdkRunnerOptions } from "./claude-
 export { currentToolExecution } from "@perdure/agents";
 export { zodRawShapeFromJsonSchema } from "./zod-raw-shape.ts";
 export { claudeToolServerName } from "./claude-tools.ts";
-export type { ClaudeSdkTool } from "./claude-tools.ts";
+export type { ClaudeSdkTool, ClaudeToolApproval } from "./claude-tools.ts";
+export { ClaudeQueryOptionRefusedError } from "./claude-query-option-refused-error.ts";

@@ -17,7 +17,7 @@ import { createTool } from "@mastra/core/tools";
 import { MCPClient } from "@mastra/mcp";
 import { jsonSchema, tool as aiSdkTool } from "ai";
 import { z } from "zod";
-import type { AgentSessionFlow } from "@perdure/agents";
+import { describeAgentSessionModel, type AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createMastraAgentSessionFlow } from "./create-mastra-agent-session-flow.ts";
 import { idempotencyKeyRequestContextKey } from "./idempotency-key.ts";
@@ -194,4 +194,15 @@ void test("a Mastra input validation error records the call failed with Mastra's
 
   const remembering = new Agent({ id: "remembering", name: "remembering", instructions: "Help.", model: asMastraModel(model), memory: new MockMemory() });
   assert.throws(() => createMastraAgentSessionFlow(remembering, "MastraMemory"), /agent remembering has Mastra memory/);
+});
+
+void test("a model named by a string or a provider model describes the session's model; sub-agents the session does not offer are named in a warning", (t) => {
+  const named = new Agent({ id: "named", name: "named", instructions: "Help.", model: "openai/gpt-5-mini" });
+  assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(named, "MastraNamedModel")), "openai/gpt-5-mini");
+  const scripted = new Agent({ id: "scripted", name: "scripted", instructions: "Help.", model: asMastraModel(scriptedLanguageModel(async () => textParts("hi"))) });
+  assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(scripted, "MastraProviderModel")), "perdure.scripted scripted-model");
+  const warnings: unknown[] = [];
+  t.mock.method(console, "warn", (...args: unknown[]) => warnings.push(args.join(" ")));
+  createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents");
+  assert.deepEqual(warnings, ["perdure agents-mastra: agent lead has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools"]);
 });

@@ -44,6 +44,11 @@ function checkAgent(agent: AnyMastraAgent): void {
   if (agent.hasOwnMemory()) {
     throw new TypeError(`agent ${agent.name} has Mastra memory; the session stores the conversation, so create the agent without memory (see the package README's limits)`);
   }
+  // Mastra has no public synchronous accessor; the check is skipped if a later release drops this one.
+  const hasSubAgents = (agent as unknown as { __hasSubAgentsConfigured?: () => boolean }).__hasSubAgentsConfigured;
+  if (typeof hasSubAgents === "function" && hasSubAgents.call(agent)) {
+    console.warn(`perdure agents-mastra: agent ${agent.name} has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools`);
+  }
 }
 
 function usageOf(step: MastraStep): AgentUsage {
@@ -68,6 +73,14 @@ function metadataOf(step: MastraStep): ModelCallMetadata {
   };
 }
 
+/** A model's name for people: a `"provider/model"` string, or a provider model's provider and ID. */
+function modelNameOf(model: unknown): string | undefined {
+  if (typeof model === "string") return model === "" ? undefined : model;
+  if (typeof model !== "object" || model === null) return undefined;
+  const { provider, modelId } = model as { provider?: unknown; modelId?: unknown };
+  return typeof modelId === "string" ? (typeof provider === "string" ? `${provider} ${modelId}` : modelId) : undefined;
+}
+
 /**
  * Runs a Mastra `Agent` as the session's runner.
  *
@@ -78,12 +91,15 @@ function metadataOf(step: MastraStep): ModelCallMetadata {
 export class MastraAgentRunner implements AgentFrameworkRunner {
   readonly agent: AnyMastraAgent;
   private readonly createRequestContext: () => RequestContext;
+  /** The agent's model when it names one up front (not a function or fallbacks), for `perdure dev`'s banner. */
+  readonly modelDescription: string | undefined;
 
   constructor(agent: AnyMastraAgent, options: MastraAgentRunnerOptions = {}) {
     if (!(agent instanceof Agent)) throw new TypeError("MastraAgentRunner takes an Agent of @mastra/core");
     checkAgent(agent);
     this.agent = agent;
     this.createRequestContext = options.createRequestContext ?? (() => new RequestContext());
+    this.modelDescription = modelNameOf((agent as unknown as { model?: unknown }).model);
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -122,7 +138,7 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
         toolCallId: call.toolCallId,
         toolName: call.toolName,
         arguments: call.arguments,
-        policy: turn.resolveToolPolicy(call.toolName, tool === undefined ? undefined : await frameworkPolicyOf(tool, call.arguments, call.toolCallId)),
+        policy: turn.resolveToolPolicy(call.toolName, tool === undefined ? undefined : await frameworkPolicyOf(tool, call.arguments, call.toolCallId, requestContext)),
       };
     }));
     // The session keeps the turn's messages; the run state only names the response the calls came from.

@@ -15,7 +15,8 @@ export type MastraTool = ToolsInput[string];
 
 interface MastraToolFields {
   execute?: (input: unknown, context: unknown) => unknown;
-  requireApproval?: boolean;
+  /** Mastra's `Tool` keeps a function given to `createTool({ requireApproval })` as it is. */
+  requireApproval?: boolean | ((input: unknown, context?: unknown) => boolean | Promise<boolean>);
   needsApprovalFn?: (input: unknown, context?: unknown) => boolean | Promise<boolean>;
   needsApproval?: boolean | ((input: unknown, options: unknown) => boolean | Promise<boolean>);
   mcp?: { annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean } };
@@ -59,14 +60,23 @@ function effectOfMcpAnnotations(tool: MastraTool): ToolEffect | undefined {
   return undefined;
 }
 
-/** Whether the tool asks for approval of this call: Mastra's `requireApproval` (with its per-call function) or an AI SDK tool's `needsApproval`. */
-async function requiresApprovalOf(tool: MastraTool, input: unknown, toolCallId: string): Promise<boolean | undefined> {
+/**
+ * Whether the tool asks for approval of this call, as Mastra's loop would
+ * decide it: `needsApprovalFn` (which Mastra's MCP client sets), else
+ * `requireApproval` as a flag or as the per-call function `createTool`
+ * keeps, or an AI SDK tool's `needsApproval`. Mastra stores an absent
+ * `requireApproval` as `false`, so only `true` or a function's answer says
+ * anything.
+ */
+async function requiresApprovalOf(tool: MastraTool, input: unknown, toolCallId: string, requestContext: RequestContext): Promise<boolean | undefined> {
   const fields = fieldsOf(tool);
   if (isVercelTool(tool)) {
-    if (typeof fields.needsApproval === "function") return fields.needsApproval(input, { toolCallId, messages: [] });
+    if (typeof fields.needsApproval === "function") return (await fields.needsApproval(input, { toolCallId, messages: [] })) === true;
     return fields.needsApproval;
   }
-  if (fields.needsApprovalFn !== undefined) return fields.needsApprovalFn(input, {});
+  const approvalContext = { requestContext: Object.fromEntries(requestContext.entries()) };
+  if (fields.needsApprovalFn !== undefined) return (await fields.needsApprovalFn(input, approvalContext)) === true;
+  if (typeof fields.requireApproval === "function") return (await fields.requireApproval(input, approvalContext)) === true;
   return fields.requireApproval === true ? true : undefined;
 }
 
@@ -75,12 +85,13 @@ async function requiresApprovalOf(tool: MastraTool, input: unknown, toolCallId: 
  * MCP annotations, and its approval setting. A failing approval function
  * asks for approval. The session's `toolPolicies` win over both.
  */
-export async function frameworkPolicyOf(tool: MastraTool, argumentsText: string, toolCallId: string): Promise<FrameworkToolPolicy | undefined> {
+export async function frameworkPolicyOf(tool: MastraTool, argumentsText: string, toolCallId: string, requestContext: RequestContext): Promise<FrameworkToolPolicy | undefined> {
   const effect = effectOfMcpAnnotations(tool);
   let requiresApproval: boolean | undefined;
   try {
-    requiresApproval = await requiresApprovalOf(tool, JSON.parse(argumentsText) as unknown, toolCallId);
-  } catch {
+    requiresApproval = await requiresApprovalOf(tool, JSON.parse(argumentsText === "" ? "{}" : argumentsText) as unknown, toolCallId, requestContext);
+  } catch (error) {
+    console.warn(`perdure agents-mastra: the approval function of the tool of call ${toolCallId} threw, so the call asks for approval:`, error);
     requiresApproval = true;
   }
   if (effect === undefined && requiresApproval === undefined) return undefined;

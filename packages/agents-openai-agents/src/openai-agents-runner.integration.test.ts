@@ -6,11 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import { Agent, handoff, MCPServerStdio, RunState, tool, webSearchTool, type ModelRequest } from "@openai/agents";
-import type { AgentSessionFlow } from "@perdure/agents";
+import { Agent, handoff, MCPServerStdio, RunContext, RunState, tool, webSearchTool, type ModelRequest } from "@openai/agents";
+import { z } from "zod";
+import { describeAgentSessionModel, outcomeUnknownAfterToolErrorResult, type AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
 import { createOpenAiAgentsSessionFlow } from "./create-openai-agents-session-flow.ts";
 import { currentToolExecution } from "@perdure/agents";
+import { hiddenToolErrorMessage, openAiAgentsDefaultToolErrorText } from "./openai-agents-runner.ts";
 import { ConformanceSdkModel } from "./test-fixtures/conformance-model.ts";
 
 async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<{ sessions: AgentSessionTestClient; environment: AgentTestEnvironment }> {
@@ -115,4 +117,62 @@ void test("agents with handoffs, MCP servers or hosted tools are refused by name
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);
   assert.equal(currentToolExecution(), undefined);
+});
+
+void test("tools as the SDK's docs write them (the default errorFunction): a throwing read is retried, a throwing write is never recorded as succeeded", async (t) => {
+  let readAttempts = 0;
+  let writeRuns = 0;
+  const lookupOrder = tool({
+    name: "lookup_order",
+    description: "Look up an order.",
+    parameters: z.object({ order_id: z.string() }),
+    execute: async ({ order_id }) => {
+      readAttempts += 1;
+      if (readAttempts < 3) throw new Error("orders database busy");
+      return `order ${order_id} shipped`;
+    },
+  });
+  const chargeOrder = tool({
+    name: "charge_order",
+    description: "Charge an order.",
+    parameters: z.object({ order_id: z.string() }),
+    execute: async () => {
+      writeRuns += 1;
+      throw new Error("upstream 503");
+    },
+  });
+  // The SDK's stock text for a thrown error, which the adapter recognizes.
+  assert.equal(await chargeOrder.invoke(new RunContext(), JSON.stringify({ order_id: "1" })), openAiAgentsDefaultToolErrorText);
+  writeRuns = 0;
+  const model = new ConformanceSdkModel({
+    reply: async ({ lastUserText, turnToolResults }) => {
+      if (turnToolResults.length > 0) return { kind: "text", text: `Done: ${turnToolResults.map((result) => result.output).join("; ")}` };
+      return lastUserText.startsWith("Where")
+        ? { kind: "tool_call", toolName: "lookup_order", arguments: { order_id: "7" } }
+        : { kind: "tool_call", toolName: "charge_order", arguments: { order_id: "13" } };
+    },
+  });
+  const agent = new Agent({ name: "orders", instructions: "Help with orders.", model, tools: [lookupOrder, chargeOrder] });
+  const flow = createOpenAiAgentsSessionFlow(agent, "OpenAiDefaultErrors", {
+    toolPolicies: { lookup_order: { effect: "read" }, charge_order: { effect: "non_idempotent_write", requiresApproval: false } },
+  });
+  const { sessions } = await startAgent(t, flow);
+
+  await sessions.startSession("read-1", { initialMessage: "Where is order 7?" });
+  await sessions.waitForTurnCount("read-1", 1, { timeoutMs: 60_000 });
+  assert.equal(readAttempts, 3, "CallTool retried the read the SDK had turned into text");
+  assert.equal((await sessions.getAgentSnapshot("read-1")).messages.at(-1)?.text, "Done: order 7 shipped");
+
+  await sessions.startSession("write-1", { initialMessage: "Charge order 13." });
+  await sessions.waitForTurnCount("write-1", 1, { timeoutMs: 60_000 });
+  const snapshot = await sessions.getAgentSnapshot("write-1");
+  const result = snapshot.messages.find((message) => message.role === "tool")?.text ?? "";
+  assert.equal(result, outcomeUnknownAfterToolErrorResult(hiddenToolErrorMessage("charge_order")), "an unknown outcome that says how to see the error, not the stock text as a success");
+  assert.equal(writeRuns, 1, "the write ran once");
+});
+
+void test("the agent's model name describes the session's model, for perdure dev's banner", () => {
+  const named = new Agent({ name: "named", instructions: "Help.", model: "gpt-5-mini" });
+  assert.equal(describeAgentSessionModel(createOpenAiAgentsSessionFlow(named, "OpenAiNamedModel")), "gpt-5-mini");
+  assert.equal(describeAgentSessionModel(createOpenAiAgentsSessionFlow(named, "OpenAiRunConfigModel", { runConfig: { model: "gpt-5" } })), "gpt-5");
 });

@@ -41,6 +41,18 @@ type AnyAgent = Agent<any, any>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any function tool
 type AnyFunctionTool = FunctionTool<any, any, any>;
 
+/**
+ * What the SDK's default `errorFunction` returns in place of a tool's thrown
+ * error. The SDK does not export it, and a tool test pins it.
+ */
+export const openAiAgentsDefaultToolErrorText = "An error occurred while running the tool. Please try again.";
+
+/** The error of a call whose thrown error the SDK's default `errorFunction` replaced with its stock text. */
+export function hiddenToolErrorMessage(toolName: string): string {
+  return `tool ${toolName} threw, and the OpenAI Agents SDK's default errorFunction replaced the error with ${JSON.stringify(openAiAgentsDefaultToolErrorText)}; `
+    + "pass errorFunction: null to tool() so the session sees the error itself";
+}
+
 /** The recorded outputs a resumed run gives the SDK for each call, by call ID. */
 const recordedOutputs = new AsyncLocalStorage<ReadonlyMap<string, string>>();
 
@@ -112,6 +124,13 @@ function finalText(output: unknown): string {
   return typeof output === "string" ? output : JSON.stringify(output);
 }
 
+/** A model's name for people: a model name string, or the name an OpenAI provider model keeps. */
+function modelNameOf(model: unknown): string | undefined {
+  if (typeof model === "string") return model === "" ? undefined : model;
+  const name: unknown = typeof model === "object" && model !== null ? (model as { _model?: unknown })._model : undefined;
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
 /**
  * Runs an OpenAI Agents SDK agent as the session's runner.
  *
@@ -123,6 +142,8 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
   readonly agent: AnyAgent;
   private readonly runner: Runner;
   private readonly tools: ReadonlyMap<string, AnyFunctionTool>;
+  /** The model the run configuration or the agent names, for `perdure dev`'s banner. */
+  readonly modelDescription: string | undefined;
 
   constructor(agent: AnyAgent, options: OpenAiAgentsRunnerOptions = {}) {
     if (!(agent instanceof Agent)) throw new TypeError("OpenAiAgentsRunner takes an Agent of @openai/agents");
@@ -130,6 +151,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
     this.agent = agent;
     this.tools = new Map(agent.tools.filter(isFunctionTool).map((candidate) => [candidate.name, candidate]));
     this.runner = new Runner({ tracingDisabled: true, ...options.runConfig });
+    this.modelDescription = modelNameOf(options.runConfig?.model) ?? modelNameOf(agent.model);
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -185,8 +207,10 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
       toolCall: { type: "function_call" as const, callId: call.toolCall.toolCallId, name: call.toolCall.toolName, arguments: call.toolCall.arguments },
       signal: call.cancellationSignal,
     };
-    // The session runs this inside the call's tool-execution scope: the tool reads it with currentToolExecution().
     const output: unknown = await original.invoke(new RunContext(), call.toolCall.arguments, details);
+    // The default errorFunction turns a throw into a "successful" stock text; fail the Step instead, so a read
+    // is retried and a write is recorded as failed with an unknown outcome, never as succeeded.
+    if (output === openAiAgentsDefaultToolErrorText) throw new Error(hiddenToolErrorMessage(call.toolCall.toolName));
     return { output: typeof output === "string" ? output : JSON.stringify(output) };
   }
 }

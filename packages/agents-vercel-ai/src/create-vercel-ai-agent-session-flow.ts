@@ -8,6 +8,7 @@ import { ToolLoopAgent, type Instructions, type LanguageModel, type ToolSet } fr
 import type { AgentSessionFlow } from "@perdure/agents";
 import { createAiSdkModelClient, type AiSdkModelClientOptions } from "@perdure/agents/ai-sdk";
 import { createStepwiseAgentSessionFlow, type AgentDefinition, type ModelSettings } from "@perdure/agents/stepwise";
+import { checkVercelAiAgentSettings } from "./vercel-ai-settings-check.ts";
 import { toFunctionTools } from "./vercel-ai-tools.ts";
 
 /** The parts of an AI SDK agent the session runs: what `new ToolLoopAgent(settings)` takes. */
@@ -89,6 +90,7 @@ function modelSettingsOf(settings: VercelAiAgentSettings): ModelSettings | undef
  */
 export function createVercelAiAgentSessionFlow(agent: VercelAiAgent, flowType: string, options: VercelAiAgentSessionOptions = {}): AgentSessionFlow {
   const settings = settingsOf(agent);
+  checkVercelAiAgentSettings(settings);
   const { modelClientOptions, ...sessionOptions } = options;
   const modelSettings = modelSettingsOf(settings);
   return createStepwiseAgentSessionFlow(

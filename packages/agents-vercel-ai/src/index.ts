@@ -9,4 +9,4 @@
 export { createVercelAiAgentSessionFlow } from "./create-vercel-ai-agent-session-flow.ts";
 export type { VercelAiAgent, VercelAiAgentSessionOptions, VercelAiAgentSettings } from "./create-vercel-ai-agent-session-flow.ts";
 export { currentToolExecution } from "@perdure/agents";
-export { toolPolicyOf } from "./vercel-ai-tools.ts";
+export { toolApprovalOf } from "./vercel-ai-tools.ts";

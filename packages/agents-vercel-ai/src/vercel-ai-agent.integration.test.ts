@@ -50,7 +50,7 @@ async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<Agent
   return new AgentSessionTestClient(environment.client, flow);
 }
 
-void test("needsApproval: true asks for approval even for a read tool without a session policy, and a session policy replaces it", async (t) => {
+void test("needsApproval: true asks for approval even for a read tool without a session policy; only requiresApproval: false in a policy turns it off", async (t) => {
   let runs = 0;
   const tools: ToolSet = {
     lookup_order: tool({
@@ -72,15 +72,20 @@ void test("needsApproval: true asks for approval even for a read tool without a 
   await sessions.waitForTurnCount("gated-1", 1);
   assert.equal(runs, 1);
 
-  // The contract: a framework's own approval setting applies only to tools without a session policy.
+  // The stricter wins: a policy that names only an effect keeps needsApproval; an explicit false overrides it, logged once.
+  const warnings: unknown[] = [];
+  t.mock.method(console, "warn", (...args: unknown[]) => warnings.push(args.join(" ")));
   const overridden = createVercelAiAgentSessionFlow({ model: oneToolModel("lookup_order", { order_id: "8" }), tools }, "AdapterOverridden", {
-    toolPolicies: { lookup_order: { effect: "read" } },
+    toolPolicies: { lookup_order: { effect: "read", requiresApproval: false } },
   });
   const direct = await startAgent(t, overridden);
   await direct.startSession("direct-1", { initialMessage: "Where is order 8?" });
   const state = await direct.waitForTurnCount("direct-1", 1);
   assert.equal(state.lastTurnError, null);
   assert.equal(runs, 2, "no approval was asked");
+  assert.deepEqual(warnings.filter((warning) => String(warning).includes("requiresApproval is false")), [
+    "perdure agents: toolPolicies.lookup_order.requiresApproval is false, so calls of lookup_order run without the approval its framework asks for",
+  ]);
   const snapshot = await direct.getAgentSnapshot("direct-1");
   // Outputs are recorded as text (objects as Python-compatible JSON), so the model sees the stored result.
   assert.equal(snapshot.messages.at(-1)?.text, `Done: ${JSON.stringify([{ type: "text", value: '{"order_id": "8", "status": "shipped"}' }])}`);
@@ -155,4 +160,21 @@ void test("a tool without execute, and a ToolLoopAgent without readable settings
   Reflect.set(agent, "settings", undefined);
   assert.throws(() => createVercelAiAgentSessionFlow(agent, "AdapterNoSettings"), /keeps no readable settings/);
   assert.equal(currentToolExecution(), undefined, "no scope outside a tool Step");
+});
+
+void test("agent settings the session would drop are refused by name; settings its own loop replaces are named in one warning", (t) => {
+  const model = oneToolModel("lookup_order", {});
+  const lookupOrder = tool({ inputSchema: z.object({ orderId: z.string() }), execute: ({ orderId }) => `order ${orderId}` });
+  for (const [setting, value] of [["activeTools", ["lookup_order"]], ["prepareStep", () => ({})], ["toolApproval", { lookup_order: "user-approval" }]] as const) {
+    assert.throws(
+      () => createVercelAiAgentSessionFlow({ model, tools: { lookup_order: lookupOrder }, [setting]: value } as never, "Refused"),
+      new RegExp(`the AI SDK agent setting ${setting} is refused`),
+    );
+  }
+  const warnings: unknown[] = [];
+  t.mock.method(console, "warn", (...args: unknown[]) => warnings.push(args.join(" ")));
+  const agent = new ToolLoopAgent({ model, tools: { lookup_order: lookupOrder }, stopWhen: () => false, toolChoice: "auto" });
+  createVercelAiAgentSessionFlow(agent, "Warned");
+  assert.equal(warnings.length, 1);
+  assert.match(String(warnings[0]), /do not apply: stopWhen \(.*maxModelCallsPerTurn\); toolChoice/);
 });

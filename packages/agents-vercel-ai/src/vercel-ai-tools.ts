@@ -4,8 +4,7 @@
  * tool-execution scope (`currentToolExecution()`).
  */
 import { asSchema, type ToolSet } from "ai";
-import type { ToolPolicy } from "@perdure/agents";
-import { functionTool, type FunctionTool, type JsonSchema, type ToolCallContext } from "@perdure/agents/stepwise";
+import { functionTool, type FunctionTool, type JsonSchema, type ToolApprovalSetting, type ToolCallContext } from "@perdure/agents/stepwise";
 
 type AiSdkTool = ToolSet[string];
 
@@ -51,15 +50,26 @@ function descriptionOf(aiTool: AiSdkTool): string {
 }
 
 /**
- * The tool's own approval setting as a policy: `needsApproval: true` (or a
- * function, which the session cannot evaluate before the call is
- * recorded) asks for approval; `false` does not; absent leaves the
- * effect's default. The effect comes from the session's `toolPolicies` or
- * its `defaultToolEffect`; AI SDK tools do not declare one.
+ * The tool's own approval setting, as the session reads it: `needsApproval:
+ * true` or `false` as given, and a function evaluated for each call in
+ * `RunModel` on the call's checked input, as the AI SDK would (input that
+ * fails the tool's schema asks). The effect comes from the session's
+ * `toolPolicies` or its `defaultToolEffect`; AI SDK tools do not declare one.
  */
-export function toolPolicyOf(aiTool: AiSdkTool): Partial<ToolPolicy> {
-  if (aiTool.needsApproval === undefined) return {};
-  return { requiresApproval: aiTool.needsApproval !== false };
+export function toolApprovalOf(name: string, aiTool: AiSdkTool): ToolApprovalSetting | undefined {
+  const needsApproval: unknown = aiTool.needsApproval;
+  if (needsApproval === undefined || typeof needsApproval === "boolean") return needsApproval;
+  if (typeof needsApproval !== "function") throw new TypeError(`AI SDK tool ${name} has a needsApproval that is neither a boolean nor a function`);
+  const decide = needsApproval as (input: unknown, options: { toolCallId: string; messages: []; context: unknown }) => boolean | PromiseLike<boolean>;
+  return async (argumentsValue, context) => {
+    let input: unknown;
+    try {
+      input = await validatedInput(name, aiTool, argumentsValue);
+    } catch {
+      return true;
+    }
+    return decide(input, { toolCallId: context.toolCallId, messages: [], context: {} });
+  };
 }
 
 /** Wraps every AI SDK tool with an `execute` as a function tool; schema-only tools are refused, since no Step could run them. */
@@ -69,12 +79,12 @@ export function toFunctionTools(tools: ToolSet): FunctionTool[] {
     if (typeof execute !== "function") {
       throw new TypeError(`AI SDK tool ${name} has no execute function; a durable session runs every tool in its own Step, so give it one`);
     }
-    const policy = toolPolicyOf(aiTool);
+    const approval = toolApprovalOf(name, aiTool);
     return functionTool({
       name,
       description: descriptionOf(aiTool),
       parameters: parametersOf(name, aiTool),
-      ...(policy.requiresApproval === undefined ? {} : { requiresApproval: policy.requiresApproval }),
+      ...(approval === undefined ? {} : { requiresApproval: approval }),
       execute: async (argumentsValue: unknown, context: ToolCallContext) => {
         const input = await validatedInput(name, aiTool, argumentsValue);
         // The session runs this inside the call's tool-execution scope: execute reads it with currentToolExecution().

@@ -119,6 +119,8 @@ export {
   approvalDeadlinePassed,
   isBlankText,
   missingToolTaskPoller,
+  outcomeUnknownAfterToolErrorPrefix,
+  outcomeUnknownAfterToolErrorResult,
   outcomeUnknownToolResult,
   planExecutionUserMessage,
   planningTurnToolRejectedResult,

@@ -3,8 +3,10 @@
  * the real Claude Code harness against a loopback fake of the Messages API
  * answering from the neutral script, the neutral tools as SDK MCP tools
  * (schemas converted to zod raw shapes) that read their idempotency key
- * from `currentToolExecution()`. The conformance tests run every
- * call in a tool Step, so reads are not run inside the harness here.
+ * from `currentToolExecution()`, their framework approval as the
+ * agent's `needsApproval`. The conformance tests run every call in a tool
+ * Step, so reads are not run inside the harness here. The inline write
+ * option is `allowedTools` naming the refund tool.
  */
 import { fileURLToPath } from "node:url";
 import { tool } from "@anthropic-ai/claude-agent-sdk";
@@ -22,9 +24,11 @@ export const claudeAgentSdkConformanceSubject: RunnerConformanceSubject = {
       if (execution === undefined) throw new Error(`${neutral.name} ran outside a durable tool Step`);
       return { content: [{ type: "text" as const, text: await neutral.execute(args, { idempotencyKey: execution.idempotencyKey }) }] };
     }));
-    const { queryOptions } = scriptedHarnessOptions(conformanceScript(setup.model));
     const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
-    return createClaudeAgentSdkSessionFlow({ systemPrompt: setup.instructions, tools }, setup.flowType, {
+    const needsApproval = Object.fromEntries(setup.tools.flatMap((neutral) => (neutral.frameworkApproval === undefined ? [] : [[neutral.name, neutral.frameworkApproval]])));
+    // A flow that refuses its options must not leave a fake server running, so the inline case starts none.
+    const queryOptions = setup.inlineWriteOption === true ? { allowedTools: ["mcp__perdure__refund_order"] } : scriptedHarnessOptions(conformanceScript(setup.model)).queryOptions;
+    return createClaudeAgentSdkSessionFlow({ systemPrompt: setup.instructions, tools, needsApproval }, setup.flowType, {
       queryOptions,
       readToolsRunInHarness: false,
       toolPolicies,
@@ -32,4 +36,5 @@ export const claudeAgentSdkConformanceSubject: RunnerConformanceSubject = {
     });
   },
   workerEntryModulePath: fileURLToPath(new URL("./claude-agent-sdk-conformance-worker-main.ts", import.meta.url)),
+  inlineWriteOption: "allowedTools",
 };

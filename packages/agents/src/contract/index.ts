@@ -79,6 +79,8 @@ export {
   approvalDeadlinePassed,
   isBlankText,
   missingToolTaskPoller,
+  outcomeUnknownAfterToolErrorPrefix,
+  outcomeUnknownAfterToolErrorResult,
   outcomeUnknownToolResult,
   planExecutionUserMessage,
   planningTurnToolRejectedResult,

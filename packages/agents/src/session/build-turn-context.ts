@@ -3,6 +3,7 @@ import type { AgentTurnContext } from "../contract/agent-framework-runner.ts";
 import type { AgentState } from "../contract/values/agent-state.ts";
 import { isFinalToolCallStatus, type AgentToolCall, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { resolveToolPolicy } from "../contract/values/tool-effect.ts";
+import { warnOfApprovalOverride } from "./approval-override-warning.ts";
 import { builtInToolDefinition, type BuiltInToolDefinition } from "../contract/built-in-tool-definitions.ts";
 import { createEventWriter } from "./event-writer.ts";
 import type { SessionEnvironment } from "./session-environment.ts";
@@ -53,7 +54,10 @@ export function buildTurnContext(context: StepContext, environment: SessionEnvir
     toolCalls: finalCalls,
     frameworkRunState: context.read(environment.persistence.frameworkRunState) ?? null,
     interactionMode: state.interactionMode ?? "chat",
-    resolveToolPolicy: (toolName, framework) => resolveToolPolicy(toolName, options.toolPolicies, options.defaultToolEffect, framework),
+    resolveToolPolicy: (toolName, framework) => {
+      warnOfApprovalOverride(environment, toolName, framework);
+      return resolveToolPolicy(toolName, options.toolPolicies, options.defaultToolEffect, framework);
+    },
     toolPolicies: options.toolPolicies,
     defaultToolEffect: options.defaultToolEffect,
     events: createEventWriter(context, environment.persistence, turnId),

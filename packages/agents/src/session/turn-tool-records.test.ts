@@ -10,7 +10,7 @@ import { selectUnstoredToolCalls } from "../contract/unstored-tool-calls.ts";
 import { ScriptedAgentRunner } from "../testing/scripted-agent-runner.ts";
 import { emptyAgentUsage } from "../contract/values/agent-usage.ts";
 import { turnFailureNoteFooter, turnFailureNoteHeader } from "../contract/values/result-texts.ts";
-import { defaultRequiresApproval, resolveToolPolicy } from "../contract/values/tool-effect.ts";
+import { approvalOverrideOf, defaultRequiresApproval, resolveToolPolicy } from "../contract/values/tool-effect.ts";
 import { createAgentSessionFlow } from "./create-agent-session-flow.ts";
 import { startSessionHarness, waitForTurns } from "./test-fixtures/session-harness.ts";
 
@@ -105,10 +105,25 @@ describe("tool policies", () => {
     assert.deepEqual(resolveToolPolicy("upsert", {}, "unclassified", "idempotent_write"), { effect: "idempotent_write", requiresApproval: false });
     assert.deepEqual(resolveToolPolicy("wire", {}, "unclassified", "non_idempotent_write"), { effect: "non_idempotent_write", requiresApproval: true });
     assert.deepEqual(resolveToolPolicy("anything", {}, "unclassified"), { effect: "unclassified", requiresApproval: true });
-    // Perdure's object form carries a framework's own approval flag; session policies win over both.
+    // Perdure's object form carries a framework's own approval flag; session policies pick the effect.
     assert.deepEqual(resolveToolPolicy("search", {}, "unclassified", { effect: "read", requiresApproval: true }), { effect: "read", requiresApproval: true });
     assert.deepEqual(resolveToolPolicy("search", { search: { effect: "non_idempotent_write" } }, "unclassified", "read"), { effect: "non_idempotent_write", requiresApproval: true });
     assert.throws(() => resolveToolPolicy("search", {}, "unclassified", "readonly" as never), /framework effect "readonly" is invalid: pass one of read, idempotent_write, non_idempotent_write, unclassified/);
+  });
+
+  it("a session policy that names only an effect keeps the framework's approval: the stricter wins", () => {
+    const policies = { reset_password: { effect: "idempotent_write" as const } };
+    assert.deepEqual(resolveToolPolicy("reset_password", policies, "unclassified", { requiresApproval: true }), { effect: "idempotent_write", requiresApproval: true });
+    assert.deepEqual(resolveToolPolicy("reset_password", policies, "unclassified", { requiresApproval: false }), { effect: "idempotent_write", requiresApproval: false });
+    assert.deepEqual(resolveToolPolicy("reset_password", policies, "unclassified"), { effect: "idempotent_write", requiresApproval: false });
+    // A framework that says no approval cannot lower the effect's default.
+    assert.deepEqual(resolveToolPolicy("refund", { refund: { effect: "non_idempotent_write" } }, "unclassified", { requiresApproval: false }), { effect: "non_idempotent_write", requiresApproval: true });
+    // Only an explicit requiresApproval: false turns the framework's approval off, and that is an override to log.
+    const explicit = { reset_password: { effect: "idempotent_write" as const, requiresApproval: false } };
+    assert.deepEqual(resolveToolPolicy("reset_password", explicit, "unclassified", { requiresApproval: true }), { effect: "idempotent_write", requiresApproval: false });
+    assert.equal(approvalOverrideOf("reset_password", explicit, { requiresApproval: true }), true);
+    assert.equal(approvalOverrideOf("reset_password", explicit, { requiresApproval: false }), false);
+    assert.equal(approvalOverrideOf("reset_password", policies, { requiresApproval: true }), false);
   });
 
   it("an idempotent write from a runner runs without asking", async () => {

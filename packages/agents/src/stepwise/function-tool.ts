@@ -29,6 +29,12 @@ export interface ToolCallContext {
   inputContinuation: string | undefined;
 }
 
+/**
+ * A tool's own approval: a flag, or a function of the call's arguments (as
+ * the model sent them, parsed from JSON) that decides per call.
+ */
+export type ToolApprovalSetting = boolean | ((argumentsValue: Record<string, unknown>, context: { toolCallId: string }) => boolean | PromiseLike<boolean>);
+
 /** A tool the Stepwise loop offers the model and runs in its own Step. */
 export interface FunctionTool<TArguments = Record<string, unknown>> {
   readonly kind: "function_tool";
@@ -43,8 +49,13 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
   readonly argumentsSchema: StandardSchemaV1 | undefined;
   /** @default the agent's `defaultToolEffect` */
   readonly effect: ToolEffect | undefined;
-  /** @default by effect: false for `read`, true otherwise */
-  readonly requiresApproval: boolean | undefined;
+  /**
+   * Whether a call asks for approval: a flag, or a function of the call's
+   * arguments that `RunModel` evaluates for each call (a throwing function
+   * asks).
+   * @default by effect: false for `read` and `idempotent_write`, true otherwise
+   */
+  readonly requiresApproval: ToolApprovalSetting | undefined;
   /**
    * A string result is the output, and a `ToolInputRequested` asks the user
    * first (return it only before the tool takes any effect); any other
@@ -73,7 +84,13 @@ export interface FunctionToolSpec<TArguments, TParameters extends JsonSchema | S
    */
   parameters: TParameters;
   effect?: ToolEffect;
-  requiresApproval?: boolean;
+  /**
+   * A flag, or a function of the call's arguments, evaluated per call before
+   * the call is recorded. The session's `toolPolicies` pick the effect; the
+   * stricter approval wins unless a policy says `requiresApproval: false`.
+   * @default by effect
+   */
+  requiresApproval?: ToolApprovalSetting;
   execute: (argumentsValue: TArguments, context: ToolCallContext) => unknown;
   /** Polls a task `execute` started (`ToolTaskStarted`). @default none */
   pollTask?: (poll: ToolTaskPoll) => Promise<ToolTaskPollOutcome>;
@@ -115,6 +132,9 @@ export function functionTool(spec: FunctionToolSpec<unknown, JsonSchema | Standa
     throw new InvalidInputError(`tool name ${JSON.stringify(spec.name)} is invalid: use 1 to 128 letters, digits, "_" or "-"`);
   }
   if (typeof spec.execute !== "function") throw new InvalidInputError(`tool ${spec.name} has no execute function`);
+  if (spec.requiresApproval !== undefined && typeof spec.requiresApproval !== "boolean" && typeof spec.requiresApproval !== "function") {
+    throw new InvalidInputError(`tool ${spec.name} requiresApproval ${JSON.stringify(spec.requiresApproval)} is invalid: use true, false or a function of the call's arguments`);
+  }
   if (spec.effect !== undefined && !isToolEffect(spec.effect)) {
     throw new InvalidInputError(`tool ${spec.name} effect ${JSON.stringify(spec.effect)} is invalid: use read, idempotent_write, non_idempotent_write or unclassified`);
   }

@@ -19,7 +19,7 @@ export {
   contextSummaryPrompt,
 } from "./compaction/context-summary-texts.ts";
 export { functionTool } from "./function-tool.ts";
-export type { FunctionTool, FunctionToolSpec, ToolCallContext } from "./function-tool.ts";
+export type { FunctionTool, FunctionToolSpec, ToolApprovalSetting, ToolCallContext } from "./function-tool.ts";
 export type { ListedTool, ToolSource, ToolSourceCallRequest, ToolSourceExecution } from "./tool-source.ts";
 export { ScriptedModelClient } from "./scripted-model-client.ts";
 export type { ScriptedModelClientOptions, ScriptedModelReply } from "./scripted-model-client.ts";

@@ -29,6 +29,8 @@ import { missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/val
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
 import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
 import { parseFunctionToolArguments } from "./function-tool-arguments.ts";
+import { evaluateToolApproval } from "./tool-approval.ts";
+import { defaultRequiresApproval } from "../contract/values/tool-effect.ts";
 import type { ModelClient, ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, ToolResultItem } from "./model-client.ts";
 import { pythonJsonDumps } from "../contract/python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
@@ -255,7 +257,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     return {
       kind: "tool_calls_requested",
       frameworkRunState: JSON.stringify({ model_calls: modelCall } satisfies StepwiseRunState),
-      toolCalls: response.toolCalls.map((call) => this.deferredToolCall(turn, call, listing)),
+      toolCalls: await Promise.all(response.toolCalls.map((call) => this.deferredToolCall(turn, call, listing))),
       usage,
       newMessages: [...results, output],
       ...metadata,
@@ -310,14 +312,19 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     return { role: "assistant", text: response.text, frameworkItem: item };
   }
 
-  private deferredToolCall(turn: AgentTurnContext, call: ModelResponse["toolCalls"][number], listing: SourceListing): DeferredToolCall {
+  private async deferredToolCall(turn: AgentTurnContext, call: ModelResponse["toolCalls"][number], listing: SourceListing): Promise<DeferredToolCall> {
     const tool = this.definition.tools.get(call.toolName);
     if (tool !== undefined) {
       // The agent definition's own policies apply even when the session was built around this runner
-      // with other options; the session's policies still win.
-      const definitionPolicy = this.definition.toolPolicies[call.toolName];
-      const source = definitionPolicy ?? tool;
-      const framework = { ...(source.effect === undefined ? {} : { effect: source.effect }), ...(source.requiresApproval === undefined ? {} : { requiresApproval: source.requiresApproval }) };
+      // with other options; the session's policies still win. The tool's own approval is evaluated per call.
+      // When the session has a policy for the tool, it decides alone, and sees the tool's own approval (to log an override).
+      const definitionPolicy = Object.hasOwn(turn.toolPolicies, call.toolName) ? undefined : this.definition.toolPolicies[call.toolName];
+      const toolApproval = await evaluateToolApproval(tool.requiresApproval, call.arguments, call.toolCallId);
+      const effect = definitionPolicy?.effect ?? tool.effect;
+      const requiresApproval = definitionPolicy === undefined
+        ? toolApproval
+        : definitionPolicy.requiresApproval ?? (defaultRequiresApproval(definitionPolicy.effect) || toolApproval === true);
+      const framework = { ...(effect === undefined ? {} : { effect }), ...(requiresApproval === undefined ? {} : { requiresApproval }) };
       return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework) };
     }
     const listed = listing.bySource.get(call.toolName);

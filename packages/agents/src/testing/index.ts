@@ -50,6 +50,7 @@ export {
   conformanceGateNames,
   conformanceModelFailure,
   conformanceQuestion,
+  conformanceToolFailure,
   conformanceUserTexts,
   runnerConformanceDirectoryEnvironmentVariable,
   runnerConformanceSetup,

@@ -15,7 +15,7 @@ import { AgentUIStreamTokenCodec } from "./agent-ui-stream-token.ts";
 import { turnStartPosition } from "./agent-ui-stream-run.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
 import { toolTaskChunkFromRecord } from "./tool-task-data-parts.ts";
-import { failedToolResultPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../contract/values/result-texts.ts";
+import { failedToolResultPrefix, outcomeUnknownAfterToolErrorPrefix, outcomeUnknownToolResult, toolCallNotRunErrorPrefix } from "../contract/values/result-texts.ts";
 
 /** What the `useChat` load route answers. */
 export interface AgentSessionUIMessages {
@@ -111,7 +111,8 @@ function timerReasonOf(input: unknown): string {
 
 /** True for a stored result the session wrote for a call that failed or whose outcome is unknown. */
 function storedResultIsError(text: string): boolean {
-  return text === outcomeUnknownToolResult || text.startsWith(toolCallNotRunErrorPrefix) || text.startsWith(failedToolResultPrefix);
+  return text === outcomeUnknownToolResult || text.startsWith(toolCallNotRunErrorPrefix) || text.startsWith(failedToolResultPrefix)
+    || text.startsWith(outcomeUnknownAfterToolErrorPrefix);
 }
 
 /** Options of {@link convertAgentSnapshotToUIMessages}. */

@@ -10,6 +10,19 @@ export const toolCallNotRunErrorPrefix = "the tool did not run, so it is safe to
 export const outcomeUnknownToolResult =
   "The tool call was interrupted and its outcome is unknown: it may or may not have taken effect. Check before calling it again.";
 
+/** Starts the result the model sees for a write whose tool threw: its outcome is unknown, but nothing interrupted it. */
+export const outcomeUnknownAfterToolErrorPrefix = "The tool call failed with an error, so its outcome is unknown: ";
+
+/**
+ * The result the model sees for a write whose tool threw `error` (not a
+ * `ToolExecutionError`): the error's own message, and the warning that the
+ * write may have taken effect before it failed. Unlike
+ * {@link outcomeUnknownToolResult}, it claims no interruption.
+ */
+export function outcomeUnknownAfterToolErrorResult(error: string): string {
+  return `${outcomeUnknownAfterToolErrorPrefix}${error}. It may or may not have taken effect before it failed. Check before calling it again.`;
+}
+
 /** Rejection text of an approval whose deadline passed. */
 export const approvalDeadlinePassed = "approval deadline passed";
 

@@ -8,7 +8,13 @@ export const toolEffects: readonly ToolEffect[] = ["read", "idempotent_write", "
 /** A session's policy for one tool. */
 export interface ToolPolicy {
   effect: ToolEffect;
-  /** @default false for `read` and `idempotent_write`, true for `non_idempotent_write` and `unclassified` */
+  /**
+   * Whether calls ask for approval. Leave it out to keep the stricter of
+   * the effect's default and the framework's own approval (an AI SDK tool's
+   * `needsApproval`, a Mastra tool's `requireApproval`); `false` turns the
+   * framework's approval off, which the session logs once.
+   * @default the effect's default (true for `non_idempotent_write` and `unclassified`), or true when the framework asks for the call
+   */
   requiresApproval?: boolean;
 }
 
@@ -64,9 +70,14 @@ function readFrameworkPolicy(framework: unknown): FrameworkToolPolicy {
 }
 
 /**
- * Resolves a tool's policy: the session's `toolPolicies` win, then what the
- * framework says of its tool, then `defaultToolEffect`; a missing
- * `requiresApproval` defaults by the effect.
+ * Resolves a tool's policy. The session's `toolPolicies` pick the effect,
+ * then what the framework says of its tool, then `defaultToolEffect`.
+ * Approval: the stricter wins. A session policy that names only an effect
+ * asks when its effect asks by default or when the framework asks for this
+ * call; only an explicit `requiresApproval: false` in the session's policy
+ * turns a framework's approval off (see {@link approvalOverrideOf}). Without
+ * a session policy, the framework's own setting applies, else the effect's
+ * default.
  */
 export function resolveToolPolicy(
   toolName: string,
@@ -77,8 +88,23 @@ export function resolveToolPolicy(
   const framework = readFrameworkPolicy(frameworkEffect);
   const session = Object.hasOwn(sessionPolicies, toolName) ? sessionPolicies[toolName] : undefined;
   if (session !== undefined) {
-    return { effect: session.effect, requiresApproval: session.requiresApproval ?? defaultRequiresApproval(session.effect) };
+    const requiresApproval = session.requiresApproval ?? (defaultRequiresApproval(session.effect) || framework.requiresApproval === true);
+    return { effect: session.effect, requiresApproval };
   }
   const effect = framework.effect ?? defaultToolEffect;
   return { effect, requiresApproval: framework.requiresApproval ?? defaultRequiresApproval(effect) };
+}
+
+/**
+ * True when the session's policy of `toolName` turns off an approval the
+ * framework asks for (`requiresApproval: false` against a framework's
+ * `true`), which the session logs once per Flow type and tool.
+ */
+export function approvalOverrideOf(
+  toolName: string,
+  sessionPolicies: Readonly<Record<string, ToolPolicy>>,
+  frameworkEffect?: ToolEffect | FrameworkToolPolicy,
+): boolean {
+  const session = Object.hasOwn(sessionPolicies, toolName) ? sessionPolicies[toolName] : undefined;
+  return session?.requiresApproval === false && readFrameworkPolicy(frameworkEffect).requiresApproval === true;
 }

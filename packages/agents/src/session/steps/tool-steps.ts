@@ -6,7 +6,14 @@ import { runInToolExecution } from "../../contract/tool-execution-scope.ts";
 import { approvalInterruptId } from "../../contract/values/agent-interrupt.ts";
 import type { AgentToolCall, AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
 import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
-import { approvalDeadlinePassed, failedToolResult, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix } from "../../contract/values/result-texts.ts";
+import {
+  approvalDeadlinePassed,
+  failedToolResult,
+  outcomeUnknownAfterToolErrorResult,
+  outcomeUnknownToolResult,
+  rejectedToolResult,
+  toolCallNotRunErrorPrefix,
+} from "../../contract/values/result-texts.ts";
 import { createEventWriter, withBackgroundHeartbeat } from "../event-writer.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
 import { finishToolCall, isoNow, readToolCall, readToolCallIfStored } from "../session-operations.ts";
@@ -145,6 +152,22 @@ export function createCallSingleAttemptToolStep(environment: SessionEnvironment)
   });
 }
 
+/**
+ * Reasons an attempt ended without the tool's answer, so the tool may have
+ * been stopped mid-run: the engine's own, and an MCP call whose connection
+ * broke after it was sent.
+ */
+const interruptionErrorTypes: ReadonlySet<string> = new Set(["StepTimeout", "HeartbeatTimeout", "WorkerLost", "RetryWindowClosed", "McpToolCallInterruptedError"]);
+
+/**
+ * The result text of a write whose outcome is unknown: the tool's own error
+ * when it threw one, else the contract's interruption text.
+ */
+function outcomeUnknownResultOf(recovery: ExecuteContext["recoveryError"]): string {
+  if (recovery === undefined || interruptionErrorTypes.has(recovery.type)) return outcomeUnknownToolResult;
+  return outcomeUnknownAfterToolErrorResult(recovery.message);
+}
+
 /** Records a call whose tool Step failed for good, by what is known about whether it ran. */
 async function recordFailedCall(context: ExecuteContext, environment: SessionEnvironment, toolCallId: string, writeIsUnknown: (record: AgentToolCallRecord) => boolean): Promise<StepDecision> {
   const { persistence } = environment;
@@ -163,7 +186,7 @@ async function recordFailedCall(context: ExecuteContext, environment: SessionEnv
     const error = `${toolCallNotRunErrorPrefix}: ${detail}`;
     await finishToolCall(context, persistence, record, "failed", { output: error, error }, events);
   } else if (writeIsUnknown(record)) {
-    await finishToolCall(context, persistence, record, "outcome_unknown", { output: outcomeUnknownToolResult, error: detail }, events);
+    await finishToolCall(context, persistence, record, "outcome_unknown", { output: outcomeUnknownResultOf(recovery), error: detail }, events);
   } else {
     await finishToolCall(context, persistence, record, "failed", { output: failedToolResult(detail), error: detail }, events);
   }

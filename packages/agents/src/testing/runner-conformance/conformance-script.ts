@@ -40,6 +40,16 @@ export interface ConformanceTool {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
   effect: ToolEffect;
+  /**
+   * The framework's own approval of the tool, which the subject sets in its
+   * framework's terms (an AI SDK or OpenAI Agents SDK tool's
+   * `needsApproval`, a Mastra tool's `requireApproval`, a Stepwise function
+   * tool's `requiresApproval`): a flag, or a function of the call's
+   * arguments that decides per call. The session's policy names only the
+   * effect, so the framework's approval must hold.
+   * @default none
+   */
+  frameworkApproval?: boolean | ((argumentsValue: Record<string, unknown>) => boolean);
   /** Runs the tool; the subject passes the idempotency key its framework hands to tools. */
   execute(argumentsValue: Record<string, unknown>, context: { idempotencyKey: string }): Promise<string>;
 }
@@ -53,6 +63,15 @@ export interface RunnerConformanceSetup {
   tools: readonly ConformanceTool[];
   /** Built-in tools the session must enable (`builtInTools`). */
   builtInTools: readonly BuiltInToolName[];
+  /**
+   * When true, the subject also sets its framework's own option that would
+   * run `refund_order` (a `non_idempotent_write`) without its approval or
+   * outside its tool Step: the subject's `inlineWriteOption`. The flow must
+   * then refuse the option when it is built, or keep the write's approval
+   * and its Step.
+   * @default false
+   */
+  inlineWriteOption?: boolean;
 }
 
 /** The Flow type every subject registers. */
@@ -68,10 +87,22 @@ export const conformanceUserTexts = {
   afterFailure: "Are you back?",
   parkedModelCall: "Where is order 9? Take your time.",
   parkedWrite: "Refund order 10 slowly.",
+  perCallApprovalAsks: "Cancel order 1001.",
+  perCallApprovalSkips: "Cancel order 1002.",
+  frameworkApprovalKept: "Reset the password of order 15.",
+  throwingWrite: "Charge order 13.",
+  parkedThrowingWrite: "Charge order 14 slowly.",
 } as const;
 
+/** The error every `charge_order` call throws once it has run. */
+export const conformanceToolFailure = "upstream 503";
+
 /** The FileGates the script parks at, in the test's folder. */
-export const conformanceGateNames = { modelCall: "conformance-model-call", singleAttemptTool: "conformance-single-attempt-tool" } as const;
+export const conformanceGateNames = {
+  modelCall: "conformance-model-call",
+  singleAttemptTool: "conformance-single-attempt-tool",
+  throwingWrite: "conformance-throwing-write",
+} as const;
 
 /** The error of every model call for `conformanceUserTexts.failingModel`. */
 export const conformanceModelFailure = "the scripted model is unavailable";
@@ -125,6 +156,16 @@ function createConformanceModel(directory: string): ConformanceModel {
         }
         case texts.parkedWrite:
           return results.length === 0 ? { kind: "tool_call", toolName: "refund_order_slowly", arguments: { order_id: "10" } } : answerFromResult("Refund: ", results);
+        case texts.perCallApprovalAsks:
+          return results.length === 0 ? { kind: "tool_call", toolName: "cancel_order", arguments: { order_id: "1001" } } : answerFromResult("Cancel: ", results);
+        case texts.perCallApprovalSkips:
+          return results.length === 0 ? { kind: "tool_call", toolName: "cancel_order", arguments: { order_id: "1002" } } : answerFromResult("Cancel: ", results);
+        case texts.frameworkApprovalKept:
+          return results.length === 0 ? { kind: "tool_call", toolName: "reset_password", arguments: { order_id: "15" } } : answerFromResult("Reset: ", results);
+        case texts.throwingWrite:
+          return results.length === 0 ? { kind: "tool_call", toolName: "charge_order", arguments: { order_id: "13" } } : answerFromResult("Charge: ", results);
+        case texts.parkedThrowingWrite:
+          return results.length === 0 ? { kind: "tool_call", toolName: "charge_order", arguments: { order_id: "14" } } : answerFromResult("Charge: ", results);
         default:
           return { kind: "text", text: `You said: ${input.lastUserText}` };
       }
@@ -168,6 +209,39 @@ function createConformanceTools(directory: string): ConformanceTool[] {
         record("refund_order_slowly", argumentsValue, context.idempotencyKey);
         await new FileGate(directory, conformanceGateNames.singleAttemptTool).waitUntilOpen();
         return `refunded order ${orderIdOf(argumentsValue)}`;
+      },
+    },
+    {
+      name: "cancel_order",
+      description: "Cancel an order; large orders need the user's approval.",
+      parameters: orderParameters,
+      effect: "idempotent_write",
+      frameworkApproval: (argumentsValue) => orderIdOf(argumentsValue) === "1001",
+      execute: async (argumentsValue, context) => {
+        record("cancel_order", argumentsValue, context.idempotencyKey);
+        return `cancelled order ${orderIdOf(argumentsValue)}`;
+      },
+    },
+    {
+      name: "reset_password",
+      description: "Reset the password of an order's account; ask the user first.",
+      parameters: orderParameters,
+      effect: "idempotent_write",
+      frameworkApproval: true,
+      execute: async (argumentsValue, context) => {
+        record("reset_password", argumentsValue, context.idempotencyKey);
+        return `reset the password of order ${orderIdOf(argumentsValue)}`;
+      },
+    },
+    {
+      name: "charge_order",
+      description: "Charge an order; ask the user first.",
+      parameters: orderParameters,
+      effect: "non_idempotent_write",
+      execute: async (argumentsValue, context) => {
+        record("charge_order", argumentsValue, context.idempotencyKey);
+        if (orderIdOf(argumentsValue) === "14") await new FileGate(directory, conformanceGateNames.throwingWrite).waitUntilOpen();
+        throw new Error(conformanceToolFailure);
       },
     },
   ];

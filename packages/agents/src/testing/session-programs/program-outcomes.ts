@@ -4,7 +4,7 @@
  * contract's other outcomes when a Worker was killed or the store failed.
  */
 import {
-  failedToolResult, failedToolResultPrefix, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix,
+  failedToolResult, failedToolResultPrefix, outcomeUnknownAfterToolErrorPrefix, outcomeUnknownToolResult, rejectedToolResult, toolCallNotRunErrorPrefix,
 } from "../../contract/values/result-texts.ts";
 import { programToolCrashMessage, programToolErrorMessage, programToolOutput } from "./program-texts.ts";
 import { isSingleAttemptEffect, type ProgramToolCall } from "./session-program.ts";
@@ -85,7 +85,7 @@ export function outcomeOfResult(call: ProgramToolCall, text: string): ProgramOut
   if (text === programToolOutput(call.toolName, call.toolCallId, call.arguments.n)) return "succeeded";
   if (text === failedToolResult(programToolErrorMessage(call.toolName, call.arguments.n))) return "tool-error";
   if (call.approval !== null && !call.approval.approved && text === rejectedToolResult(call.approval.rejectionMessage)) return "rejected";
-  if (text === outcomeUnknownToolResult) return "outcome-unknown";
+  if (text === outcomeUnknownToolResult || text.startsWith(outcomeUnknownAfterToolErrorPrefix)) return "outcome-unknown";
   if (text.startsWith(toolCallNotRunErrorPrefix)) return "not-run";
   if (text === failedToolResult(crashDetail(call))) return "crash-route";
   if (text.startsWith(failedToolResultPrefix)) return "other-route";
