@@ -2,7 +2,10 @@
  * The Worker's metrics, through the OpenTelemetry metrics API: any exporter
  * works, and without an SDK (or without `@opentelemetry/api` installed)
  * every call is a no-op. `@opentelemetry/api` is loaded with a dynamic
- * import when a Worker starts, so the engine's root entry never loads it.
+ * import when a Worker starts, and only when something in the process has
+ * registered an OpenTelemetry global (an SDK's meter provider), so the
+ * engine's root entry never loads it and a process without OpenTelemetry
+ * never resolves it.
  */
 import type { Attributes, Counter, Histogram, Meter, MeterProvider } from "@opentelemetry/api";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
@@ -11,6 +14,16 @@ import type { ClaimedAttempt } from "./claim-tasks.ts";
 export const engineMeterName = "@perdure/engine";
 
 const apiModuleName = "@opentelemetry/api";
+
+/** Where every 1.x copy of `@opentelemetry/api` keeps its registered globals (the API's own key). */
+const apiGlobalsKey = Symbol.for("opentelemetry.js.api.1");
+
+/** The global meter provider's API, when a provider was registered before this Worker started. */
+async function registeredMetricsApi(): Promise<MeterProvider | undefined> {
+  const globals = (globalThis as Record<symbol, { metrics?: unknown } | undefined>)[apiGlobalsKey];
+  if (globals?.metrics === undefined) return undefined;
+  return import(apiModuleName).then((api: typeof import("@opentelemetry/api")) => api.metrics, () => undefined);
+}
 
 /** How an attempt ended, as the metrics count it. */
 export type AttemptEnd = { kind: "committed" } | { kind: "failed"; errorType: string } | { kind: "released" };
@@ -52,11 +65,12 @@ export class WorkerMetrics {
   private instruments: Instruments | undefined;
 
   /**
-   * Creates the instruments on `meterProvider`, or on the global one when
-   * `@opentelemetry/api` is installed; `slots` is read at each collection.
+   * Creates the instruments on `meterProvider`, or on the global one when a
+   * meter provider was registered before the Worker started; `slots` is read
+   * at each collection.
    */
   async start(meterProvider: MeterProvider | undefined, slots: () => { busy: number; limit: number }): Promise<void> {
-    const provider = meterProvider ?? (await import(apiModuleName).then((api: typeof import("@opentelemetry/api")) => api.metrics, () => undefined));
+    const provider = meterProvider ?? (await registeredMetricsApi());
     if (provider === undefined) return;
     const meter = provider.getMeter(engineMeterName);
     this.instruments = instrumentsOf(meter);
