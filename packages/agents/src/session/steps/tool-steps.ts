@@ -154,10 +154,10 @@ export function createCallSingleAttemptToolStep(environment: SessionEnvironment)
 
 /**
  * Reasons an attempt ended without the tool's answer, so the tool may have
- * been stopped mid-run: the engine's own, and an MCP call whose connection
- * broke after it was sent.
+ * been stopped mid-run: the engine's own (a closing Worker's release among
+ * them), and an MCP call whose connection broke after it was sent.
  */
-const interruptionErrorTypes: ReadonlySet<string> = new Set(["StepTimeout", "HeartbeatTimeout", "WorkerLost", "RetryWindowClosed", "McpToolCallInterruptedError"]);
+const interruptionErrorTypes: ReadonlySet<string> = new Set(["StepTimeout", "HeartbeatTimeout", "WorkerLost", "RetryWindowClosed", "WorkerReleased", "McpToolCallInterruptedError"]);
 
 /**
  * The result text of a write whose outcome is unknown: the tool's own error
