@@ -11,8 +11,12 @@ import type { IncomingMessage } from "node:http";
 
 /** How much of a refused upload is read and thrown away before the connection closes. */
 export const maxDiscardBytes = 256 * 1024;
-/** How long the connection may linger for the client to read its answer. */
-export const lingerMs = 1000;
+/**
+ * How long the connection may linger for the client to read its answer: as
+ * long as nginx's lingering timeout, since one second was too short for a
+ * client on a busy machine, which then lost the answer to a reset.
+ */
+export const lingerMs = 5000;
 
 /** Call with the request of an error response; does nothing when its body was read to the end. */
 export function closeRefusedUpload(incoming: IncomingMessage): void {
