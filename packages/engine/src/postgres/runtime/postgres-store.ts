@@ -275,8 +275,9 @@ export class PostgresStore implements Store {
         const broken = connection.failed() !== undefined || await client.query("ROLLBACK").then(() => false, () => true);
         // A broken connection is destroyed; the pool opens a fresh one for the next transaction.
         connection.release(broken ? error : undefined);
-        // When BEGIN itself failed nothing ran, so a fresh connection may try again.
-        const retry = isRetryable(error) || (broken && beginFailed);
+        // When BEGIN itself failed nothing ran, and a read changes nothing: on a broken
+        // connection either may try again on a fresh one.
+        const retry = isRetryable(error) || (broken && (beginFailed || reading));
         if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       }
