@@ -229,9 +229,8 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
       const prompt = runState !== null && results.length > 0 ? toolResultPrompt(sessionId, results) : turnPromptText(turn);
       try {
         for await (const message of query({ prompt, options })) {
-          if (message.parent_tool_use_id !== null) continue;
-          if (message.type === "user") await harnessCalls.results(message.message.content);
-          if (message.type !== "assistant") continue;
+          if (message.type === "user" && message.parent_tool_use_id === null) await harnessCalls.results(message.message.content);
+          if (message.type !== "assistant" || message.parent_tool_use_id !== null) continue;
           for (const block of message.message.content) {
             if (block.type === "text") await turn.events.textDelta(block.text);
             else if (block.type === "thinking") await turn.events.reasoningDelta(block.thinking);

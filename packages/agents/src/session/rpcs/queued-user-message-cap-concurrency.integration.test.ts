@@ -33,7 +33,7 @@ async function sendConcurrently(first: Store, second: Store): Promise<void> {
     const client = clients[index % 2]!;
     const text = `message ${index}`;
     return index % 3 === 0
-      ? client.invokeRPC(flow.steerUserMessage, "capped", { text })
+      ? client.invokeRPC(flow.steerUserMessage, "capped", { messageId: null, text })
       : client.invokeRPC(flow.sendUserMessage, "capped", { text });
   });
   const settled = await Promise.allSettled(calls);
