@@ -85,7 +85,10 @@ export function agentTool(options: AgentToolOptions): FunctionTool<Record<string
       // Started by an earlier attempt of this call: the same child.
       if (!FlowAlreadyExistsError.isInstance(error)) throw error;
     }
-    return { kind: "tool_task_started" as const, taskId: childId, pollIntervalSeconds: safetyPollSeconds };
+    // A child that finished already (this is a retry after a crash) is read at the first poll, a second on.
+    const [state] = await client.getAttributes(childId, flow.agentState);
+    const finished = state !== undefined && state.turnCount >= 1 && state.activeTurnId === null;
+    return { kind: "tool_task_started" as const, taskId: childId, pollIntervalSeconds: finished ? 1 : safetyPollSeconds };
   };
 
   const poll = async (request: ToolTaskPoll): Promise<ToolTaskPollOutcome> => {
