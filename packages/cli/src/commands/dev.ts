@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +8,7 @@ import { describeAgentSessionModel } from "@perdure/agents";
 import { Client, Worker } from "@perdure/engine";
 import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
+import { startIdleMemoryRelease } from "../server/idle-memory-release.ts";
 import { closeRefusedUpload, hasUnreadBody, withConnectionClose } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
@@ -74,7 +76,7 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
           const { incoming } = env as HttpBindings;
           if (response.status < 400 || !hasUnreadBody(incoming)) return response;
           closeRefusedUpload(incoming);
-          return withConnectionClose(response);
+          return await withConnectionClose(response);
         },
         // Refused uploads are bounded by closeRefusedUpload, not drained up to 64 MiB.
         autoCleanupIncoming: false,
@@ -110,10 +112,12 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const token = isTokenGiven ? options.token ?? null : isLoopbackHost(options.host) ? null : generateAccessToken();
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
+  const memoryRelease = startIdleMemoryRelease(server as Server);
   let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
   try {
     opened = await openConfiguredStore({ databasePath: options.databasePath, databaseUrl: options.databaseUrl });
   } catch (error) {
+    memoryRelease.stop();
     await closeServer(server);
     throw error;
   }
@@ -150,6 +154,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   return {
     url,
     close: async () => {
+      memoryRelease.stop();
       await closeServer(server);
       await operations?.close();
       await worker.close();

@@ -34,11 +34,15 @@ export function hasUnreadBody(incoming: IncomingMessage): boolean {
   return incoming.method !== "GET" && incoming.method !== "HEAD" && !incoming.readableEnded;
 }
 
-/** The refused response with `Connection: close`, so the client sends nothing more on its connection. */
-export function withConnectionClose(response: Response): Response {
+/**
+ * The refused response with `Connection: close`, so the client sends nothing
+ * more on its connection. Its body (a short JSON reason) is read first, so the
+ * answer keeps its `Content-Length` and a client can tell it ended.
+ */
+export async function withConnectionClose(response: Response): Promise<Response> {
   const headers = new Headers(response.headers);
   headers.set("connection", "close");
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  return new Response(await response.arrayBuffer(), { status: response.status, statusText: response.statusText, headers });
 }
 
 /**
