@@ -9,7 +9,7 @@
 import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { convertAgentEventToJson } from "./agent-event-json.ts";
 import { chunk, closeOpenParts, enterModelStep, payloadString, showToolCall } from "./agent-event-part-steps.ts";
-import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";
+import type { AgentQuestionChunk } from "../contract/ui-stream/data-parts.ts";
 import type { AgentUIFinishReason } from "./agent-ui-message-types.ts";
 import { copyAgentUIStreamState, type AgentTurnEndEventType, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { planInterruptRaised, planInterruptResolved, planPlanUpdated, planTimerStarted } from "./interaction-event-parts.ts";

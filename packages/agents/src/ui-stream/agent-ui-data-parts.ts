@@ -9,7 +9,6 @@ import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
 import { questionDeadlinePassed } from "../contract/values/result-texts.ts";
 import type { AgentQuestionChunk, AgentQuestionResolution, AgentQuestionResolutionChunk, AgentTimerChunk } from "../contract/ui-stream/data-parts.ts";
 
-export { agentPlanPartId } from "../contract/ui-stream/data-parts.ts";
 export type {
   AgentDataChunk,
   AgentPlanChunk,

@@ -9,8 +9,6 @@
  */
 import type { AgentMcpTaskStatusChunk, AgentMcpToolProgressChunk } from "../contract/ui-stream/data-parts.ts";
 
-export type { AgentMcpTaskStatusChunk, AgentMcpTaskStatusData, AgentMcpToolProgressChunk, AgentMcpToolProgressData } from "../contract/ui-stream/data-parts.ts";
-
 function stringOf(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }

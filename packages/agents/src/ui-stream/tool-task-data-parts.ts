@@ -7,8 +7,6 @@
 import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import type { AgentToolTaskChunk, AgentToolTaskStatus } from "../contract/ui-stream/data-parts.ts";
 
-export type { AgentToolTaskChunk, AgentToolTaskData, AgentToolTaskStatus } from "../contract/ui-stream/data-parts.ts";
-
 /** What the stream state keeps of a task it showed, to send its next status. */
 export interface ShownToolTask {
   toolCallId: string;

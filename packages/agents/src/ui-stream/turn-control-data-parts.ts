@@ -6,8 +6,6 @@
  */
 import type { AgentTurnControlChunk } from "../contract/ui-stream/data-parts.ts";
 
-export type { AgentTurnControlChunk, AgentTurnControlData } from "../contract/ui-stream/data-parts.ts";
-
 /** The part of a `turn_steered` or `turn_cancelled` event of `turnId`. */
 export function turnControlChunk(turnId: string, type: "turn_steered" | "turn_cancelled", payload: Record<string, unknown>): AgentTurnControlChunk {
   const count = (value: unknown): number => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0);
