@@ -15,8 +15,14 @@ export interface AgentMcpToolProgressData {
   toolName: string;
   /** The MCP server's configured name. */
   server: string;
-  /** The server's progress value; it grows with each notification. */
+  /** The server's progress value; it grows with each notification of one attempt. */
   progress: number;
+  /**
+   * The tool Step's attempt that reported it (the event's `attempt`). A read
+   * retried after a crash reports its progress again from the start; a
+   * client shows the latest attempt's progress and ignores an older one's.
+   */
+  attempt: number;
   /** The total the progress counts towards, when the server gave one, else null. */
   total: number | null;
   message: string | null;
@@ -55,8 +61,8 @@ function finiteNumberOf(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
-/** The progress part of an `mcp.tool_progress` payload, or undefined when it lacks its call ID or a numeric progress. */
-export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>): AgentMcpToolProgressChunk | undefined {
+/** The progress part of an `mcp.tool_progress` payload written by `attempt`, or undefined when it lacks its call ID or a numeric progress. */
+export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>, attempt: number): AgentMcpToolProgressChunk | undefined {
   const toolCallId = stringOf(payload.tool_call_id);
   const progress = finiteNumberOf(payload.progress);
   if (toolCallId === null || progress === null) return undefined;
@@ -68,6 +74,7 @@ export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>
       toolName: stringOf(payload.tool_name) ?? "",
       server: stringOf(payload.server) ?? "",
       progress,
+      attempt,
       total: finiteNumberOf(payload.total),
       message: stringOf(payload.message),
     },
