@@ -4,7 +4,7 @@ import eslint from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", ".perdure/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", ".perdure/**", "**/.next/**", "**/next-env.d.ts"] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

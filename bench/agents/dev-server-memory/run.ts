@@ -8,6 +8,7 @@
  * peak during it and after an idle time, one fresh server per client count.
  *
  *   node bench/agents/dev-server-memory/run.ts [--clients=20,100] [--load-seconds=30] [--idle-seconds=20] [--heap-snapshots=<folder>]
+ *     [--node-flags="--max-semi-space-size=1"] [--server-env=MALLOC_ARENA_MAX=2]
  *
  * With --heap-snapshots the server writes a heap snapshot at the start, at
  * the peak of the load and after the idle time (SIGUSR2), for DevTools.
@@ -30,11 +31,15 @@ const { values } = parseArgs({
     "idle-seconds": { type: "string", default: "20" },
     "heap-snapshots": { type: "string" },
     port: { type: "string", default: "4391" },
+    "node-flags": { type: "string", default: "" },
+    "server-env": { type: "string", default: "" },
   },
 });
 const clientCounts = values.clients.split(",").map(Number);
 const loadMs = Number(values["load-seconds"]) * 1000;
 const idleMs = Number(values["idle-seconds"]) * 1000;
+const serverNodeFlags = values["node-flags"].split(" ").filter((flag) => flag !== "");
+const serverEnvironment = Object.fromEntries(values["server-env"].split(",").filter((pair) => pair.includes("=")).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
 const snapshotFolder = values["heap-snapshots"] === undefined ? undefined : resolve(values["heap-snapshots"]);
 
 const mebibytes = (bytes: number): number => Math.round(bytes / 1024 / 1024);
@@ -56,10 +61,10 @@ interface Server {
 async function startServer(port: number): Promise<Server> {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-memory-"));
   const flags = snapshotFolder === undefined ? [] : ["--heapsnapshot-signal=SIGUSR2"];
-  const child = spawn(process.execPath, [...flags, cliPath, "dev", "--port", String(port), "--db", join(folder, "dev.db"), entryPath], {
+  const child = spawn(process.execPath, [...serverNodeFlags, ...flags, cliPath, "dev", "--port", String(port), "--db", join(folder, "dev.db"), entryPath], {
     cwd: folder,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PERDURE_DATABASE_URL: "", PERDURE_DEV_TOKEN: "", OTEL_EXPORTER_OTLP_ENDPOINT: "", PERDURE_NOTES_FILE: join(folder, "notes.json") },
+    env: { ...process.env, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PERDURE_DATABASE_URL: "", PERDURE_DEV_TOKEN: "", OTEL_EXPORTER_OTLP_ENDPOINT: "", PERDURE_NOTES_FILE: join(folder, "notes.json"), ...serverEnvironment },
   });
   let output = "";
   const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
@@ -121,7 +126,7 @@ async function takeSnapshot(server: Server, name: string): Promise<void> {
       let size = -1;
       for (;;) {
         const current = readFileSync(join(server.folder, written)).length;
-        if (current === size) break;
+        if (current === size && current > 0) break;
         size = current;
         await sleep(1000);
       }
@@ -178,7 +183,15 @@ async function measure(clients: number, port: number): Promise<Measurement> {
     await sleep(idleMs);
     const afterIdleBytes = residentBytes(server.pid);
     await takeSnapshot(server, `${clients}-idle`);
-    if (failures.length > 0) console.error(`${failures.length} failed requests, first: ${failures[0] ?? ""}`);
+    if (failures.length > 0) {
+      // Grouped by what went wrong, without the session and message that differ.
+      const kinds = new Map<string, number>();
+      for (const failure of failures) {
+        const kind = failure.replace(/memory-\d+ m\d+/, "<session> <message>");
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+      console.error(`${failures.length} failed requests:\n${[...kinds].map(([kind, count]) => `  ${count} × ${kind.slice(0, 300)}`).join("\n")}`);
+    }
     return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes) };
   } catch (error) {
     console.error(`the server's output:\n${server.log().slice(-4000)}`);

@@ -17,6 +17,7 @@ import type { AgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createClaudeAgentSdkSessionFlow } from "./create-claude-agent-sdk-session-flow.ts";
 import { currentToolExecution } from "@perdure/agents";
+import { readAgentSessionUIMessages, sendAgentUserMessageWithUIMessageStream } from "@perdure/agents/ui-stream";
 import { scriptedHarnessOptions } from "./test-fixtures/scripted-harness-options.ts";
 import type { FakeMessagesReply, FakeMessagesRequest } from "./testing/fake-messages-api.ts";
 import { readFakeRequest } from "./testing/read-fake-request.ts";
@@ -29,6 +30,13 @@ async function startAgent(t: TestContext, flow: AgentSessionFlow): Promise<{ ses
     await engine.stop();
   });
   return { sessions: new AgentSessionTestClient(environment.client, flow), engine };
+}
+
+/** Every chunk of a UI message stream response, read to its end. */
+async function readUIStreamChunks(response: Response): Promise<Record<string, unknown>[]> {
+  assert.equal(response.status, 200);
+  const text = await response.text();
+  return text.split("\n").filter((line) => line.startsWith("data: ") && line !== "data: [DONE]").map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
 }
 
 async function completedSteps(engine: PrivateEngine, sessionId: string): Promise<string[]> {
@@ -71,8 +79,20 @@ void test("a read runs inside the harness in RunModel; a write waits for approva
   const { sessions, engine } = await startAgent(t, flow);
   const api = await harness.api;
 
-  await sessions.startSession("desk-1", { initialMessage: "Where is order 7?" });
+  // The first turn through the live UI stream: the read the harness runs shows as a tool part, input then output.
+  await sessions.startSession("desk-1");
+  const live = await readUIStreamChunks(await sendAgentUserMessageWithUIMessageStream({ client: sessions.client, flow, flowId: "desk-1", text: "Where is order 7?" }));
   const first = await sessions.waitForTurnCount("desk-1", 1, { timeoutMs: 180_000 });
+  const liveInput = live.find((chunk) => chunk.type === "tool-input-available");
+  const liveOutput = live.find((chunk) => chunk.type === "tool-output-available");
+  assert.ok(liveInput !== undefined && liveOutput !== undefined, `the live stream shows the harness's read: ${JSON.stringify(live.map((chunk) => chunk.type))}`);
+  assert.deepEqual({ toolName: liveInput.toolName, input: liveInput.input }, { toolName: "lookup_order", input: { order_id: "7" } });
+  assert.deepEqual({ toolCallId: liveOutput.toolCallId, output: liveOutput.output }, { toolCallId: liveInput.toolCallId, output: "order 7 shipped" });
+  assert.equal(live.filter((chunk) => chunk.type !== "data-agent-resume-token").at(-1)?.type, "finish");
+  // A reload shows the same part: same call, name, input and output.
+  const stored = await readAgentSessionUIMessages({ client: sessions.client, flow, flowId: "desk-1" });
+  const storedPart = stored.messages.flatMap((message) => message.parts).find((part) => part.type === "dynamic-tool");
+  assert.deepEqual(storedPart, { type: "dynamic-tool", toolCallId: liveInput.toolCallId, toolName: "lookup_order", input: { order_id: "7" }, state: "output-available", output: "order 7 shipped" });
   assert.equal(first.lastTurnError, null);
   assert.deepEqual(runs, [{ tool: "lookup_order", key: undefined }], "the read ran inside the harness, outside any tool Step");
   let steps = await completedSteps(engine, "desk-1");

@@ -41,6 +41,7 @@ import {
   type ClaudeToolApproval,
 } from "./claude-tools.ts";
 import { cutAtDeferral, messagesOfEntries, promptMessage, toolUsesOf, transcriptOf, usageOfEntries } from "./claude-transcript.ts";
+import { HarnessToolCalls } from "./harness-tool-calls.ts";
 import { RunSessionStore } from "./run-session-store.ts";
 
 /** The agent the harness runs: its system prompt and its tools. */
@@ -176,22 +177,21 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
   }
 
   /** The harness's permission prompt: a read may run in the harness; every other call of this run is deferred. */
-  private permissionPrompt(turn: AgentTurnContext, builtIns: ReadonlySet<string>, deferred: { firstToolUseId: string | null }): CanUseTool {
+  private permissionPrompt(turn: AgentTurnContext, builtIns: ReadonlySet<string>, deferred: { firstToolUseId: string | null }, harnessCalls: HarnessToolCalls): CanUseTool {
     return async (harnessName, input, { toolUseID }) => {
       const name = sessionToolName(harnessName);
-      if (deferred.firstToolUseId !== null) return { behavior: "deny", message: "deferred to the session", interrupt: true };
+      if (deferred.firstToolUseId !== null) return harnessCalls.deferred(toolUseID);
       const sdkTool = this.tools.get(name);
       if (harnessName === name) {
         // One of Claude Code's own tools: it can only run inside the harness, so the session's policy decides now.
         const policy = turn.resolveToolPolicy(name);
-        return policy.requiresApproval
-          ? { behavior: "deny", message: `${name} needs approval, which a durable session cannot ask for inside the Claude Code harness` }
-          : { behavior: "allow" };
+        if (policy.requiresApproval) return { behavior: "deny", message: `${name} needs approval, which a durable session cannot ask for inside the Claude Code harness` };
+        return harnessCalls.allowed(toolUseID, name, input);
       }
       const policy = await this.policyOfCall(turn, name, input);
-      if (this.readToolsRunInHarness && sdkTool !== undefined && !builtIns.has(name) && policy.effect === "read" && !policy.requiresApproval) return { behavior: "allow" };
+      if (this.readToolsRunInHarness && sdkTool !== undefined && !builtIns.has(name) && policy.effect === "read" && !policy.requiresApproval) return harnessCalls.allowed(toolUseID, name, input);
       deferred.firstToolUseId = toolUseID;
-      return { behavior: "deny", message: "deferred to the session", interrupt: true };
+      return harnessCalls.deferred(toolUseID);
     };
   }
 
@@ -203,6 +203,7 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
     const builtIns = turn.enabledBuiltInTools ?? [];
     const store = new RunSessionStore(sessionId, transcript);
     const deferred: { firstToolUseId: string | null } = { firstToolUseId: null };
+    const harnessCalls = new HarnessToolCalls(turn.events);
     const abortController = new AbortController();
     const abort = (): void => abortController.abort(turn.cancellationSignal.reason);
     turn.cancellationSignal.addEventListener("abort", abort, { once: true });
@@ -219,7 +220,7 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
         env: { ...process.env, CLAUDE_CODE_MAX_RETRIES: "0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", ...userOptions.env, CLAUDE_CONFIG_DIR: configDirectory },
         mcpServers: { ...userOptions.mcpServers, perdure: toolServer([...this.tools.values()], builtIns) },
         ...(this.agent.systemPrompt === undefined ? {} : { systemPrompt: this.agent.systemPrompt }),
-        canUseTool: this.permissionPrompt(turn, new Set(builtIns.map((definition) => definition.name)), deferred),
+        canUseTool: this.permissionPrompt(turn, new Set(builtIns.map((definition) => definition.name)), deferred, harnessCalls),
         sessionStore: store,
         abortController,
         ...(transcript.length === 0 ? { sessionId } : { resume: sessionId }),
@@ -228,10 +229,12 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
       const prompt = runState !== null && results.length > 0 ? toolResultPrompt(sessionId, results) : turnPromptText(turn);
       try {
         for await (const message of query({ prompt, options })) {
+          if (message.type === "user" && message.parent_tool_use_id === null) await harnessCalls.results(message.message.content);
           if (message.type !== "assistant" || message.parent_tool_use_id !== null) continue;
           for (const block of message.message.content) {
             if (block.type === "text") await turn.events.textDelta(block.text);
             else if (block.type === "thinking") await turn.events.reasoningDelta(block.thinking);
+            else if (block.type === "tool_use") harnessCalls.requested(block.id, block.name, block.input);
           }
         }
       } catch (error) {

@@ -69,7 +69,7 @@ export function toolUsesOf(entries: readonly SessionStoreEntry[]): TranscriptToo
 }
 
 /** The text a tool result carries, as the model reads it. */
-function toolResultText(content: unknown): string {
+export function toolResultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return JSON.stringify(content ?? "");
   return (content as ContentBlock[]).map((block) => (block.type === "text" ? block.text ?? "" : JSON.stringify(block))).join("\n");

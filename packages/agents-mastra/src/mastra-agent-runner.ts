@@ -20,9 +20,11 @@ import {
   type DeferredToolExecution,
   type FrameworkMessage,
   type ModelCallMetadata,
+  type RecordedModelReplay,
   type ToolExecutionResult,
 } from "@perdure/agents";
 import { assistantMessage, modelMessagesOf, toolResultMessage, userMessage, type MastraModelMessage } from "./mastra-messages.ts";
+import { recordedMastraModel, type MastraModelCallScope } from "./mastra-model-calls.ts";
 import { readMastraStep, type MastraStep } from "./mastra-step.ts";
 import { builtInClientTool, checkDeferrableTool, executeMastraTool, frameworkPolicyOf, schemaOnlyTool, type MastraTool } from "./mastra-tools.ts";
 
@@ -93,6 +95,8 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
   private readonly createRequestContext: () => RequestContext;
   /** The agent's model when it names one up front (not a function or fallbacks), for `perdure dev`'s banner. */
   readonly modelDescription: string | undefined;
+  /** Set on a runner that `withRecordedModel` made: model calls are answered from the recording. */
+  private readonly replay: RecordedModelReplay | undefined = undefined;
 
   constructor(agent: AnyMastraAgent, options: MastraAgentRunnerOptions = {}) {
     if (!(agent instanceof Agent)) throw new TypeError("MastraAgentRunner takes an Agent of @mastra/core");
@@ -100,6 +104,17 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     this.agent = agent;
     this.createRequestContext = options.createRequestContext ?? (() => new RequestContext());
     this.modelDescription = modelNameOf((agent as unknown as { model?: unknown }).model);
+  }
+
+  /**
+   * A runner of the same agent whose model calls `replay` answers from a
+   * recording, for `replaySession`: Mastra builds each call as usual and
+   * gets the recorded stream parts; the model is not called.
+   */
+  withRecordedModel(replay: RecordedModelReplay): MastraAgentRunner {
+    const copy = Object.create(MastraAgentRunner.prototype) as MastraAgentRunner;
+    Object.assign(copy, this, { replay });
+    return copy;
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -121,17 +136,21 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     // The previous round's results, stored with this model call's output.
     const results = selectUnstoredToolCalls(turn).map((call) => toolResultMessage(call, call.output ?? outcomeUnknownToolResult));
     const input = [...modelMessagesOf(turn.messages), ...results.map((result) => result.frameworkItem as MastraModelMessage)];
+    const scope: MastraModelCallScope = { turnId: turn.turnId, replay: this.replay, recorded: undefined };
     const step = await readMastraStep(this.agent, input, {
       // Client tools only: Mastra hands every call back. activeTools hides the tools Mastra would run inline (sub-agents, workflows, workspace).
       clientTools,
       activeTools: Object.keys(clientTools),
       abortSignal: turn.cancellationSignal,
       requestContext,
+      // The step's model, wrapped to record the call (or answer it from a replay's recording).
+      prepareStep: ({ model }) => ({ model: recordedMastraModel(model, scope) }),
     }, turn.events);
     const newMessages = [...results, ...(step.assistantMessage === undefined ? [] : [assistantMessage(step.assistantMessage)])];
     const usage = usageOf(step);
     const modelCallMetadata = metadataOf(step);
-    if (step.toolCalls.length === 0) return { kind: "turn_completed", newMessages, usage, modelCallMetadata };
+    const modelCall = scope.recorded === undefined ? {} : { modelCall: scope.recorded };
+    if (step.toolCalls.length === 0) return { kind: "turn_completed", newMessages, usage, modelCallMetadata, ...modelCall };
     const toolCalls = await Promise.all(step.toolCalls.map(async (call): Promise<DeferredToolCall> => {
       const tool = tools[call.toolName];
       return {
@@ -143,7 +162,7 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     }));
     // The session keeps the turn's messages; the run state only names the response the calls came from.
     const frameworkRunState = JSON.stringify({ responseId: step.responseId ?? null, toolCallIds: step.toolCalls.map((call) => call.toolCallId) });
-    return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages, modelCallMetadata };
+    return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages, modelCallMetadata, ...modelCall };
   }
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {

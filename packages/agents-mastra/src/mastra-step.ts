@@ -4,6 +4,7 @@
  * the session needs from it (the model's message, its tool calls, usage).
  */
 import type { Agent } from "@mastra/core/agent";
+import type { ProcessInputStepArgs, ProcessInputStepResult } from "@mastra/core/processors";
 import type { RequestContext } from "@mastra/core/request-context";
 import type { AgentEventWriter } from "@perdure/agents";
 import type { MastraModelMessage } from "./mastra-messages.ts";
@@ -34,6 +35,8 @@ export interface MastraStepOptions {
   activeTools: string[];
   abortSignal: AbortSignal;
   requestContext: RequestContext;
+  /** Mastra's hook before the model call; the runner uses it to hand Mastra the step's model wrapped for recording or replay. */
+  prepareStep?: (args: ProcessInputStepArgs) => ProcessInputStepResult;
 }
 
 function errorOf(value: unknown): Error {

@@ -7,7 +7,7 @@
  * `RunModel` resumes the state with the recorded results.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Agent, RunContext, RunState, Runner, tool, type FunctionTool, type RunConfig, type RunToolApprovalItem, type Tool } from "@openai/agents";
+import { Agent, RunContext, RunState, Runner, tool, type FunctionTool, type Model, type RunConfig, type RunToolApprovalItem, type Tool } from "@openai/agents";
 import {
   emptyAgentUsage,
   outcomeUnknownToolResult,
@@ -20,9 +20,11 @@ import {
   type DeferredToolExecution,
   type FrameworkMessage,
   type FrameworkToolPolicy,
+  type RecordedModelReplay,
   type ToolExecutionResult,
 } from "@perdure/agents";
 import { itemsOfMessages, messageOfItem, userItem } from "./openai-agents-items.ts";
+import { modelCallScope, RecordedSdkModel, recordingModelProvider, type ModelCallScope } from "./openai-agents-model-calls.ts";
 
 /** Options of {@link OpenAiAgentsRunner}. */
 export interface OpenAiAgentsRunnerOptions {
@@ -144,6 +146,10 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
   private readonly tools: ReadonlyMap<string, AnyFunctionTool>;
   /** The model the run configuration or the agent names, for `perdure dev`'s banner. */
   readonly modelDescription: string | undefined;
+  /** The model instance the SDK would pick over the provider (the agent's, else the run configuration's), or undefined for a model name. */
+  private readonly modelInstance: Model | undefined;
+  /** Set on a runner that `withRecordedModel` made: model calls are answered from the recording. */
+  private readonly replay: RecordedModelReplay | undefined = undefined;
 
   constructor(agent: AnyAgent, options: OpenAiAgentsRunnerOptions = {}) {
     if (!(agent instanceof Agent)) throw new TypeError("OpenAiAgentsRunner takes an Agent of @openai/agents");
@@ -151,7 +157,23 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
     this.agent = agent;
     this.tools = new Map(agent.tools.filter(isFunctionTool).map((candidate) => [candidate.name, candidate]));
     this.runner = new Runner({ tracingDisabled: true, ...options.runConfig });
+    // Every model call is recorded for export and replay: models named by string through the provider, an instance by wrapping it.
+    this.runner.config.modelProvider = recordingModelProvider(this.runner.config.modelProvider);
+    const agentNamesModel = agent.model !== Agent.DEFAULT_MODEL_PLACEHOLDER && agent.model !== undefined;
+    const selected = agentNamesModel ? agent.model : options.runConfig?.model;
+    this.modelInstance = typeof selected === "object" ? selected : undefined;
     this.modelDescription = modelNameOf(options.runConfig?.model) ?? modelNameOf(agent.model);
+  }
+
+  /**
+   * A runner of the same agent whose model calls `replay` answers from a
+   * recording, for `replaySession`: the SDK builds each request as usual
+   * and gets the recorded response; no model is resolved or called.
+   */
+  withRecordedModel(replay: RecordedModelReplay): OpenAiAgentsRunner {
+    const copy = Object.create(OpenAiAgentsRunner.prototype) as OpenAiAgentsRunner;
+    Object.assign(copy, this, { replay });
+    return copy;
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -161,31 +183,35 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
   /** The agent the SDK runs in this turn: every tool deferred, and the session's enabled built-in tools. */
   private durableAgent(turn: AgentTurnContext): AnyAgent {
     const builtIns = (turn.enabledBuiltInTools ?? []).map(builtInTool);
-    return this.agent.clone({ tools: [...this.tools.values(), ...builtIns].map(deferredTool) });
+    const instance = this.modelInstance;
+    const model = instance === undefined ? {} : { model: new RecordedSdkModel(() => Promise.resolve(instance)) };
+    return this.agent.clone({ tools: [...this.tools.values(), ...builtIns].map(deferredTool), ...model });
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
     const agent = this.durableAgent(turn);
     const input = itemsOfMessages(turn.messages);
     const options = { signal: turn.cancellationSignal };
+    const scope: ModelCallScope = { turnId: turn.turnId, replay: this.replay, recorded: undefined };
     let result;
     if (turn.frameworkRunState === null) {
-      result = await this.runner.run(agent, input, options);
+      result = await modelCallScope.run(scope, () => this.runner.run(agent, input, options));
     } else {
       const state = await RunState.fromString(agent, turn.frameworkRunState);
       for (const item of state.getInterruptions()) state.approve(item);
       const outputs = new Map(turn.toolCalls.map((call) => [call.toolCallId, call.output ?? outcomeUnknownToolResult]));
-      result = await recordedOutputs.run(outputs, () => this.runner.run(agent, state, options));
+      result = await modelCallScope.run(scope, () => recordedOutputs.run(outputs, () => this.runner.run(agent, state, options)));
     }
     const usage = usageOf(result.rawResponses.at(-1)?.usage);
+    const modelCall = scope.recorded === undefined ? {} : { modelCall: scope.recorded };
     if (result.interruptions.length > 0) {
       const toolCalls = await Promise.all(result.interruptions.map((item) => this.deferredCall(turn, item, result.runContext)));
-      return { kind: "tool_calls_requested", frameworkRunState: result.state.toString(), toolCalls, usage };
+      return { kind: "tool_calls_requested", frameworkRunState: result.state.toString(), toolCalls, usage, ...modelCall };
     }
     const text = finalText(result.finalOutput);
     if (text !== "") await turn.events.textDelta(text);
     // The turn's items after its input: tool calls, their results, the answer.
-    return { kind: "turn_completed", newMessages: result.history.slice(input.length).map(messageOfItem), usage };
+    return { kind: "turn_completed", newMessages: result.history.slice(input.length).map(messageOfItem), usage, ...modelCall };
   }
 
   private async deferredCall(turn: AgentTurnContext, item: RunToolApprovalItem, runContext: RunContext<unknown>): Promise<DeferredToolCall> {

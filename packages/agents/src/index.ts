@@ -76,6 +76,8 @@ export type {
   ToolTaskStarted,
   TurnCompleted,
   RecordedModelCall,
+  RecordedModelReplay,
+  ReplayableAgentFrameworkRunner,
 } from "./contract/agent-framework-runner.ts";
 export { ToolExecutionError } from "./contract/tool-execution-error.ts";
 export { currentToolExecution } from "./contract/tool-execution-scope.ts";

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { durableWaitTimerId } from "@perdure/agents";
+import type { AgentSnapshotWire } from "@perdure/agents/contract/ui-stream";
 import { FileGate, pollUntil } from "@perdure/agents/testing";
 import { Client } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
@@ -31,14 +32,9 @@ import {
   waitForText,
 } from "./test-fixtures/dev-browser.ts";
 
-interface WireSnapshot {
-  plan: { revision: number; status: string; tasks: { content: string; status: string }[] } | null;
-  pending_interrupts: { interrupt_id: string; kind: string }[];
-  tool_calls: { tool_call_id: string; tool_name: string; status: string; wait_until?: string }[];
-}
 
-async function snapshotOf(serverUrl: string, sessionId: string): Promise<WireSnapshot> {
-  return (await getJson<{ snapshot: WireSnapshot }>(`${serverUrl}/api/sessions/${encodeURIComponent(sessionId)}/inspect`)).snapshot;
+async function snapshotOf(serverUrl: string, sessionId: string): Promise<AgentSnapshotWire> {
+  return (await getJson<{ snapshot: AgentSnapshotWire }>(`${serverUrl}/api/sessions/${encodeURIComponent(sessionId)}/inspect`)).snapshot;
 }
 
 function questionCard(scope: Locator): Locator {

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { AgentSnapshotWire } from "@perdure/agents/contract/ui-stream";
 import { FileGate, pollUntil } from "@perdure/agents/testing";
 import type { Page } from "playwright-core";
 import {
@@ -30,14 +31,9 @@ import {
   waitForText,
 } from "./test-fixtures/dev-browser.ts";
 
-interface WireSnapshot {
-  state: { active_turn_id: string | null; turn_count: number; accepts_turn_control: boolean } | null;
-  queued_messages: { message_id: string; text: string }[];
-  steered_messages: { message_id: string; text: string }[];
-}
 
-async function snapshotOf(serverUrl: string, sessionId: string): Promise<WireSnapshot> {
-  return (await getJson<{ snapshot: WireSnapshot }>(`${serverUrl}/api/sessions/${encodeURIComponent(sessionId)}/inspect`)).snapshot;
+async function snapshotOf(serverUrl: string, sessionId: string): Promise<AgentSnapshotWire> {
+  return (await getJson<{ snapshot: AgentSnapshotWire }>(`${serverUrl}/api/sessions/${encodeURIComponent(sessionId)}/inspect`)).snapshot;
 }
 
 /** Types a message while a turn runs: it goes to the session's queue, not into the chat. */

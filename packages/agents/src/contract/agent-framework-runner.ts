@@ -47,6 +47,33 @@ export interface RecordedModelCall {
   response: unknown;
 }
 
+/**
+ * What `replaySession` gives a runner in place of its model (a Perdure
+ * extension): the recording of a session. A runner that takes one
+ * ({@link ReplayableAgentFrameworkRunner}) builds each model request as it
+ * would for its model, in the JSON form it records as
+ * `RecordedModelCall.request`, and answers its framework with the recorded
+ * `response` instead of calling the model.
+ */
+export interface RecordedModelReplay {
+  /**
+   * The next model call of turn `turnId`, `request` in the runner's recorded
+   * form. Resolves with the recorded response when `request` is the
+   * recorded one; rejects with a `TerminalError` when it differs or the
+   * recording has no such call (the replay has then noted the divergence).
+   */
+  respond(turnId: string, request: unknown): Promise<unknown>;
+}
+
+/** A runner whose model calls a replay can answer from a recording (a Perdure extension). */
+export interface ReplayableAgentFrameworkRunner {
+  /**
+   * A runner like this one whose model calls go to `replay` instead of the
+   * model: the same request building, tools and policies, no provider call.
+   */
+  withRecordedModel(replay: RecordedModelReplay): AgentFrameworkRunner;
+}
+
 /** The model asked for tool calls, each of which runs in its own Step. */
 export interface ToolCallsRequested {
   kind: "tool_calls_requested";

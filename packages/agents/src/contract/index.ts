@@ -54,6 +54,8 @@ export type {
   ToolTaskStarted,
   TurnCompleted,
   RecordedModelCall,
+  RecordedModelReplay,
+  ReplayableAgentFrameworkRunner,
 } from "./agent-framework-runner.ts";
 export { ToolExecutionError } from "./tool-execution-error.ts";
 export { currentToolExecution, runInToolExecution } from "./tool-execution-scope.ts";

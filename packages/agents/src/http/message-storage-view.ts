@@ -3,27 +3,10 @@
  * window and the archive chunks `AgentMessageIndex` lists, and where
  * retention's deletions end.
  */
+import type { InspectedMessageStorage } from "../contract/ui-stream/session-inspection.ts";
 import type { AgentMessageIndex } from "../session/messages/agent-message-index.ts";
 
-/** One archive chunk, as the inspector lists it. */
-export interface InspectedMessageChunk {
-  firstSequence: number;
-  lastSequence: number;
-  messageCount: number;
-  /** An oversized message's own chunk among the window's messages. */
-  isOversized: boolean;
-}
-
-/** The session's message storage at a glance. */
-export interface InspectedMessageStorage {
-  /** Whether `AgentMessageIndex` exists; without it every message is in the window. */
-  hasIndex: boolean;
-  windowFirstSequence: number;
-  windowMessageCount: number;
-  chunks: InspectedMessageChunk[];
-  /** The oldest stored message once retention deleted earlier ones, else null. */
-  deletedBeforeSequence: number | null;
-}
+export type { InspectedMessageChunk, InspectedMessageStorage } from "../contract/ui-stream/session-inspection.ts";
 
 /** Describes the storage of `messageCount` messages under `index` (undefined: all in the window). */
 export function describeMessageStorage(index: AgentMessageIndex | undefined, messageCount: number): InspectedMessageStorage {

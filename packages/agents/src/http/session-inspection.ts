@@ -3,40 +3,13 @@
  * Flow status, the Step timeline, the session snapshot without what only the
  * session's Steps use, the agent's features and where its messages are.
  */
-import type { SessionLineage } from "../contract/values/session-lineage.ts";
+import type { AgentSnapshotWire, SessionInspection, TimelineExecution } from "../contract/ui-stream/session-inspection.ts";
 import { agentSnapshotToWire } from "../contract/values/agent-snapshot.ts";
-import { describeAgentSessionFeatures, type AgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
+import { describeAgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
-import { describeMessageStorage, type InspectedMessageStorage } from "./message-storage-view.ts";
+import { describeMessageStorage } from "./message-storage-view.ts";
 
-/** One Step execution in the inspector's timeline, with its attempts. */
-export interface TimelineExecution {
-  executionId: string;
-  stepType: string;
-  startedAt: string;
-  finishedAt: string;
-  /** `completed`, `failed` (its last attempt failed and nothing followed), `cancelled`, or `active`. */
-  status: "completed" | "failed" | "cancelled" | "active";
-  attempts: { method: string; attempt: number; status: string; startedAt: string; finishedAt: string; durationMs: number; error: string | null; outcome: unknown }[];
-}
-
-/** Everything the session inspector shows, read in a few consistent calls. */
-export interface SessionInspection {
-  flowId: string;
-  flowType: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  activeExecutions: { executionId: string; stepType: string; status: string }[];
-  timeline: TimelineExecution[];
-  snapshot: Record<string, unknown>;
-  /** What the session's agent accepts (plan mode, built-in tools). */
-  features: AgentSessionFeatures;
-  /** Where the session's messages are: the window and the archive chunks. */
-  messageStorage: InspectedMessageStorage;
-  /** The session this one was forked from, and where; null for a session that is no fork. */
-  lineage: SessionLineage | null;
-}
+export type { SessionInspection, TimelineExecution } from "../contract/ui-stream/session-inspection.ts";
 
 /** Groups Step history entries by execution, in the order executions started. */
 export function buildTimeline(history: readonly StepHistoryEntry[], active: ReadonlySet<string>): TimelineExecution[] {
@@ -118,7 +91,8 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     updatedAt: description.updatedAt.toISOString(),
     activeExecutions: description.executions,
     timeline: buildTimeline(history, active),
-    snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)),
+    // agentSnapshotToWire writes the fields AgentSnapshotWire declares (contract/values/agent-snapshot.ts).
+    snapshot: browserSafeSnapshot(agentSnapshotToWire(snapshot)) as unknown as AgentSnapshotWire,
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
     lineage: lineage ?? null,

@@ -1,4 +1,5 @@
 import { defineFlow, InvalidInputError } from "@perdure/engine";
+import type { AgentSessionFeatures } from "../contract/ui-stream/session-inspection.ts";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../contract/agent-framework-runner.ts";
 import { createAgentSessionPersistence } from "./persistence.ts";
 import { createSessionRpcs } from "./rpcs/session-rpcs.ts";
@@ -23,7 +24,6 @@ import { createCancelToolTaskStep } from "./steps/cancel-tool-task.ts";
 import { createFinishTurnCancellationStep } from "./steps/finish-turn-cancellation.ts";
 import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
-import type { BuiltInToolName } from "../contract/built-in-tool-definitions.ts";
 import { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import { resolveAgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { checkAgentSessionStartInput } from "../contract/values/agent-state.ts";
@@ -113,21 +113,11 @@ export function agentSessionFlowParts(flow: unknown): { runner: AgentFrameworkRu
   return runner === undefined || options === undefined ? undefined : { runner, options };
 }
 
+export type { AgentSessionFeatures } from "../contract/ui-stream/session-inspection.ts";
+
 /** The resolved features of each session Flow, for `describeAgentSessionFeatures`. */
 const featuresByFlow = new WeakMap<object, AgentSessionFeatures>();
 
-/** What a session Flow accepts, from its resolved options. */
-export interface AgentSessionFeatures {
-  /** Whether `send_user_message` and `steer_user_message` accept `planMode` messages. */
-  planModeEnabled: boolean;
-  /** The enabled built-in tools, in their fixed order. */
-  builtInTools: readonly BuiltInToolName[];
-  /**
-   * The model names the runner accepts as `sessionSettings.model` (its
-   * `modelChoices`), for a per-session model picker; empty when it takes none.
-   */
-  modelChoices: readonly string[];
-}
 
 /** The Flow definition `createAgentSessionFlow` returns. */
 export type AgentSessionFlow = ReturnType<typeof createAgentSessionFlow>;

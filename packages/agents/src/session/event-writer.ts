@@ -1,6 +1,7 @@
 import type { StepContext } from "@perdure/engine";
 import type { AgentEventType, AgentEventWriter } from "../contract/values/agent-event.ts";
 import type { AgentSessionPersistence } from "./persistence.ts";
+import { agentMetrics } from "../metrics/agent-metrics.ts";
 
 /** An event writer bound to this Step attempt and turn. A failed Stream write is logged once and never fails the Step. */
 export function createEventWriter(context: StepContext, persistence: AgentSessionPersistence, turnId: string | null): AgentEventWriter {
@@ -10,6 +11,7 @@ export function createEventWriter(context: StepContext, persistence: AgentSessio
     } catch (error) {
       console.warn(`perdure agents: dropped ${type} event of ${context.flowId}:`, error);
     }
+    agentMetrics.eventWritten(context.flowType, context.flowId, type, turnId, payload, context.now());
   };
   return {
     write,

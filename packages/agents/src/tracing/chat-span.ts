@@ -13,6 +13,7 @@ import { runInContext, type ActiveAgentTracer } from "./agent-session-tracer.ts"
 import { assistantTextsOf, inputMessagesContent, outputMessagesContent } from "./message-content.ts";
 import { commonSpanAttributes, errorMessageOf, errorTypeOf, isSingleModelCall, modelCallAttributes, perdureAttributeKeys, usageAttributes, type SpanAttributes } from "./span-attributes.ts";
 import { guardTracing } from "./tracing-failure-log.ts";
+import { agentMetrics } from "../metrics/agent-metrics.ts";
 
 /** What a model call attempt was given. */
 export interface ModelCallSpanInput {
@@ -83,7 +84,8 @@ function emitChatSpan(active: ActiveAgentTracer, end: ChatSpanEnd): void {
 }
 
 /**
- * Runs one model call attempt and emits its `chat` span when it ends (also
+ * Runs one model call attempt, records its GenAI client metrics (see
+ * `metrics/agent-metrics.ts`) and emits its `chat` span when it ends (also
  * when it throws, with status `ERROR`). The parent is the activation root in
  * `AgentTraceContext`. Tracing errors are logged, never thrown; `call` runs
  * exactly once. `CompactContext` uses it for its summary call, with a
@@ -100,17 +102,18 @@ export async function traceModelCall<TResult>(
   call: () => Promise<TResult>,
   describe: (result: TResult) => ModelCallSpanResult,
 ): Promise<TResult> {
+  const measured = measureModelCall(call, describe);
   const active = await environment.tracer.active();
-  if (active === undefined) return call();
+  if (active === undefined) return measured();
   const startTime = new Date();
   const prepared = guardTracing("preparing the chat span", () => ({
     parentContext: active.parentContext(context.read(environment.persistence.agentTraceContext)),
     attributes: inputAttributes(active, context, input),
   }), undefined);
-  if (prepared === undefined) return call();
+  if (prepared === undefined) return measured();
   let result: TResult;
   try {
-    result = await runInContext(active, prepared.parentContext, call);
+    result = await runInContext(active, prepared.parentContext, measured);
   } catch (error) {
     guardTracing("the chat span", () => emitChatSpan(active, { ...prepared, startTime, error }), undefined);
     throw error;
@@ -120,6 +123,26 @@ export async function traceModelCall<TResult>(
     emitChatSpan(active, { ...prepared, startTime, result: described, attributes: { ...prepared.attributes, ...resultAttributes(active, input, described) } });
   }, undefined);
   return result;
+}
+
+/** `call`, recording its GenAI client metrics (operation duration, token usage) when it ends. */
+function measureModelCall<TResult>(call: () => Promise<TResult>, describe: (result: TResult) => ModelCallSpanResult): () => Promise<TResult> {
+  return async () => {
+    const startedAt = performance.now();
+    let result: TResult;
+    try {
+      result = await call();
+    } catch (error) {
+      agentMetrics.modelCallEnded({ operationName: "chat", durationSeconds: (performance.now() - startedAt) / 1000, errorType: errorTypeOf(error) });
+      throw error;
+    }
+    const durationSeconds = (performance.now() - startedAt) / 1000;
+    guardTracing("the model call metrics", () => {
+      const described = describe(result);
+      agentMetrics.modelCallEnded({ operationName: "chat", durationSeconds, metadata: described.modelCallMetadata, usage: described.usage });
+    }, undefined);
+    return result;
+  };
 }
 
 /**

@@ -9,10 +9,11 @@
 import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { convertAgentEventToJson } from "./agent-event-json.ts";
 import { chunk, closeOpenParts, enterModelStep, payloadString, showToolCall } from "./agent-event-part-steps.ts";
-import type { AgentQuestionChunk } from "./agent-ui-data-parts.ts";
+import type { AgentQuestionChunk } from "../contract/ui-stream/data-parts.ts";
 import type { AgentUIFinishReason } from "./agent-ui-message-types.ts";
 import { copyAgentUIStreamState, type AgentTurnEndEventType, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import { planInterruptRaised, planInterruptResolved, planPlanUpdated, planTimerStarted } from "./interaction-event-parts.ts";
+import { planHarnessToolEvent } from "./harness-tool-event-parts.ts";
 import { planMcpEvent } from "./mcp-event-parts.ts";
 import { isToolTaskPollOutput, planToolTaskStarted, planToolTaskStatus } from "./tool-task-event-parts.ts";
 import { turnControlChunk } from "./turn-control-data-parts.ts";
@@ -141,6 +142,10 @@ export function planAgentEventParts(state: AgentUIStreamState, event: AgentEvent
     case "mcp.tool_progress":
     case "mcp.task_status":
       if (!planMcpEvent(next, event, parts)) eventChunk();
+      break;
+    case "harness.tool_call_started":
+    case "harness.tool_call_finished":
+      if (!planHarnessToolEvent(next, event, parts)) eventChunk();
       break;
     case "tool_call_started":
       if (!next.toolStepExecutionIds.includes(event.stepExecutionId)) next.toolStepExecutionIds.push(event.stepExecutionId);

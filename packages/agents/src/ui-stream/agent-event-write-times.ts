@@ -6,12 +6,9 @@
  */
 import type { StreamMessage } from "@perdure/engine";
 import type { AgentEvent } from "../contract/values/agent-event.ts";
+import { agentEventWriteTimesEventName } from "../contract/ui-stream/session-inspection.ts";
 
-/**
- * The SSE event type of the write-times frame. Listen with
- * `source.addEventListener(agentEventWriteTimesEventName, …)`.
- */
-export const agentEventWriteTimesEventName = "perdure-write-times";
+export { agentEventWriteTimesEventName } from "../contract/ui-stream/session-inspection.ts";
 
 /**
  * One frame, sent before the events it describes: its `data` maps each

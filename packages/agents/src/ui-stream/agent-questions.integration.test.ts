@@ -12,7 +12,7 @@ import type { UIMessage } from "ai";
 import { pollUntil } from "@perdure/engine/testing";
 import { durableWaitTimerId } from "../session/built-in-tools/durable-wait-timer.ts";
 import { answerAgentQuestion } from "./agent-question-responses.ts";
-import type { AgentQuestionData } from "./agent-ui-data-parts.ts";
+import type { AgentQuestionData } from "../contract/ui-stream/data-parts.ts";
 import type { StreamingScriptInput, StreamingScriptReply } from "./test-fixtures/streaming-scripted-runner.ts";
 import { partsOf, plain, type TestChat } from "./test-fixtures/test-chat.ts";
 import { startUIStreamHarness, type UIStreamHarness } from "./test-fixtures/ui-stream-harness.ts";

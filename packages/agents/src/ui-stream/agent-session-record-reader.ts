@@ -9,7 +9,8 @@ import { isFinalToolCallStatus, type AgentToolCallRecord } from "../contract/val
 import type { AgentMessagePage } from "../contract/values/agent-message-page.ts";
 import type { AgentMessage } from "../contract/values/agent-message.ts";
 import type { PendingApprovalCall } from "./agent-event-parts.ts";
-import { questionChunkFromInterrupt, type AgentQuestionChunk } from "./agent-ui-data-parts.ts";
+import type { AgentQuestionChunk } from "../contract/ui-stream/data-parts.ts";
+import { questionChunkFromInterrupt } from "./agent-ui-data-parts.ts";
 import { delay, turnNumber, type AgentUIStreamSession } from "./agent-ui-stream-session.ts";
 import { parseToolCallArguments, readStoredToolCalls } from "./stored-tool-calls.ts";
 

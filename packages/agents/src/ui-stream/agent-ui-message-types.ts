@@ -4,7 +4,7 @@
  * no runtime dependency on `ai`; a type test keeps them assignable.
  */
 import type { AgentEventType } from "../contract/values/agent-event.ts";
-import type { AgentDataChunk } from "./agent-ui-data-parts.ts";
+import type { AgentDataChunk } from "../contract/ui-stream/data-parts.ts";
 
 /**
  * Why a UI message stream finished: `stop` (the turn completed), `error` (the

@@ -1,19 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Store } from "@perdure/engine";
+import { maxAgentUIStreamTokenLength } from "../contract/ui-stream/resume-token.ts";
 import { parseAgentUIStreamState, type AgentUIStreamState } from "./agent-ui-stream-state.ts";
 
-/**
- * The request header a browser sends its latest UI stream resume token in.
- * Tokens can reach 64 KiB, so keep them out of URLs.
- *
- * @example
- * createAgentUIMessageStreamResponse({ client, flow, flowId, resumeToken: request.headers.get(agentResumeTokenHeaderName) ?? undefined });
- */
-export const agentResumeTokenHeaderName = "x-agent-resume-token";
-
-/** The longest UI stream resume token issued or accepted, in characters (64 KiB). */
-export const maxAgentUIStreamTokenLength = 65_536;
+export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "../contract/ui-stream/resume-token.ts";
 
 /**
  * Where a UI stream of one turn stands: the engine positions it reads from,

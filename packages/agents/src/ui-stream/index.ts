@@ -79,23 +79,8 @@ export { maxAgentToolApprovalDecisions, readAgentToolApprovalResponses, resolveA
 export type { AgentToolApprovalResponse, ResolveAgentToolApprovalOptions } from "./agent-tool-approvals.ts";
 export { answerAgentQuestion, maxAgentQuestionResponses, readAgentQuestionResponses, respondToAgentQuestion } from "./agent-question-responses.ts";
 export type { AgentQuestionAnswerResult, AgentQuestionResponse, AnswerAgentQuestionOptions } from "./agent-question-responses.ts";
-export { agentPlanPartId } from "./agent-ui-data-parts.ts";
-export type {
-  AgentDataChunk,
-  AgentPlanChunk,
-  AgentPlanData,
-  AgentQuestionChunk,
-  AgentQuestionData,
-  AgentQuestionResolution,
-  AgentQuestionResolutionChunk,
-  AgentQuestionResolutionData,
-  AgentQuestionResponseData,
-  AgentTimerChunk,
-  AgentTimerData,
-} from "./agent-ui-data-parts.ts";
-export type { AgentToolTaskChunk, AgentToolTaskData, AgentToolTaskStatus } from "./tool-task-data-parts.ts";
-export type { AgentMcpTaskStatusChunk, AgentMcpTaskStatusData, AgentMcpToolProgressChunk, AgentMcpToolProgressData } from "./mcp-data-parts.ts";
-export type { AgentTurnControlChunk, AgentTurnControlData } from "./turn-control-data-parts.ts";
+export { agentPlanPartId } from "../contract/ui-stream/data-parts.ts";
+export type * from "../contract/ui-stream/data-parts.ts";
 export { convertAgentSnapshotToUIMessages, readAgentSessionUIMessages } from "./agent-ui-messages.ts";
 export type { ConvertAgentSnapshotOptions } from "./agent-ui-messages.ts";
 export type { AgentSessionUIMessages } from "./agent-ui-messages.ts";

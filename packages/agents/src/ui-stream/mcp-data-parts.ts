@@ -7,51 +7,7 @@
  * the same parts. Events only: snapshots and stored messages have none.
  * docs/decisions/2026-12-03-mcp-events-in-ui-streams.md
  */
-
-/** The latest progress an MCP server reported for a running tool call. */
-export interface AgentMcpToolProgressData {
-  toolCallId: string;
-  /** The agent's name of the tool (`<server>__<tool>`). */
-  toolName: string;
-  /** The MCP server's configured name. */
-  server: string;
-  /** The server's progress value; it grows with each notification of one attempt. */
-  progress: number;
-  /**
-   * The tool Step's attempt that reported it (the event's `attempt`). A read
-   * retried after a crash reports its progress again from the start; a
-   * client shows the latest attempt's progress and ignores an older one's.
-   */
-  attempt: number;
-  /** The total the progress counts towards, when the server gave one, else null. */
-  total: number | null;
-  message: string | null;
-}
-
-/** The latest status of a long-running MCP task, as the session's last poll saw it. */
-export interface AgentMcpTaskStatusData {
-  toolCallId: string;
-  toolName: string;
-  server: string;
-  taskId: string;
-  /** The MCP task status: `working`, `input_required`, `completed`, `failed` or `cancelled`. */
-  status: string;
-  statusMessage: string | null;
-}
-
-/** `data-agent-mcp-tool-progress`, with the tool call ID as its `id`. */
-export interface AgentMcpToolProgressChunk {
-  type: "data-agent-mcp-tool-progress";
-  id: string;
-  data: AgentMcpToolProgressData;
-}
-
-/** `data-agent-mcp-task-status`, with the tool call ID as its `id`. */
-export interface AgentMcpTaskStatusChunk {
-  type: "data-agent-mcp-task-status";
-  id: string;
-  data: AgentMcpTaskStatusData;
-}
+import type { AgentMcpTaskStatusChunk, AgentMcpToolProgressChunk } from "../contract/ui-stream/data-parts.ts";
 
 function stringOf(value: unknown): string | null {
   return typeof value === "string" ? value : null;

@@ -1,5 +1,5 @@
 import type { AgentPlan, AgentPlanStatus } from "../contract/values/agent-plan.ts";
-import { agentPlanPartId, type AgentPlanChunk } from "./agent-ui-data-parts.ts";
+import { agentPlanPartId, type AgentPlanChunk } from "../contract/ui-stream/data-parts.ts";
 
 const planStatuses: readonly string[] = ["draft", "active", "completed", "cleared"];
 

@@ -1,6 +1,6 @@
 import { isFinalToolCallStatus, type AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
 import { questionDeadlinePassed } from "../contract/values/result-texts.ts";
-import type { AgentQuestionResolution, AgentQuestionResolutionChunk } from "./agent-ui-data-parts.ts";
+import type { AgentQuestionResolution, AgentQuestionResolutionChunk } from "../contract/ui-stream/data-parts.ts";
 
 function resolutionChunk(interruptId: string, toolCallId: string, resolution: AgentQuestionResolution, rejectionMessage: string | null): AgentQuestionResolutionChunk {
   return { type: "data-agent-question-resolution", id: interruptId, data: { interruptId, toolCallId, resolution, rejectionMessage, cancellationReason: null } };

@@ -29,8 +29,10 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 /**
  * The tool calls of a stored assistant message's framework item: a Stepwise
  * `model_output` item (`tool_calls: [{ id, name, arguments }]`), or an AI SDK
- * assistant model message (`content: [{ type: "tool-call", toolCallId, toolName, input }]`).
- * Other framework items yield none.
+ * assistant model message (`content: [{ type: "tool-call", toolCallId, toolName, input }]`),
+ * or the Claude Agent SDK adapter's transcript entries (`tool_use` blocks;
+ * the harness's `mcp__perdure__` prefix is dropped, as the session names
+ * the tool). Other framework items yield none.
  */
 export function readStoredToolCalls(frameworkItem: unknown): StoredToolCall[] {
   const item = asRecord(frameworkItem);
@@ -51,5 +53,21 @@ export function readStoredToolCalls(frameworkItem: unknown): StoredToolCall[] {
         : [];
     });
   }
+  if (item.kind === "claude_code_transcript" && Array.isArray(item.entries)) return claudeTranscriptToolCalls(item.entries);
   return [];
+}
+
+/** The `tool_use` blocks of a Claude Code transcript's main-chain assistant entries. */
+function claudeTranscriptToolCalls(entries: unknown[]): StoredToolCall[] {
+  return entries.flatMap((value) => {
+    const entry = asRecord(value);
+    const content = asRecord(entry?.message)?.content;
+    if (entry?.type !== "assistant" || entry.isSidechain === true || !Array.isArray(content)) return [];
+    return content.flatMap((blockValue) => {
+      const block = asRecord(blockValue);
+      return block?.type === "tool_use" && typeof block.id === "string" && typeof block.name === "string"
+        ? [{ toolCallId: block.id, toolName: block.name.replace(/^mcp__perdure__/, ""), input: block.input ?? null }]
+        : [];
+    });
+  });
 }

@@ -5,33 +5,7 @@
  * docs/decisions/2026-12-03-turn-control-and-tool-tasks-in-ui-streams.md
  */
 import type { AgentToolCallRecord } from "../contract/values/agent-tool-call.ts";
-
-/**
- * Where a tool task stands: `running` while the session polls it,
- * `awaiting_answer` while its question waits for a person, then the call's
- * final status.
- */
-export type AgentToolTaskStatus = "running" | "awaiting_answer" | "succeeded" | "failed" | "rejected" | "outcome_unknown";
-
-/** A tool task and its latest status. */
-export interface AgentToolTaskData {
-  toolCallId: string;
-  toolName: string;
-  /** The task's handle (`ToolTaskStarted.taskId`). */
-  taskId: string;
-  status: AgentToolTaskStatus;
-  /** Seconds between polls when known (snapshots carry it; the live stream does not), else null. */
-  pollIntervalSeconds: number | null;
-  /** `turn_cancelled` for a task the session abandoned because the turn was stopped; null otherwise. */
-  cancellationReason: string | null;
-}
-
-/** `data-agent-tool-task`, with the tool call ID as its `id`. */
-export interface AgentToolTaskChunk {
-  type: "data-agent-tool-task";
-  id: string;
-  data: AgentToolTaskData;
-}
+import type { AgentToolTaskChunk, AgentToolTaskStatus } from "../contract/ui-stream/data-parts.ts";
 
 /** What the stream state keeps of a task it showed, to send its next status. */
 export interface ShownToolTask {

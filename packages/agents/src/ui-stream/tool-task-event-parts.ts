@@ -9,7 +9,8 @@ import type { AgentEvent } from "../contract/values/agent-event.ts";
 import { chunk, enterStepOfResponse, payloadString, showToolCall } from "./agent-event-part-steps.ts";
 import type { AgentUIStreamState } from "./agent-ui-stream-state.ts";
 import type { PlannedAgentUIPart } from "./planned-agent-ui-part.ts";
-import { isFinalToolTaskStatus, toolTaskChunk, type AgentToolTaskStatus } from "./tool-task-data-parts.ts";
+import type { AgentToolTaskStatus } from "../contract/ui-stream/data-parts.ts";
+import { isFinalToolTaskStatus, toolTaskChunk } from "./tool-task-data-parts.ts";
 
 /** `tool_task_started`: the call's tool part, then its task part in `running`. False when the payload lacks its IDs. */
 export function planToolTaskStarted(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): boolean {

@@ -90,6 +90,19 @@ void test("/metrics after a scripted session counts every Step method the histor
   assert.deepEqual(samplesOf(scraped.body, "perdure_step_failed_total"), []);
   assert.deepEqual(samplesOf(scraped.body, "perdure_worker_slots_limit").map((sample) => sample.value), [4]);
   assert.ok(samplesOf(scraped.body, "perdure_step_duration_count").length > 0, "Step durations are recorded");
+  assert.deepEqual(samplesOf(scraped.body, "perdure_queue_ready").map((sample) => sample.value), [0], "nothing is left to claim");
+  // The session's own metrics: one turn, completed; one GenAI operation per RunModel attempt, with its output tokens.
+  const total = (name: string, labels: Record<string, string> = {}): number =>
+    samplesOf(scraped.body, name).filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0);
+  const agent = { perdure_flow_type: gatedSupportAgentFlow.flowType };
+  assert.equal(total("perdure_agent_turns_started_total", agent), 1);
+  assert.equal(total("perdure_agent_turns_ended_total", { ...agent, perdure_agent_turn_outcome: "completed" }), 1);
+  assert.equal(total("perdure_agent_turns_ended_total"), 1);
+  assert.equal(total("perdure_agent_turn_duration_count", agent), 1);
+  const modelCalls = history.filter((entry) => entry.stepType === "RunModel" && entry.method === "execute" && entry.status === "completed").length;
+  assert.ok(modelCalls >= 1);
+  assert.equal(total("gen_ai_client_operation_duration_count", { gen_ai_operation_name: "chat" }), modelCalls);
+  assert.ok(total("gen_ai_client_token_usage_sum", { gen_ai_token_type: "output" }) > 0, "output tokens are recorded");
 
   assert.deepEqual(await get(`${base}/healthz`, { host }), { status: 200, body: "ok\n" });
   const ready = await get(`${base}/readyz`, { host });

@@ -7,31 +7,16 @@
  * poll interval.
  */
 import type { Store } from "../store/store.ts";
+import { LocalFlowListeners } from "./local-listeners.ts";
 
-const listenersByStore = new WeakMap<Store, Map<string, Set<() => void>>>();
+const listeners = new LocalFlowListeners<void>();
 
 /** Calls `listener` after each commit in this process that wrote `flowId`'s Attributes through `store`; returns the function that stops listening. */
 export function onLocalCommit(store: Store, flowId: string, listener: () => void): () => void {
-  let byFlow = listenersByStore.get(store);
-  if (byFlow === undefined) {
-    byFlow = new Map();
-    listenersByStore.set(store, byFlow);
-  }
-  let listeners = byFlow.get(flowId);
-  if (listeners === undefined) {
-    listeners = new Set();
-    byFlow.set(flowId, listeners);
-  }
-  listeners.add(listener);
-  return () => {
-    listeners.delete(listener);
-    if (listeners.size === 0 && byFlow.get(flowId) === listeners) byFlow.delete(flowId);
-  };
+  return listeners.listen(store, flowId, listener);
 }
 
 /** Tells this process's listeners that a commit wrote `flowId`'s Attributes; costs a map lookup when nobody listens. */
 export function deliverLocalCommit(store: Store, flowId: string): void {
-  const listeners = listenersByStore.get(store)?.get(flowId);
-  if (listeners === undefined) return;
-  for (const listener of [...listeners]) listener();
+  listeners.deliver(store, flowId, undefined);
 }

@@ -8,6 +8,7 @@
  */
 import type { Store } from "../store/store.ts";
 import type { FlowStatus } from "../store/flow-status.ts";
+import { LocalFlowListeners } from "./local-listeners.ts";
 
 /** An ended Flow's stored fields, as they were committed. */
 export interface EndedFlow {
@@ -21,37 +22,19 @@ export interface EndedFlow {
   updatedAt: number;
 }
 
-type EndListener = (ended: EndedFlow) => void;
-
-const listenersByStore = new WeakMap<Store, Map<string, Set<EndListener>>>();
+const listeners = new LocalFlowListeners<EndedFlow>();
 
 /** Calls `listener` when a commit in this process ends `flowId` through `store`; returns the function that stops listening. */
-export function onLocalFlowEnd(store: Store, flowId: string, listener: EndListener): () => void {
-  let byFlow = listenersByStore.get(store);
-  if (byFlow === undefined) {
-    byFlow = new Map();
-    listenersByStore.set(store, byFlow);
-  }
-  let listeners = byFlow.get(flowId);
-  if (listeners === undefined) {
-    listeners = new Set();
-    byFlow.set(flowId, listeners);
-  }
-  listeners.add(listener);
-  return () => {
-    listeners.delete(listener);
-    if (listeners.size === 0 && byFlow.get(flowId) === listeners) byFlow.delete(flowId);
-  };
+export function onLocalFlowEnd(store: Store, flowId: string, listener: (ended: EndedFlow) => void): () => void {
+  return listeners.listen(store, flowId, listener);
 }
 
 /** Whether anyone in this process waits for `flowId` to end; a committing Worker builds the ended Flow only then. */
 export function awaitsLocalFlowEnd(store: Store, flowId: string): boolean {
-  return listenersByStore.get(store)?.has(flowId) === true;
+  return listeners.has(store, flowId);
 }
 
 /** Hands a committed end to this process's waiters. */
 export function deliverLocalFlowEnd(store: Store, ended: EndedFlow): void {
-  const listeners = listenersByStore.get(store)?.get(ended.flowId);
-  if (listeners === undefined) return;
-  for (const listener of [...listeners]) listener(ended);
+  listeners.deliver(store, ended.flowId, ended);
 }

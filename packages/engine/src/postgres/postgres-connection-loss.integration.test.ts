@@ -104,6 +104,7 @@ void test("when every connection of a Worker and Client is terminated mid-run (t
   });
   for (const flowId of flowIds) {
     const description = await client.describe(flowId);
+    if (description.status !== "completed") console.log("DEBUG", flowId, JSON.stringify(await client.getStepHistory(flowId)), errors.map(String));
     assert.equal(description.status, "completed", `${flowId}: ${JSON.stringify(description)}`);
     const [count] = await client.getAttributes(flowId, counter);
     assert.equal(count, stepsPerFlow, `${flowId}: counted ${count}`);
@@ -120,4 +121,35 @@ void test("when every connection of a Worker and Client is terminated mid-run (t
   console.log(`postgres connection loss: ${summary}`);
   assert.ok(terminated >= 2, "the test terminated no connections");
   assert.ok(acknowledged.length > 0);
+});
+
+void test("a read whose connection is terminated between its statements runs again on a fresh connection and answers", {
+  timeout: 60_000,
+  skip: postgresTestSkip(url),
+}, async (t) => {
+  if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
+  const applicationName = `perdure_read_${randomBytes(4).toString("hex")}`;
+  const temporary = createTemporaryPostgresSchema(url, { applicationName, poolSize: 1 });
+  const store = await temporary.open();
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.after(async () => {
+    await admin.end();
+    await temporary.dispose();
+  });
+  const client = new Client({ store });
+  await client.start(countingFlow, "read-victim");
+  let tries = 0;
+  const listed = await store.read!(async (transaction) => {
+    tries++;
+    const first = await transaction.listFlows({ flowType: countingFlow.flowType, limit: 10 });
+    if (tries === 1) {
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [applicationName]);
+      // The backend is gone once no connection of ours is left in pg_stat_activity.
+      await pollUntil(async () => (await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1", [applicationName])).rowCount === 0, { timeoutMs: 10_000, intervalMs: 20, description: "the read's backend to end" });
+    }
+    return [first, await transaction.listFlows({ flowType: countingFlow.flowType, limit: 10 })];
+  });
+  assert.equal(tries, 2, "the read ran again after its connection died");
+  assert.deepEqual(listed.map((rows) => rows.map((row) => row.flowId)), [["read-victim"], ["read-victim"]]);
 });

@@ -185,6 +185,18 @@ export class SqliteTransaction implements StoreTransaction {
     );
   }
 
+  async countClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<number> {
+    if (this.detached) await this.attach();
+    if (flowTypes.length === 0) return 0;
+    const rows = this.all<{ ready: number }>(
+      `SELECT count(*) AS ready FROM (SELECT 1 FROM executions
+       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(flowTypes.length)})
+         AND (expires_at IS NULL OR expires_at > ?) LIMIT ?)`,
+      now, ...flowTypes, now, limit,
+    );
+    return Number(rows[0]?.ready ?? 0);
+  }
+
   async findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
     if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];

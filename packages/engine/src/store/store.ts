@@ -45,6 +45,8 @@ export interface StoreTransaction {
   listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]>;
   /** Queued tasks of these Flow types, available now, oldest first; claims on other rows are not blocked. */
   findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
+  /** How many tasks of these Flow types are claimable at `now`, counting at most `limit`; locks nothing (the ready-queue depth metric). */
+  countClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<number>;
   /** Claimed executions whose lease lapsed or whose Worker's liveness lapsed. */
   findLapsedLeases(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]>;
   /**

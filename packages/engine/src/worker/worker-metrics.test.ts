@@ -76,3 +76,33 @@ test("a Worker counts Step attempts started, retried, failed and committed, thei
     await temporary.dispose();
   }
 });
+
+test("the ready-queue depth gauge counts the claimable tasks of the Worker's Flow types that no Worker has claimed", async () => {
+  const temporary = createTemporarySqliteStore();
+  const reader = new CollectingReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const Hold = defineStep("Hold", { execute: () => completeFlow("ok") });
+  const queued = defineFlow({ type: "Queued", start: "Hold", steps: [Hold] });
+  // A Worker with no free slot observes the queue without draining it: its slots are taken by a Step that waits.
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const Wait = defineStep("Wait", { execute: async () => { await released; return completeFlow("ok"); } });
+  const waiting = defineFlow({ type: "Waiting", start: "Wait", steps: [Wait] });
+  const worker = new Worker({ store: temporary.store, flows: [waiting, queued], concurrency: 1, pollIntervalMs: 20, meterProvider, onError: () => undefined });
+  await worker.start();
+  try {
+    const client = new Client({ store: temporary.store });
+    await client.start(waiting, "waiting-1");
+    while (worker.activeCount === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (const id of ["queued-1", "queued-2", "queued-3"]) await client.start(queued, id);
+    assert.equal(await reader.value("perdure.queue.ready", {}), 3);
+    release();
+    for (const id of ["queued-1", "queued-2", "queued-3"]) assert.equal((await client.waitForFlow(id, { timeoutMs: 10_000 })).status, "completed");
+    assert.equal(await reader.value("perdure.queue.ready", {}), 0);
+  } finally {
+    release();
+    await worker.close();
+    await meterProvider.shutdown();
+    await temporary.dispose();
+  }
+});

@@ -25,6 +25,9 @@ async function registeredMetricsApi(): Promise<MeterProvider | undefined> {
   return import(apiModuleName).then((api: typeof import("@opentelemetry/api")) => api.metrics, () => undefined);
 }
 
+/** The ready-queue depth gauge counts at most this many tasks, so a scrape stays one bounded query. */
+export const readyQueueCountLimit = 10_000;
+
 /** How an attempt ended, as the metrics count it. */
 export type AttemptEnd = { kind: "committed" } | { kind: "failed"; errorType: string } | { kind: "released" };
 
@@ -69,7 +72,7 @@ export class WorkerMetrics {
    * meter provider was registered before the Worker started; `slots` is read
    * at each collection.
    */
-  async start(meterProvider: MeterProvider | undefined, slots: () => { busy: number; limit: number }): Promise<void> {
+  async start(meterProvider: MeterProvider | undefined, slots: () => { busy: number; limit: number }, readyTasks?: () => Promise<number | undefined>): Promise<void> {
     const provider = meterProvider ?? (await registeredMetricsApi());
     if (provider === undefined) return;
     const meter = provider.getMeter(engineMeterName);
@@ -81,6 +84,16 @@ export class WorkerMetrics {
       observer.observe(busy, current.busy);
       observer.observe(limit, current.limit);
     }, [busy, limit]);
+    if (readyTasks === undefined) return;
+    const ready = meter.createObservableGauge("perdure.queue.ready", {
+      description: `Tasks of this Worker's Flow types that are claimable now and not claimed (counted up to ${readyQueueCountLimit})`,
+      unit: "{task}",
+    });
+    // A count that fails (the store is down) observes nothing rather than a misleading zero.
+    ready.addCallback(async (observer) => {
+      const depth = await readyTasks().catch(() => undefined);
+      if (depth !== undefined) observer.observe(depth);
+    });
   }
 
   /** An attempt was claimed and its handler is about to run. `now` is on the store's clock. */

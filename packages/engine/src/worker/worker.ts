@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FailedAttempt } from "./failed-attempt.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
-import type { ExecutionRow, Store, WakeEvent } from "../store/store.ts";
+import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "./fire-due-timers.ts";
 import { adoptLostClaims } from "./adopt-lost-claims.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
@@ -15,7 +15,7 @@ import { releaseAttempt, workerReleasedError } from "./release-attempt.ts";
 import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import { StoreContact } from "./store-contact.ts";
-import { WorkerMetrics } from "./worker-metrics.ts";
+import { readyQueueCountLimit, WorkerMetrics } from "./worker-metrics.ts";
 import type { MeterProvider } from "@opentelemetry/api";
 
 /** Options of {@link Worker}. */
@@ -210,7 +210,7 @@ export class Worker {
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
-    await this.metrics.start(this.options.meterProvider, () => ({ busy: this.running.size, limit: this.options.concurrency }));
+    await this.metrics.start(this.options.meterProvider, () => ({ busy: this.running.size, limit: this.options.concurrency }), () => this.countReadyTasks());
     // Claims still held under this ID belong to a dead predecessor (a restart with a stable
     // workerId): fail them over now rather than after their method timeout.
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId));
@@ -469,6 +469,14 @@ export class Worker {
         resolve();
       };
     });
+  }
+
+  /** The ready-queue depth of the hosted Flow types, read without locks (the `perdure.queue.ready` gauge). */
+  private countReadyTasks(): Promise<number> {
+    const store = this.options.store;
+    const flowTypes = [...this.options.flows.keys()];
+    const count = (transaction: StoreTransaction): Promise<number> => transaction.countClaimable(flowTypes, this.now(), readyQueueCountLimit);
+    return store.read === undefined ? store.transaction(count) : store.read(count);
   }
 
   /** The store's clock: every time this Worker compares with a stored one. */

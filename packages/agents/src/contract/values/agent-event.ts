@@ -22,7 +22,9 @@ export type AgentEventType =
   | "compaction_started"
   | "compaction_finished"
   | "mcp.tool_progress"
-  | "mcp.task_status";
+  | "mcp.task_status"
+  | "harness.tool_call_started"
+  | "harness.tool_call_finished";
 
 /**
  * A live event. `payload` keeps its wire (snake_case) field names, as the

@@ -1,5 +1,6 @@
 /** The routes of agents and sessions: list the agents, list and create sessions, read a session, stop it, change its settings. */
-import { FlowAlreadyExistsError, InvalidInputError, describeValue, type FlowStatus } from "@perdure/engine";
+import type { ListedSession } from "../../contract/ui-stream/session-inspection.ts";
+import { FlowAlreadyExistsError, InvalidInputError, describeValue } from "@perdure/engine";
 import { agentSnapshotToWire } from "../../contract/values/agent-snapshot.ts";
 import { describeAgentSessionFeatures } from "../../session/create-agent-session-flow.ts";
 import { createAgentEventSseResponse } from "../../ui-stream/agent-event-sse.ts";
@@ -22,20 +23,6 @@ export function sessionOfPath(context: AgentHttpRouteContext): Promise<OwnedSess
   return context.ownedSession(checkSessionId(context.params.id));
 }
 
-/** One row of `GET /sessions`. */
-interface ListedSession {
-  sessionId: string;
-  agent: string;
-  status: FlowStatus;
-  createdAt: string;
-  updatedAt: string;
-  agentStatus: string | null;
-  turnCount: number;
-  activeTurnId: string | null;
-  lastTurnError: unknown;
-  pendingApprovals: number;
-  pendingQuestions: number;
-}
 
 /**
  * The caller's sessions, newest change first, at most `maxListedSessions`.

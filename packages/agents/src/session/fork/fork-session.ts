@@ -1,7 +1,8 @@
 /**
  * `forkSession`: a new session whose state is another's at a turn boundary.
- * It inherits the transcript, settings, plan, summary, usage and the
- * records of the turns before the boundary, and runs nothing: the whole fork
+ * It inherits the transcript, settings, plan, summary, usage, the
+ * records of the turns before the boundary and what their chat showed
+ * (approvals, the client's user message IDs), and runs nothing: the whole fork
  * is one commit (the new Flow starts with these Attributes), so a crash
  * leaves either no fork or a complete one, and the source is only read.
  */
@@ -88,6 +89,9 @@ function forkAttributes(flow: AgentSessionFlow, boundary: SessionBoundary, linea
     // Their effects happened in the source (or further up): the fork only inherits the record.
     attributes.push({ ref: flow.turnToolCalls.instance(key), value: { ...value, inheritedFrom: value.inheritedFrom ?? lineage.sourceSessionId } });
   }
+  // What the chat showed of the kept turns: their approvals and the client's message IDs (docs/decisions/2026-12-06-fork-carries-chat-records.md).
+  for (const { key, value } of boundary.approvedToolCalls) attributes.push({ ref: flow.approvedToolCalls.instance(key), value });
+  for (const { key, value } of boundary.userMessageClientIds) attributes.push({ ref: flow.userMessageClientIds.instance(key), value });
   return attributes;
 }
 

@@ -39,6 +39,10 @@ export interface SessionBoundary {
   checkpoints: { key: string; value: TurnCheckpoint }[];
   turnToolCalls: { key: string; value: TurnToolCalls }[];
   modelCalls: { key: string; value: ModelCallRecord }[];
+  /** `ApprovedToolCalls` entries of the tool calls in `turnToolCalls`: the approvals of the kept turns. */
+  approvedToolCalls: { key: string; value: string }[];
+  /** `UserMessageClientIds` entries of the kept messages. */
+  userMessageClientIds: { key: string; value: string }[];
   lineage: SessionLineage | undefined;
 }
 
@@ -92,6 +96,8 @@ export async function readSessionBoundary(client: Client, persistence: AgentSess
       key,
       value: { ...value, messages: value.messages.filter((message) => message.sequence <= at.messageCount) },
     }));
+    const turnToolCalls = await reader.list(persistence.turnToolCalls, upToTurn);
+    const keptToolCallIds = new Set(turnToolCalls.flatMap((entry) => entry.value.toolCalls.map((call) => call.toolCallId)));
     return {
       state,
       throughTurn: turns,
@@ -105,8 +111,10 @@ export async function readSessionBoundary(client: Client, persistence: AgentSess
       windowMessages: await reader.list(persistence.agentMessages, upToMessage),
       chunks: chunks.filter((chunk) => chunk.value.messages.length > 0),
       checkpoints: await reader.list(persistence.turnCheckpoints, upToTurn),
-      turnToolCalls: await reader.list(persistence.turnToolCalls, upToTurn),
+      turnToolCalls,
       modelCalls: await reader.list(persistence.modelCalls, upToTurn),
+      approvedToolCalls: (await reader.list(persistence.approvedToolCalls)).filter((entry) => keptToolCallIds.has(entry.key)),
+      userMessageClientIds: await reader.list(persistence.userMessageClientIds, upToMessage),
       lineage: await reader.get(persistence.sessionLineage),
     };
   });

@@ -7,9 +7,11 @@ import type { SessionEnvironment } from "../session-environment.ts";
 /**
  * Throws {@link QueuedUserMessagesFullError} when `message` would take the
  * session's waiting messages (queued and steered) past
- * `maxQueuedUserMessages` or `maxQueuedUserMessageBytes`. Reads without
- * locks, like the RPCs that publish, so concurrent sends can pass it
- * together: the bound holds up to the number of concurrent callers.
+ * `maxQueuedUserMessages` or `maxQueuedUserMessageBytes`. Call it in the
+ * RPC that then publishes: the RPC's store transaction holds the session's
+ * Flow row from its start (PostgreSQL `FOR UPDATE`; SQLite's write lock with
+ * replay), so concurrent senders take turns and the bound is exact without
+ * an RPC lock that would refuse sends while a Step runs.
  */
 export async function ensureQueuedUserMessageRoom(context: RpcContext, environment: SessionEnvironment, message: AgentUserMessage): Promise<void> {
   const { persistence, options } = environment;

@@ -1,10 +1,12 @@
 /**
- * A `ModelClient` that answers each call with the recorded response, after
- * checking that today's request is the recorded one; the first request that
- * differs (or a call the recording does not have) ends the replay with a
- * divergence.
+ * The recording as a model: `FixtureModelReplay` answers each model call
+ * with the recorded response, after checking that today's request is the
+ * recorded one; the first request that differs (or a call the recording
+ * does not have) ends the replay with a divergence. `ReplayModelClient` is
+ * the same for the Stepwise runner's `ModelClient`.
  */
 import { TerminalError } from "@perdure/engine";
+import type { RecordedModelReplay } from "../../contract/agent-framework-runner.ts";
 import { agentUsageFromWire } from "../../contract/values/agent-usage.ts";
 import type { SessionFixtureTurn } from "../../session/export/session-fixture.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../../stepwise/model-client.ts";
@@ -33,8 +35,12 @@ function responseOf(recorded: unknown): ModelResponse {
   };
 }
 
-export class ReplayModelClient implements ModelClient {
-  readonly description = "replayed model (answers from a recorded session)";
+function withoutInput(request: unknown): unknown {
+  return typeof request === "object" && request !== null ? { ...(request as Record<string, unknown>), input: undefined } : request;
+}
+
+/** Answers model calls, in any runner's recorded form, from a fixture's turns. */
+export class FixtureModelReplay implements RecordedModelReplay {
   private readonly turns: ReadonlyMap<string, SessionFixtureTurn>;
   private readonly state: ReplayState;
 
@@ -43,30 +49,43 @@ export class ReplayModelClient implements ModelClient {
     this.state = state;
   }
 
-  call(request: ModelRequest): Promise<ModelResponse> {
-    const turn = this.turns.get(request.turnId);
-    const callNumber = (this.state.modelCallsByTurn.get(request.turnId) ?? 0) + 1;
-    this.state.modelCallsByTurn.set(request.turnId, callNumber);
+  respond(turnId: string, request: unknown): Promise<unknown> {
+    const turn = this.turns.get(turnId);
+    const callNumber = (this.state.modelCallsByTurn.get(turnId) ?? 0) + 1;
+    this.state.modelCallsByTurn.set(turnId, callNumber);
     const recorded = turn?.model_calls[callNumber - 1];
     if (recorded === undefined) {
       const had = turn?.model_calls.length ?? 0;
       this.state.diverge({
-        turnId: request.turnId, modelCall: callNumber, step: "RunModel", kind: "model_call_count",
-        diff: `${request.turnId}: the agent made model call ${callNumber}, but the recording has ${had} model call${had === 1 ? "" : "s"} in this turn`,
+        turnId, modelCall: callNumber, step: "RunModel", kind: "model_call_count",
+        diff: `${turnId}: the agent made model call ${callNumber}, but the recording has ${had} model call${had === 1 ? "" : "s"} in this turn`,
       });
-      return Promise.reject(new TerminalError(`replay diverged: ${request.turnId} made more model calls than recorded`));
+      return Promise.reject(new TerminalError(`replay diverged: ${turnId} made more model calls than recorded`));
     }
-    const actual = recordedModelRequest(request);
-    const expected = recorded.input_omitted ? { ...(recorded.request as Record<string, unknown>), input: undefined } : recorded.request;
-    const differences = describeDifferences(expected, recorded.input_omitted ? { ...actual, input: undefined } : actual);
+    const expected = recorded.input_omitted ? withoutInput(recorded.request) : recorded.request;
+    const differences = describeDifferences(expected, recorded.input_omitted ? withoutInput(request) : request);
     if (differences.length > 0) {
       this.state.diverge({
-        turnId: request.turnId, modelCall: callNumber, step: "RunModel", kind: "model_request",
-        diff: [`${request.turnId}, model call ${callNumber} (RunModel): the agent sent the model a different request`, ...differences].join("\n"),
+        turnId, modelCall: callNumber, step: "RunModel", kind: "model_request",
+        diff: [`${turnId}, model call ${callNumber} (RunModel): the agent sent the model a different request`, ...differences].join("\n"),
       });
-      return Promise.reject(new TerminalError(`replay diverged at ${request.turnId} model call ${callNumber}`));
+      return Promise.reject(new TerminalError(`replay diverged at ${turnId} model call ${callNumber}`));
     }
     this.state.modelCalls += 1;
-    return Promise.resolve(responseOf(recorded.response));
+    return Promise.resolve(recorded.response);
+  }
+}
+
+/** The Stepwise runner's model in a replay: each call answered by a {@link FixtureModelReplay}. */
+export class ReplayModelClient implements ModelClient {
+  readonly description = "replayed model (answers from a recorded session)";
+  private readonly replay: RecordedModelReplay;
+
+  constructor(replay: RecordedModelReplay) {
+    this.replay = replay;
+  }
+
+  async call(request: ModelRequest): Promise<ModelResponse> {
+    return responseOf(await this.replay.respond(request.turnId, recordedModelRequest(request)));
   }
 }

@@ -4,28 +4,34 @@
  * recording and today's code say the effect is `read`; every other call is
  * answered with the recorded result and never runs.
  */
-import type { AgentFrameworkRunner, DeferredToolExecution, DeferredToolOutcome } from "../../contract/agent-framework-runner.ts";
+import type { AgentFrameworkRunner, DeferredToolExecution, DeferredToolOutcome, RecordedModelReplay, ReplayableAgentFrameworkRunner } from "../../contract/agent-framework-runner.ts";
 import { ToolExecutionError } from "../../contract/tool-execution-error.ts";
 import { outcomeUnknownToolResult } from "../../contract/values/result-texts.ts";
 import type { SessionFixtureToolCall, SessionFixtureTurn } from "../../session/export/session-fixture.ts";
 import type { ModelClient } from "../../stepwise/model-client.ts";
 import { describeDifferences } from "./describe-differences.ts";
+import { ReplayModelClient } from "./replay-model-client.ts";
 import type { ReplayState } from "./replay-state.ts";
 
-interface ReplayableRunner extends AgentFrameworkRunner<DeferredToolOutcome> {
+interface ModelSwappingRunner extends AgentFrameworkRunner<DeferredToolOutcome> {
   withModel(model: ModelClient): AgentFrameworkRunner<DeferredToolOutcome>;
 }
 
-function isReplayable(runner: AgentFrameworkRunner<DeferredToolOutcome>): runner is ReplayableRunner {
-  return typeof (runner as Partial<ReplayableRunner>).withModel === "function";
+/** Today's runner answered from `replay`: through `withRecordedModel` (the adapters), or `withModel` (the Stepwise runner). */
+function replayingRunner(runner: AgentFrameworkRunner<DeferredToolOutcome>, replay: RecordedModelReplay): AgentFrameworkRunner<DeferredToolOutcome> | undefined {
+  const recorded = (runner as Partial<ReplayableAgentFrameworkRunner>).withRecordedModel;
+  if (typeof recorded === "function") return recorded.call(runner, replay) as AgentFrameworkRunner<DeferredToolOutcome>;
+  const swapping = (runner as Partial<ModelSwappingRunner>).withModel;
+  if (typeof swapping === "function") return swapping.call(runner, new ReplayModelClient(replay));
+  return undefined;
 }
 
 /** Today's runner with the replay model and recorded tool results. */
-export function createReplayRunner(runner: AgentFrameworkRunner<DeferredToolOutcome>, model: ModelClient, turns: readonly SessionFixtureTurn[], state: ReplayState): AgentFrameworkRunner<DeferredToolOutcome> {
-  if (!isReplayable(runner)) {
-    throw new TypeError("replaySession needs a runner that can call another model (withModel), such as the Stepwise runner of createStepwiseAgentSessionFlow or of an adapter built on Stepwise; this Flow's runner has none");
+export function createReplayRunner(runner: AgentFrameworkRunner<DeferredToolOutcome>, replay: RecordedModelReplay, turns: readonly SessionFixtureTurn[], state: ReplayState): AgentFrameworkRunner<DeferredToolOutcome> {
+  const replaying = replayingRunner(runner, replay);
+  if (replaying === undefined) {
+    throw new TypeError("replaySession needs a runner whose model calls a recording can answer (withRecordedModel, or the Stepwise runner's withModel): the Stepwise runner and the AI SDK, OpenAI Agents SDK, Mastra and Claude Agent SDK adapters have one; this Flow's runner has neither");
   }
-  const replaying = runner.withModel(model);
   const recordedCalls = new Map<string, SessionFixtureToolCall>(turns.flatMap((turn) => turn.tool_calls.map((call) => [call.tool_call_id, call] as const)));
   const wrapper = Object.create(replaying) as AgentFrameworkRunner<DeferredToolOutcome>;
   wrapper.executeDeferredToolCall = async (execution: DeferredToolExecution): Promise<DeferredToolOutcome> => {

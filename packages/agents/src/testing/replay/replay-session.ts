@@ -11,7 +11,7 @@ import { checkSessionFixture, type SessionFixtureTurn } from "../../session/expo
 import { AgentTestEnvironment } from "../agent-test-environment.ts";
 import { PrivateEngine } from "../private-engine.ts";
 import type { ReplayReport } from "./replay-divergence.ts";
-import { ReplayModelClient } from "./replay-model-client.ts";
+import { FixtureModelReplay } from "./replay-model-client.ts";
 import { createReplayRunner } from "./replay-runner.ts";
 import { ReplayState } from "./replay-state.ts";
 
@@ -86,7 +86,7 @@ export async function replaySession(fixture: unknown, options: ReplaySessionOpti
   if (parts === undefined) throw new InvalidInputError("replaySession needs { flow }: a session Flow that createAgentSessionFlow (or createStepwiseAgentSessionFlow) built");
   const turnTimeoutMs = resolveTurnTimeoutMs(options);
   const state = new ReplayState();
-  const runner = createReplayRunner(parts.runner, new ReplayModelClient(checked.turns, state), checked.turns, state);
+  const runner = createReplayRunner(parts.runner, new FixtureModelReplay(checked.turns, state), checked.turns, state);
   const flow = createAgentSessionFlow(runner, options.flow.flowType, parts.options);
   const engine = await PrivateEngine.start();
   let environment: AgentTestEnvironment | undefined;

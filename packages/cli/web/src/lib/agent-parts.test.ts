@@ -6,7 +6,7 @@ import { describeMcpToolProgress, latestMcpToolProgress, mcpToolProgressOf } fro
 type Part = UIMessage["parts"][number];
 
 describe("MCP tool progress parts in the chat", () => {
-  const data = { toolCallId: "c1", toolName: "notes__list_notes", server: "notes", progress: 2, total: 3, message: "read shipping" };
+  const data = { toolCallId: "c1", toolName: "notes__list_notes", server: "notes", progress: 2, attempt: 1, total: 3, message: "read shipping" };
 
   it("reads the data of a data-agent-mcp-tool-progress part, and nothing from other or malformed parts", () => {
     assert.deepEqual(mcpToolProgressOf({ type: "data-agent-mcp-tool-progress", id: "c1", data } as Part), data);

@@ -1,62 +1,26 @@
 // The data parts of @perdure/agents/ui-stream that the chat renders
 // (docs/decisions/2026-12-03-questions-and-plans-in-ui-streams.md), read
-// from a UIMessage's parts, and the wire shape of the session's plan.
+// from a UIMessage's parts, and the wire shape of the session's plan. The
+// parts' shapes are the server's own (@perdure/agents/contract/ui-stream),
+// under the shorter names the components use.
+import type {
+  AgentMcpToolProgressData as McpToolProgressData,
+  AgentPlanData as PlanPartData,
+  AgentPlanWire as WirePlan,
+  AgentQuestionData as QuestionData,
+  AgentQuestionResolutionData as QuestionResolutionData,
+  AgentQuestionResponseData as QuestionResponse,
+  AgentTimerData as TimerData,
+  AgentToolTaskData as ToolTaskData,
+  AgentTurnControlData as TurnControlData,
+} from "@perdure/agents/contract/ui-stream";
+import type { AgentPlanTaskStatus as PlanTaskStatus } from "@perdure/agents/contract";
 import type { UIMessage } from "ai";
+
+export type { McpToolProgressData, PlanPartData, PlanTaskStatus, QuestionData, QuestionResolutionData, QuestionResponse, TimerData, ToolTaskData, TurnControlData, WirePlan };
 
 type Part = UIMessage["parts"][number];
 
-/** An answer or a decline, set on a question part and sent back with the message. */
-export type QuestionResponse = { answer: string } | { declined: true; reason?: string };
-
-/** `data-agent-question`: a question the session waits for a person to answer. */
-export interface QuestionData {
-  interruptId: string;
-  toolCallId: string;
-  toolName: string;
-  question: string;
-  choices: string[];
-  allowsFreeText: boolean;
-  deadline: string | null;
-  response?: QuestionResponse;
-  /** Why the session refused the last answer; the question is still pending. */
-  error?: string;
-}
-
-/** `data-agent-question-resolution`: how a question ended. */
-export interface QuestionResolutionData {
-  interruptId: string;
-  toolCallId: string;
-  resolution: "answered" | "declined" | "deadline_passed" | "cancelled" | "no_longer_pending";
-  rejectionMessage: string | null;
-  cancellationReason: string | null;
-}
-
-/** `data-agent-timer`: a durable wait's due time. */
-export interface TimerData {
-  toolCallId: string;
-  waitUntil: string;
-  reason: string;
-}
-
-/** A plan task's progress. */
-export type PlanTaskStatus = "pending" | "in_progress" | "completed";
-
-/** `data-agent-plan`: the plan after an update. */
-export interface PlanPartData {
-  revision: number;
-  status: string;
-  taskCount: number;
-  tasks: { content: string; status: PlanTaskStatus }[] | null;
-}
-
-/** The snapshot's `plan` as wire JSON. */
-export interface WirePlan {
-  revision: number;
-  /** draft, active, completed or cleared. */
-  status: string;
-  tasks: { content: string; status: PlanTaskStatus }[];
-  updated_at: string;
-}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -120,43 +84,12 @@ export function askUserAnswerOf(output: unknown): string | undefined {
   return isObject(value) && value.status === "answered" && typeof value.answer === "string" ? value.answer : undefined;
 }
 
-/** `data-agent-tool-task`: remote work a tool started, which the session polls, with its latest status. */
-export interface ToolTaskData {
-  toolCallId: string;
-  toolName: string;
-  taskId: string;
-  /** running, awaiting_answer, or the call's final status. */
-  status: string;
-  pollIntervalSeconds: number | null;
-  cancellationReason: string | null;
-}
-
-/** `data-agent-turn-control`: the turn was steered (new messages took over) or stopped. */
-export interface TurnControlData {
-  turnId: string;
-  outcome: "steered" | "cancelled";
-  steeredMessageCount: number;
-  messageCount: number;
-}
-
 export function toolTaskOf(part: Part): ToolTaskData | undefined {
   return dataOf<ToolTaskData>(part, "data-agent-tool-task", (data) => typeof data.toolCallId === "string" && typeof data.taskId === "string" && typeof data.status === "string");
 }
 
 export function turnControlOf(part: Part | { type: string; data?: unknown }): TurnControlData | undefined {
   return dataOf<TurnControlData>(part as Part, "data-agent-turn-control", (data) => typeof data.turnId === "string" && (data.outcome === "steered" || data.outcome === "cancelled"));
-}
-
-/** `data-agent-mcp-tool-progress`: the latest progress an MCP server reported for a running call. */
-export interface McpToolProgressData {
-  toolCallId: string;
-  toolName: string;
-  server: string;
-  progress: number;
-  total: number | null;
-  message: string | null;
-  /** The tool Step's attempt that reported it; absent from servers before it was sent. */
-  attempt?: number;
 }
 
 export function mcpToolProgressOf(part: Part): McpToolProgressData | undefined {
@@ -170,7 +103,7 @@ export function mcpToolProgressOf(part: Part): McpToolProgressData | undefined {
  */
 export function describeMcpToolProgress(progress: McpToolProgressData): string {
   const amount = progress.total === null ? String(progress.progress) : `${progress.progress} of ${progress.total}`;
-  const attempt = progress.attempt !== undefined && progress.attempt > 1 ? `attempt ${progress.attempt} · ` : "";
+  const attempt = progress.attempt > 1 ? `attempt ${progress.attempt} · ` : "";
   return attempt + (progress.message === null || progress.message === "" ? amount : `${amount} · ${progress.message}`);
 }
 
@@ -185,7 +118,7 @@ export function latestMcpToolProgress(parts: readonly Part[]): Map<string, McpTo
     const progress = mcpToolProgressOf(part);
     if (progress === undefined) continue;
     const shown = latest.get(progress.toolCallId);
-    if (shown === undefined || (progress.attempt ?? 1) >= (shown.attempt ?? 1)) latest.set(progress.toolCallId, progress);
+    if (shown === undefined || progress.attempt >= shown.attempt) latest.set(progress.toolCallId, progress);
   }
   return latest;
 }

@@ -1,192 +1,46 @@
 // Typed calls to the `perdure dev` HTTP API (packages/cli/src/server/create-dev-app.ts).
+// The answers' shapes are the server's own (@perdure/agents/contract/ui-stream),
+// under the names the components use.
+import type {
+  AgentInterruptWire as WireInterrupt,
+  AgentSessionFeatures as AgentFeatures,
+  AgentSnapshotWire as WireSnapshot,
+  AgentStateWire as WireAgentState,
+  AgentToolCallWire as WireToolCall,
+  AgentUsageWire as WireUsage,
+  ContextSummaryWire as WireContextSummary,
+  InspectedMessageStorage as MessageStorage,
+  ListedSession as SessionSummary,
+  SessionInspection,
+  StoredMessageWire as WireStoredMessage,
+  TimelineAttempt,
+  TimelineExecution,
+  WaitingMessageWire as WireQueuedMessage,
+} from "@perdure/agents/contract/ui-stream";
 import type { UIMessage } from "ai";
 
-/** One row of `GET /api/sessions`. */
-export interface SessionSummary {
-  sessionId: string;
-  agent: string;
-  /** The Flow status: running, completed, failed or stopped. */
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  /** waiting_for_user_message, running_model, running_tools or compacting_context; null before the session started. */
-  agentStatus: string | null;
-  turnCount: number;
-  activeTurnId: string | null;
-  lastTurnError: string | null;
-  /** Approvals waiting for a person. */
-  pendingApprovals: number;
-  /** Questions waiting for an answer. */
-  pendingQuestions: number;
-}
+export { agentEventWriteTimesEventName } from "@perdure/agents/contract/ui-stream";
+export type {
+  AgentFeatures,
+  MessageStorage,
+  SessionInspection,
+  SessionSummary,
+  TimelineAttempt,
+  TimelineExecution,
+  WireAgentState,
+  WireContextSummary,
+  WireInterrupt,
+  WireQueuedMessage,
+  WireSnapshot,
+  WireStoredMessage,
+  WireToolCall,
+  WireUsage,
+};
 
 /** `GET /api/chat/:id`. */
 export interface ChatSnapshot {
   messages: UIMessage[];
   resumeToken: string | null;
-}
-
-/** One attempt of a Step method in the timeline. */
-export interface TimelineAttempt {
-  /** wait_until or execute. */
-  method: string;
-  attempt: number;
-  /** completed, failed or cancelled. */
-  status: string;
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  error: string | null;
-  outcome: unknown;
-}
-
-/** One Step execution in the timeline. */
-export interface TimelineExecution {
-  executionId: string;
-  stepType: string;
-  startedAt: string;
-  finishedAt: string;
-  status: "completed" | "failed" | "cancelled" | "active";
-  attempts: TimelineAttempt[];
-}
-
-/** The session snapshot as wire JSON (snake_case, as the contract spells it). */
-export interface WireAgentState {
-  status: string;
-  active_turn_id: string | null;
-  turn_count: number;
-  message_count: number;
-  interaction_mode: string;
-  last_turn_error: string | null;
-  /** Whether the active turn can be steered or stopped (a turn this release started). */
-  accepts_turn_control?: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface WireInterrupt {
-  interrupt_id: string;
-  /** approval or question. */
-  kind: string;
-  tool_call_id: string;
-  tool_name: string;
-  arguments: string;
-  turn_id: string;
-  deadline?: string | null;
-  created_at: string;
-  question?: string;
-  choices?: string[];
-  allows_free_text?: boolean;
-}
-
-export interface WireToolCall {
-  tool_call_id: string;
-  tool_name: string;
-  arguments: string;
-  effect: string;
-  requires_approval: boolean;
-  status: string;
-  output?: string | null;
-  error?: string | null;
-  turn_id: string;
-  deferral_order: number;
-  started_at?: string;
-  finished_at?: string;
-  /** A `durable_wait` call's due time (ISO 8601). */
-  wait_until?: string;
-  /** `steered` or `turn_cancelled` when steering or a stop ended the call. */
-  cancellation_reason?: string;
-  /** The handle of the remote work the tool started, which the session polls. */
-  task_id?: string;
-  /** Seconds between the task's polls. */
-  task_poll_interval_seconds?: number;
-  /** The answers to a tool's own questions, oldest first. */
-  input_answers?: { interrupt_id: string; resolution: string; answer: string | null }[];
-}
-
-export interface WireUsage {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  reasoning_tokens: number;
-  cached_input_tokens: number;
-  requests: number;
-}
-
-export interface WireQueuedMessage {
-  message_id: string;
-  text: string;
-  plan_mode: boolean;
-  sent_at: string;
-}
-
-export interface WireStoredMessage {
-  sequence: number;
-  role: string;
-  text: string;
-  turn_id?: string | null;
-  created_at: string;
-  tool_call_id?: string;
-  tool_name?: string;
-}
-
-export interface WireSnapshot {
-  state: WireAgentState | null;
-  messages: WireStoredMessage[];
-  pending_interrupts: WireInterrupt[];
-  tool_calls: WireToolCall[];
-  usage: WireUsage;
-  queued_message_count: number;
-  plan: unknown;
-  queued_messages: WireQueuedMessage[];
-  steered_messages: WireQueuedMessage[];
-  context_summary: WireContextSummary | null;
-  /** The settings the next turn starts with; absent from an older server. */
-  session_settings?: Record<string, unknown>;
-}
-
-/** `ContextSummary`: what compaction summarized, through `last_sequence`. */
-export interface WireContextSummary {
-  summary: string;
-  last_sequence: number;
-  generation: number;
-  turn_id: string;
-  created_at: string;
-}
-
-/** `GET /api/sessions/:id/inspect`. */
-export interface SessionInspection {
-  flowId: string;
-  flowType: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-  activeExecutions: { executionId: string; stepType: string; status: string }[];
-  timeline: TimelineExecution[];
-  snapshot: WireSnapshot;
-  /** What the session's agent accepts. */
-  features?: AgentFeatures;
-  /** Where the session's messages are; absent from an older server. */
-  messageStorage?: MessageStorage;
-  /** The session this one was forked from, and after how many of its turns; null (or absent from an older server) for no fork. */
-  lineage?: { sourceSessionId: string; throughTurn: number; inheritedMessageCount: number; forkedAt: string } | null;
-}
-
-/** The `AgentMessages` window and the archive chunks of a session. */
-export interface MessageStorage {
-  hasIndex: boolean;
-  windowFirstSequence: number;
-  windowMessageCount: number;
-  chunks: { firstSequence: number; lastSequence: number; messageCount: number; isOversized: boolean }[];
-  deletedBeforeSequence: number | null;
-}
-
-/** What an agent accepts (`describeAgentSessionFeatures`). */
-export interface AgentFeatures {
-  planModeEnabled: boolean;
-  builtInTools: string[];
-  /** Names the agent accepts as `sessionSettings.model`, the default first; absent from an older server. */
-  modelChoices?: string[];
 }
 
 /** An `AgentEvent` as wire JSON, with its payload parsed. */
@@ -202,13 +56,6 @@ export interface AgentEventWire {
    */
   written_at: string | null;
 }
-
-/**
- * The SSE event type of the frame that says when events were written
- * (`agentEventWriteTimesEventName` of `@perdure/agents/ui-stream`, which the
- * events route opts into).
- */
-export const agentEventWriteTimesEventName = "perdure-write-times";
 
 /** The `[event id, ISO time]` pairs of a write-times frame; anything malformed is skipped. */
 export function parseWriteTimes(data: string): [string, string][] {

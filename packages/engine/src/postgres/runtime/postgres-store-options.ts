@@ -12,7 +12,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /**
    * Connections in this store's pool. Each store transaction holds one for
-   * its duration; the LISTEN connection comes on top.
+   * its duration; the LISTEN connection comes on top. Requests beyond it
+   * wait in arrival order for a connection, however many arrive at once.
    * @default 10
    */
   poolSize?: number;

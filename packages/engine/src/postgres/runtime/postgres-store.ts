@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import { StoreClosedError } from "../../errors/store-closed-error.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
+import { ConnectionPermits } from "./connection-permits.ts";
 import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
 import { applyMigrations } from "../migrations/migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
@@ -67,6 +68,8 @@ export class PostgresStore implements Store {
   private readonly options: ResolvedPostgresStoreOptions;
   private readonly quotedSchema: string;
   private readonly pool: pg.Pool;
+  /** One per pooled connection: a burst of requests waits here, in order, rather than in the pool, which times out. */
+  private readonly permits: ConnectionPermits;
   private readonly events = new EventEmitter();
   private readonly wakeChannel: WakeChannel;
   private readonly active = new Set<Promise<unknown>>();
@@ -92,6 +95,7 @@ export class PostgresStore implements Store {
       lock_timeout: options.lockTimeoutMs,
     };
     // Pipelined: statements of a transaction go out without waiting for the previous answer.
+    this.permits = new ConnectionPermits(options.poolSize);
     this.pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: options.idleConnectionTimeoutMs, types: typeParsers, pipeline: true });
     // An idle connection that dies (server restart) is dropped by the pool; say so once.
     this.pool.on("error", (error) => options.onError(new Error(`perdure postgres: an idle connection failed: ${error.message}`, { cause: error })));
@@ -203,9 +207,19 @@ export class PostgresStore implements Store {
    * A pooled connection with an error listener for while it is checked out:
    * a connection the server drops between statements emits `error`, which
    * must not crash the process. `release` destroys a connection that failed.
+   * A checkout first waits for one of the store's permits (one per pooled
+   * connection), in arrival order and without a timeout.
    */
   private async checkOut(): Promise<{ client: pg.PoolClient; release(failure?: unknown): void; failed(): Error | undefined }> {
-    const client = await this.pool.connect();
+    await this.permits.acquire();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      this.permits.release();
+      throw error;
+    }
+    let released = false;
     let lost: Error | undefined;
     const onError = (error: Error): void => {
       lost ??= error;
@@ -215,10 +229,13 @@ export class PostgresStore implements Store {
       client,
       failed: () => lost,
       release: (failure?: unknown) => {
+        if (released) return;
+        released = true;
         const broken = lost ?? (failure === undefined ? undefined : failure instanceof Error ? failure : new Error("the transaction failed", { cause: failure }));
         // The pool listens to idle connections again; a destroyed one may still report its end, so keep ours.
         if (broken === undefined) client.off("error", onError);
         client.release(broken);
+        this.permits.release();
       },
     };
   }
@@ -275,8 +292,9 @@ export class PostgresStore implements Store {
         const broken = connection.failed() !== undefined || await client.query("ROLLBACK").then(() => false, () => true);
         // A broken connection is destroyed; the pool opens a fresh one for the next transaction.
         connection.release(broken ? error : undefined);
-        // When BEGIN itself failed nothing ran, so a fresh connection may try again.
-        const retry = isRetryable(error) || (broken && beginFailed);
+        // When BEGIN itself failed nothing ran, and a read changes nothing: on a broken
+        // connection either may try again on a fresh one.
+        const retry = isRetryable(error) || (broken && (beginFailed || reading));
         if (!retry || attempt >= this.options.maxTransactionAttempts || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       }

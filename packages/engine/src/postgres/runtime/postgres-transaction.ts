@@ -319,6 +319,17 @@ export class PostgresTransaction implements StoreTransaction {
     return this.rows<ExecutionRow>(`SELECT ${executionColumns("e")} FROM ${this.schema}.executions e WHERE e.flow_id = $1 ORDER BY e.seq`, [flowId]);
   }
 
+  async countClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<number> {
+    if (flowTypes.length === 0) return 0;
+    const rows = await this.rows<{ ready: number }>(
+      `SELECT count(*)::int AS ready FROM (SELECT 1 FROM ${this.schema}.executions e
+       WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= $1 AND e.flow_type = ANY($2::text[])
+         AND (e.expires_at IS NULL OR e.expires_at > $1) LIMIT $3) candidates`,
+      [now, flowTypes, limit],
+    );
+    return Number(rows[0]?.ready ?? 0);
+  }
+
   async findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
     if (flowTypes.length === 0) return [];
     const where = `e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= $1 AND e.flow_type = ANY($2::text[])

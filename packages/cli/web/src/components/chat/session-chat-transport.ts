@@ -3,11 +3,10 @@
 // reconnect. It also tells the chat when a reconnect finds no turn to follow
 // (204), because `useChat` then just goes back to "ready" and keeps whatever
 // it showed, while the turn it lost ended and its reply is only in the store.
+import { agentResumeTokenHeaderName } from "@perdure/agents/contract/ui-stream";
 import { DefaultChatTransport, type ChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 import { api } from "../../lib/api.ts";
 
-/** The header the UI stream reads a resume position from (`agentResumeTokenHeaderName`). */
-const resumeTokenHeader = "x-agent-resume-token";
 
 /** Options of {@link SessionChatTransport}. */
 export interface SessionChatTransportOptions {
@@ -35,7 +34,7 @@ export class SessionChatTransport extends DefaultChatTransport<UIMessage> {
       }),
       prepareReconnectToStreamRequest: ({ id }) => {
         const resumeToken = options.resumeToken();
-        return { api: api.chatStreamUrl(id), headers: resumeToken === undefined ? {} : { [resumeTokenHeader]: resumeToken } };
+        return { api: api.chatStreamUrl(id), headers: resumeToken === undefined ? {} : { [agentResumeTokenHeaderName]: resumeToken } };
       },
     });
     this.onNoTurnToFollow = options.onNoTurnToFollow;
