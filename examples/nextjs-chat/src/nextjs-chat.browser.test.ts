@@ -145,7 +145,7 @@ test("the Next.js chat: a turn with an approval survives a killed Worker, and a 
   await alice.getByRole("button", { name: "Approve" }).click({ timeout: uiTimeoutMs });
   const inspect = async (): Promise<{ activeExecutions: { stepType: string; status: string }[]; timeline: { stepType: string; attempts: { error: string | null }[] }[] }> =>
     (await getJson(alice.request, `/api/sessions/${alicesSession}/inspect`)) as never;
-  await pollUntil(async () => (await inspect()).activeExecutions.some((execution) => /tool/i.test(execution.stepType) && execution.status === "running"), { timeoutMs: uiTimeoutMs, description: `the refund to run in the first Worker: ${JSON.stringify((await inspect().catch(() => undefined))?.activeExecutions)}` });
+  await pollUntil(async () => (await inspect()).activeExecutions.some((execution) => /tool/i.test(execution.stepType) && execution.status === "running"), { timeoutMs: uiTimeoutMs, description: "the refund to run in the first Worker" });
   firstWorker.child.kill("SIGKILL");
   assert.equal(await firstWorker.exited, "SIGKILL");
   processes.push(await start("perdure worker", workerArgs, { NEXTJS_CHAT_REFUND_DELAY_MS: "0" }, workerReady));

@@ -22,6 +22,8 @@ import {
   type DeferredToolCall,
   type DeferredToolExecution,
   type FrameworkMessage,
+  type RecordedModelCall,
+  type RecordedModelReplay,
   type ResolvedToolPolicy,
   type ToolEffect,
   type ToolExecutionResult,
@@ -30,6 +32,7 @@ import {
 import { createClaudeConfigFolder } from "./claude-config-folders.ts";
 import { checkClaudeQueryOptions } from "./claude-query-options-check.ts";
 import { claudeSessionIdOf } from "./claude-session-id.ts";
+import { recordedClaudeRequest, recordedClaudeResponse, type RecordedClaudeResponse } from "./claude-model-calls.ts";
 import {
   executeSdkTool,
   frameworkPolicyBeforeCalls,
@@ -130,6 +133,8 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
   private readonly approvals: Readonly<Record<string, ClaudeToolApproval>>;
   /** `queryOptions.model` when the options are an object that names one, for `perdure dev`'s banner. */
   readonly modelDescription: string | undefined;
+  /** Set on a runner that `withRecordedModel` made: each run of the harness is answered from the recording. */
+  private readonly replay: RecordedModelReplay | undefined = undefined;
 
   constructor(agent: ClaudeAgentSdkAgent, options: ClaudeAgentSdkRunnerOptions = {}) {
     this.agent = agent;
@@ -172,6 +177,20 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
     return turn.resolveToolPolicy(name, await frameworkPolicyOf(this.tools.get(name), this.approvals[name], input));
   }
 
+  /**
+   * A runner of the same agent whose harness runs `replay` answers from a
+   * recording, for `replaySession`: each `RunModel` builds the run's
+   * request (system prompt, model, tools as the model sees them, prompt)
+   * and takes the recorded transcript entries instead of starting the
+   * harness. Reads that ran inside the harness are answered by the
+   * recording too.
+   */
+  withRecordedModel(replay: RecordedModelReplay): ClaudeAgentSdkRunner {
+    const copy = Object.create(ClaudeAgentSdkRunner.prototype) as ClaudeAgentSdkRunner;
+    Object.assign(copy, this, { replay });
+    return copy;
+  }
+
   buildUserMessage(text: string): FrameworkMessage {
     return promptMessage(text);
   }
@@ -209,6 +228,16 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
     turn.cancellationSignal.addEventListener("abort", abort, { once: true });
     const userOptions = await this.queryOptions();
     checkClaudeQueryOptions(userOptions, [...this.tools.keys()], (name) => this.policyBeforeCalls(turn, name));
+    const resumesWithResults = runState !== null && results.length > 0;
+    const request = recordedClaudeRequest({
+      systemPrompt: this.agent.systemPrompt, model: userOptions.model, tools: [...this.tools.values()], builtIns,
+      prompt: resumesWithResults ? { toolResults: results.map((call) => ({ toolUseId: call.toolCallId, content: call.output ?? outcomeUnknownToolResult })) } : turnPromptText(turn),
+    });
+    if (this.replay !== undefined) {
+      turn.cancellationSignal.removeEventListener("abort", abort);
+      const recorded = (await this.replay.respond(turn.turnId, request)) as RecordedClaudeResponse | null;
+      return await this.outcome(turn, transcript, recorded?.entries ?? [], recorded?.first_deferred_tool_use_id ?? null, userOptions.model);
+    }
     const configDirectory = await createClaudeConfigFolder();
     try {
       const options: Options = {
@@ -224,9 +253,9 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
         sessionStore: store,
         abortController,
         ...(transcript.length === 0 ? { sessionId } : { resume: sessionId }),
-        ...(runState !== null && results.length > 0 ? { resumeSessionAt: runState.resumeAt } : {}),
+        ...(resumesWithResults ? { resumeSessionAt: runState.resumeAt } : {}),
       };
-      const prompt = runState !== null && results.length > 0 ? toolResultPrompt(sessionId, results) : turnPromptText(turn);
+      const prompt = resumesWithResults ? toolResultPrompt(sessionId, results) : turnPromptText(turn);
       try {
         for await (const message of query({ prompt, options })) {
           if (message.type === "user" && message.parent_tool_use_id === null) await harnessCalls.results(message.message.content);
@@ -241,7 +270,9 @@ export class ClaudeAgentSdkRunner implements AgentFrameworkRunner {
         // Denying with interrupt ends the harness's run with an error result; that stop is the deferral.
         if (deferred.firstToolUseId === null) throw error;
       }
-      return await this.outcome(turn, transcript, store.newEntries(), deferred.firstToolUseId, userOptions.model);
+      const entries = store.newEntries();
+      const modelCall: RecordedModelCall = { request, response: recordedClaudeResponse(entries, deferred.firstToolUseId) };
+      return { ...(await this.outcome(turn, transcript, entries, deferred.firstToolUseId, userOptions.model)), modelCall };
     } finally {
       turn.cancellationSignal.removeEventListener("abort", abort);
       await rm(configDirectory, { recursive: true, force: true });

@@ -95,6 +95,13 @@ export type { ForkSessionOptions, ForkSessionResult } from "./session/fork/fork-
 export { exportSession } from "./session/export/export-session.ts";
 export { checkSessionFixture, sessionFixtureFormat, sessionFixtureVersion } from "./session/export/session-fixture.ts";
 export type { SessionFixture, SessionFixtureModelCall, SessionFixtureToolCall, SessionFixtureTurn } from "./session/export/session-fixture.ts";
+export { cancelScheduledTurn, scheduleTurn } from "./session/schedules/schedule-turn.ts";
+export type { ScheduledTurnTiming, ScheduleTurnOptions } from "./session/schedules/schedule-turn.ts";
+export type { ScheduleTurnInput } from "./session/schedules/scheduled-turn-requests.ts";
+export type { CancelScheduledTurnInput } from "./session/schedules/scheduled-turn-rpcs.ts";
+export { scheduledTurnTimerId } from "./session/schedules/await-scheduled-turn.ts";
+export { scheduledTurnFromWire, scheduledTurnToWire } from "./contract/values/scheduled-turn.ts";
+export type { ScheduledTurn, ScheduledTurnMode, ScheduledTurns } from "./contract/values/scheduled-turn.ts";
 export { sessionLineageFromWire, sessionLineageToWire } from "./contract/values/session-lineage.ts";
 export type { SessionLineage } from "./contract/values/session-lineage.ts";
 export { turnCheckpointFromWire, turnCheckpointToWire } from "./session/records/turn-checkpoint.ts";

@@ -21,6 +21,7 @@ import { runSessionsCommand } from "./commands/sessions.ts";
 import { defaultEntryName, findDefaultEntry } from "./entry/find-default-entry.ts";
 import { loadAgentFlows } from "./entry/load-agent-flows.ts";
 import { migrateConfiguredStore, openConfiguredStore } from "./store/open-configured-store.ts";
+import { resolveLogFormat } from "./logging/log-format.ts";
 
 const defaultEntry = defaultEntryName;
 
@@ -76,7 +77,8 @@ OTLP/HTTP.
                            that may call the API; repeatable.
   --metrics-port <port>    Serve /metrics, /healthz and /readyz on this port
                            (see perdure worker --help; --metrics-host and
-                           --metrics-token as there).`,
+                           --metrics-token as there).
+  --log-format <format>    pretty (the default) or json; or PERDURE_LOG_FORMAT.`,
   worker: `Usage: perdure worker [--db .perdure/dev.db] [--concurrency 8] [--drain-timeout 25s] [entry]
 
 Runs a Worker for every agent session Flow the entry module exports, and
@@ -96,7 +98,10 @@ defaults to ${defaultEntry}. On SQLite it commits with fsync durability.
   --metrics-host <name>    Address for them (default 127.0.0.1); any other
                            than loopback requires --metrics-token.
   --metrics-token <token>  Bearer token the scraper and probes must send
-                           (or PERDURE_METRICS_TOKEN).`,
+                           (or PERDURE_METRICS_TOKEN).
+  --log-format <format>    json (one JSON object per line, the default when
+                           stderr is not a terminal) or pretty (readable
+                           lines); or PERDURE_LOG_FORMAT.`,
   sessions: `Usage: perdure sessions [--db .perdure/dev.db] [--entry ${defaultEntry}]
 
 Lists every session of the entry's agents, newest first, with the Flow status,
@@ -190,6 +195,7 @@ function parseCommandLine(argv: readonly string[]) {
         "metrics-port": { type: "string" },
         "metrics-host": { type: "string" },
         "metrics-token": { type: "string" },
+        "log-format": { type: "string" },
       },
     });
   } catch (error) {
@@ -270,6 +276,7 @@ async function main(argv: readonly string[]): Promise<number> {
       token,
       allowedOrigins: values["allow-origin"] ?? [],
       operations: operationsOptionsOf(values, (await import("./commands/worker.ts")).parsePort),
+      logFormat: resolveLogFormat(values["log-format"], process.stderr.isTTY, "pretty"),
       ...location,
     });
     await new Promise<void>((resolve) => {
@@ -287,6 +294,7 @@ async function main(argv: readonly string[]): Promise<number> {
       concurrency: values.concurrency === undefined ? 8 : parseConcurrency(values.concurrency),
       drainTimeoutMs: parseDuration("--drain-timeout", values["drain-timeout"] ?? "25s"),
       operations: operationsOptionsOf(values, parsePort),
+      logFormat: resolveLogFormat(values["log-format"], process.stderr.isTTY),
       ...location,
     });
     // A released Step's handler may ignore its abort signal; it must not outlive the drain.

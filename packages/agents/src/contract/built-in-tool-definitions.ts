@@ -4,10 +4,10 @@
  */
 
 /** The name of a built-in tool. */
-export type BuiltInToolName = "ask_user" | "durable_wait" | "write_todos";
+export type BuiltInToolName = "ask_user" | "durable_wait" | "write_todos" | "schedule_turn";
 
 /** Every built-in tool name, in the order runners offer them. */
-export const builtInToolNames: readonly BuiltInToolName[] = ["ask_user", "durable_wait", "write_todos"];
+export const builtInToolNames: readonly BuiltInToolName[] = ["ask_user", "durable_wait", "write_todos", "schedule_turn"];
 
 /** A built-in tool as a model sees it. */
 export interface BuiltInToolDefinition {
@@ -79,6 +79,27 @@ const writeTodos: BuiltInToolDefinition = {
   },
 };
 
+/** A Perdure extension: the agent schedules its own follow-up turn (off unless the session enables it). */
+const scheduleTurn: BuiltInToolDefinition = {
+  name: "schedule_turn",
+  description:
+    "Schedule a later turn of this conversation: at that time the text arrives as a user message and you continue. " +
+    "Give exactly one of after_seconds (once, that many seconds from now), at (once, an ISO 8601 time) or every (a cron expression, repeating). " +
+    "Use it to follow up on something later, such as checking a delivery tomorrow.",
+  parameters: {
+    type: "object",
+    properties: {
+      text: { type: "string", description: "The message you receive when the turn runs; say what to do then." },
+      after_seconds: { type: "integer", minimum: 1, description: "Run once, this many seconds from now." },
+      at: { type: "string", description: "Run once at this ISO 8601 time, such as 2026-12-24T09:00:00Z." },
+      every: { type: "string", description: "Run every time this cron expression matches: 5 fields (minute hour day month weekday), such as \"0 9 * * 1-5\"." },
+      timezone: { type: "string", description: "The IANA time zone of every; UTC when absent." },
+    },
+    required: ["text"],
+    additionalProperties: false,
+  },
+};
+
 function deepFreeze<TValue>(value: TValue): TValue {
   if (typeof value === "object" && value !== null) {
     for (const nested of Object.values(value)) deepFreeze(nested);
@@ -99,6 +120,7 @@ export const builtInToolDefinitions: Readonly<Record<BuiltInToolName, BuiltInToo
   ask_user: askUser,
   durable_wait: durableWait,
   write_todos: writeTodos,
+  schedule_turn: scheduleTurn,
 });
 
 /** The definition of one built-in tool. */

@@ -25,6 +25,8 @@ export const agentHttpActions = [
   "updateSessionSettings",
   "stopSession",
   "forkSession",
+  "scheduleTurn",
+  "cancelScheduledTurn",
 ] as const;
 
 /** One operation of the session HTTP API. */

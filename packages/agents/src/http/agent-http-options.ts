@@ -2,7 +2,7 @@
  * The options of `createAgentHttpHandler` and the one function that checks
  * them and fills in their defaults.
  */
-import { describeValue, InvalidInputError, type Client } from "@perdure/engine";
+import { describeValue, InvalidInputError, type Client, type PerdureLogger } from "@perdure/engine";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import type { AgentHttpAction } from "./agent-http-actions.ts";
 
@@ -100,11 +100,22 @@ export interface AgentHttpHandlerOptions {
    */
   includeEventWriteTimes?: boolean;
   /**
+   * The structured logger (pino, or any `PerdureLogger`) for unexpected
+   * errors and for the health checks' failures.
+   * @default none: errors go to `console.error`
+   */
+  logger?: PerdureLogger;
+  /**
    * Called with each unexpected error, which the caller sees only as a 500
    * without details.
-   * @default console.error
+   * @default `logger.error` with the method and path, else console.error
    */
   onUnexpectedError?: (error: unknown, request: Request) => void;
+}
+
+function unexpectedErrorLogOf(logger: PerdureLogger | undefined): (error: unknown, request: Request) => void {
+  if (logger === undefined) return (error) => console.error("perdure http:", error);
+  return (error, request) => logger.error({ err: error, method: request.method, path: new URL(request.url).pathname }, "unexpected error answered with 500");
 }
 
 /** The options with every default filled in. */
@@ -194,6 +205,6 @@ export function resolveAgentHttpHandlerOptions(options: AgentHttpHandlerOptions)
     maxChatBodyBytes: positiveInteger(limits.maxChatBodyBytes, "maxChatBodyBytes", 1024 * 1024),
     maxBodyBytes: positiveInteger(limits.maxBodyBytes, "maxBodyBytes", 64 * 1024),
     maxListedSessions: positiveInteger(limits.maxListedSessions, "maxListedSessions", 500),
-    onUnexpectedError: options.onUnexpectedError ?? ((error) => console.error("perdure http:", error)),
+    onUnexpectedError: options.onUnexpectedError ?? unexpectedErrorLogOf(options.logger),
   };
 }

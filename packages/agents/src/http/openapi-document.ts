@@ -183,6 +183,30 @@ export function agentHttpOpenApiDocument(basePath: string): { openapi: string; p
           }),
         }),
       },
+      "/sessions/{id}/schedules": {
+        post: sessionOperation("scheduleTurn", "Schedules a user message the session queues by itself, on the store's clock: once at a time, or every time a cron expression matches. A run due while a turn runs is queued like any message; runs missed while no Worker ran are one catch-up run. The snapshot lists the schedules as scheduled_turns.", {
+          "200": jsonResponse("The stored schedule (the same one when the same request with the same scheduleId came before).", { type: "object", required: ["schedule"], properties: { schedule: { type: "object", required: ["schedule_id", "text", "mode", "next_run_at"], properties: { schedule_id: { type: "string" }, text: { type: "string" }, mode: { enum: ["chat", "planning"] }, at: { type: ["string", "null"] }, every: { type: ["string", "null"] }, timezone: { type: "string" }, next_run_at: { type: "string" }, run_count: { type: "integer" }, skipped_count: { type: "integer" }, last_run_at: { type: ["string", "null"] }, created_at: { type: "string" }, created_by: { enum: ["client", "agent"] } } } } }),
+          "409": conflict,
+        }, {
+          requestBody: jsonBody({
+            type: "object", required: ["text"],
+            properties: {
+              text: { type: "string", description: "The user message each run queues." },
+              at: { type: ["string", "integer"], description: "One run at this time: ISO 8601 text or epoch milliseconds. Give at or every, not both." },
+              every: { type: "string", description: "A cron expression: 5 fields (minute hour day month weekday), or 6 with seconds first." },
+              timezone: { type: "string", description: "The IANA time zone every reads in; UTC when absent." },
+              mode: { enum: ["chat", "planning"], description: "planning queues a planMode message; chat when absent." },
+              scheduleId: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$", description: "The schedule's ID, so a retried request adds nothing; schedule-<n> when absent." },
+            },
+          }),
+        }),
+      },
+      "/sessions/{id}/schedules/{scheduleId}/cancel": {
+        post: sessionOperation("cancelScheduledTurn", "Cancels a schedule; a message one of its runs queued already stays queued.", { "200": booleanAnswer("cancelled", "Whether the session had the schedule."), "409": conflict }, {
+          parameters: [{ name: "scheduleId", in: "path", required: true, description: "The schedule_id the snapshot lists.", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$" } }],
+          requestBody: emptyObjectBody,
+        }),
+      },
       "/sessions/{id}/stop": {
         post: sessionOperation("stopSession", "Stops the session for good.", { "200": booleanAnswer("stopped", "Stopped.") }, { requestBody: emptyObjectBody }),
       },

@@ -24,6 +24,8 @@ import { createCancelToolTaskStep } from "./steps/cancel-tool-task.ts";
 import { createFinishTurnCancellationStep } from "./steps/finish-turn-cancellation.ts";
 import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
+import { createAwaitScheduledTurnStep } from "./schedules/await-scheduled-turn.ts";
+import { createScheduleTurnCallStep } from "./schedules/schedule-turn-call.ts";
 import { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import { resolveAgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { checkAgentSessionStartInput } from "../contract/values/agent-state.ts";
@@ -77,6 +79,8 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
       createApplyTurnControlStep(environment),
       createFinishTurnCancellationStep(environment),
       createCancelToolTaskStep(environment),
+      createAwaitScheduledTurnStep(environment),
+      createScheduleTurnCallStep(environment),
     ],
     persistence,
     rpcs: createSessionRpcs(environment),

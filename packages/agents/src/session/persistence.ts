@@ -37,6 +37,7 @@ import { modelCallRecordFromWire, modelCallRecordToWire, type ModelCallRecord } 
 import { turnCheckpointFromWire, turnCheckpointToWire, type TurnCheckpoint } from "./records/turn-checkpoint.ts";
 import { turnToolCallsFromWire, turnToolCallsToWire, type TurnToolCalls } from "./records/turn-tool-calls.ts";
 import { sessionLineageFromWire, sessionLineageToWire, type SessionLineage } from "../contract/values/session-lineage.ts";
+import { scheduledTurnsFromWire, scheduledTurnsToWire, type ScheduledTurns } from "../contract/values/scheduled-turn.ts";
 
 function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
   return { encode, decode };
@@ -101,6 +102,8 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     turnToolCalls: attributeMap<TurnToolCalls>("TurnToolCalls", { codec: codec(turnToolCallsToWire, turnToolCallsFromWire) }),
     modelCalls: attributeMap<ModelCallRecord>("ModelCalls", { codec: codec(modelCallRecordToWire, modelCallRecordFromWire) }),
     sessionLineage: attribute<SessionLineage>("SessionLineage", { codec: codec(sessionLineageToWire, sessionLineageFromWire) }),
+    /** The session's scheduled turns (a Perdure extension); small, so a plain Attribute every Step may read. */
+    scheduledTurns: attribute<ScheduledTurns>("ScheduledTurns", { codec: codec(scheduledTurnsToWire, scheduledTurnsFromWire) }),
     agentEvents: stream<AgentEvent>("AgentEvents", {
       capacityBytes: options.eventStreamCapacityBytes,
       codec: codec(agentEventToWire, agentEventFromWire),

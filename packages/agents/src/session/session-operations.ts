@@ -86,9 +86,10 @@ export async function startTurn(
   writeEvent: (turnId: string) => AgentEventWriter,
   interactionMode: InteractionMode = "chat",
   clientMessageIds: readonly (string | undefined)[] = [],
+  startedBy: "message" | "steer" = "message",
 ): Promise<AgentState> {
   const turnId = `turn-${state.turnCount + 1}`;
-  writeTurnCheckpoint(context, persistence, state, isoNow(context));
+  writeTurnCheckpoint(context, persistence, state, isoNow(context), { interactionMode, startedBy });
   const userMessages: readonly FrameworkMessage[] = Array.isArray(userMessage) ? userMessage : [userMessage as FrameworkMessage];
   const appended = appendMessages(context, persistence, state, userMessages, turnId);
   // The user messages took the sequences right after the state's count, in order.

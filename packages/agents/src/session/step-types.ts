@@ -17,5 +17,9 @@ export const AgentStepType = {
   ApplyTurnControl: "ApplyTurnControl",
   FinishTurnCancellation: "FinishTurnCancellation",
   CancelToolTask: "CancelToolTask",
+  /** Waits for one scheduled turn's next run (a Perdure extension). */
+  AwaitScheduledTurn: "AwaitScheduledTurn",
+  /** Stores the schedule of the agent's `schedule_turn` call (a Perdure extension). */
+  ScheduleTurnCall: "ScheduleTurnCall",
 } as const;
 export type AgentStepType = (typeof AgentStepType)[keyof typeof AgentStepType];

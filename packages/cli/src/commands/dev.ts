@@ -12,7 +12,8 @@ import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
 import { startDevTracing } from "./dev-tracing.ts";
-import { formatFailedAttempt } from "./failed-attempt-log.ts";
+import { createCliLogger } from "../logging/cli-logger.ts";
+import type { LogFormat } from "../logging/log-format.ts";
 import { workerReadiness } from "./worker.ts";
 import { startOperationsServer } from "../operations/operations-server.ts";
 import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
@@ -35,6 +36,8 @@ export interface DevCommandOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** `--metrics-port`: where `/metrics`, `/healthz` and `/readyz` listen. @default none */
   operations?: { port: number; host: string; token: string | undefined } | undefined;
+  /** How log entries are written (see `createCliLogger`). @default "pretty" */
+  logFormat?: LogFormat;
 }
 
 /** The built web UI: `dist/web` of the package, seen from the sources or from the built `dist/commands`. */
@@ -110,10 +113,11 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   }
   const { store, description } = opened;
   const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
+  const logger = createCliLogger({ name: "perdure dev", format: options.logFormat ?? "pretty" });
   const worker = new Worker({
     store,
     flows: [...flows.values()],
-    onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure)),
+    logger,
     ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
   });
   await worker.start();

@@ -8,7 +8,8 @@
 import { Client, Worker } from "@perdure/engine";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
 import { openConfiguredStore, type StoreLocation } from "../store/open-configured-store.ts";
-import { formatFailedAttempt } from "./failed-attempt-log.ts";
+import { createCliLogger } from "../logging/cli-logger.ts";
+import type { LogFormat } from "../logging/log-format.ts";
 import { startOperationsServer, type ReadinessReport, type RunningOperationsServer } from "../operations/operations-server.ts";
 import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
 import { StoreOutageLog } from "../operations/store-outage-log.ts";
@@ -22,6 +23,8 @@ export interface WorkerCommandOptions extends StoreLocation {
   drainTimeoutMs: number;
   /** Where `/metrics`, `/healthz` and `/readyz` listen. @default none: no operations server */
   operations?: { port: number; host: string; token: string | undefined } | undefined;
+  /** How log entries are written (see `createCliLogger`). @default "json" */
+  logFormat?: LogFormat;
 }
 
 /** The line a started `perdure worker` prints; tests and supervisors wait for it. */
@@ -36,12 +39,13 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   // A Worker's commits are what sessions stand on: on SQLite it takes fsync durability.
   const metrics = options.operations === undefined ? undefined : startPrometheusMetrics();
   const { store, description } = await openConfiguredStore(options, { sqliteDurability: "full" });
-  const outageLog = new StoreOutageLog("perdure worker");
+  const logger = createCliLogger({ name: "perdure worker", format: options.logFormat ?? "json" });
+  const outageLog = new StoreOutageLog(logger);
   const worker = new Worker({
     store,
     flows: [...flows.values()],
     concurrency: options.concurrency,
-    onAttemptFailed: (failure) => console.error(formatFailedAttempt(failure, "perdure worker")),
+    logger,
     onError: outageLog.onError,
     ...(metrics === undefined ? {} : { meterProvider: metrics.meterProvider }),
   });

@@ -3,6 +3,7 @@
  * outage starts, and once when the store answers again, instead of one line
  * per failed retry (several a second while a database is down).
  */
+import type { PerdureLogger } from "@perdure/engine";
 
 const connectionErrorCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EPIPE", "EAI_AGAIN", "57P01", "57P02", "57P03"]);
 const connectionErrorMessages = /connection terminated|timeout exceeded when trying to connect|connection error|not queryable|server closed the connection|the database system is (starting up|shutting down)/i;
@@ -24,16 +25,16 @@ const quietSpellMs = 5000;
 export class StoreOutageLog {
   private unreachableSince: number | undefined;
   private lastFailureAt = 0;
-  private readonly prefix: string;
+  private readonly logger: PerdureLogger;
 
-  constructor(prefix: string) {
-    this.prefix = prefix;
+  constructor(logger: PerdureLogger) {
+    this.logger = logger;
   }
 
   /** A Worker's `onError`. */
   readonly onError = (error: unknown): void => {
     if (!isStoreConnectionError(error)) {
-      console.error(`${this.prefix}:`, error);
+      this.logger.error({ err: error }, "Worker error");
       return;
     }
     this.lastFailureAt = Date.now();
@@ -53,13 +54,14 @@ export class StoreOutageLog {
     }
     // Claiming may still rest on a liveness write from before the outage: wait for a quiet spell.
     if (this.unreachableSince === undefined || Date.now() - this.lastFailureAt < quietSpellMs) return;
-    console.error(`${this.prefix}: the store answers again after ${((Date.now() - this.unreachableSince) / 1000).toFixed(1)} s`);
+    const outageMs = Date.now() - this.unreachableSince;
+    this.logger.info({ outageMs }, `the store answers again after ${(outageMs / 1000).toFixed(1)} s`);
     this.unreachableSince = undefined;
   }
 
   private reportUnreachable(reason: string): void {
     if (this.unreachableSince !== undefined) return;
     this.unreachableSince = Date.now();
-    console.error(`${this.prefix}: the store is unreachable (${reason}); retrying until it answers, and /readyz answers 503 meanwhile`);
+    this.logger.error({ reason }, `the store is unreachable (${reason}); retrying until it answers, and /readyz answers 503 meanwhile`);
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { FailedAttempt } from "./failed-attempt.ts";
+import { failedAttemptLogFields, failedAttemptMessage, type FailedAttempt } from "./failed-attempt.ts";
+import type { PerdureLogger } from "../logging/perdure-logger.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
@@ -41,13 +42,21 @@ export interface WorkerOptions {
    * @default the store's `pollIntervalMs`
    */
   pollIntervalMs?: number;
-  /** Called once for each error the Worker cannot hand to a Step. @default logs to stderr */
+  /**
+   * The structured logger (pino, or any {@link PerdureLogger}) for the
+   * Worker's errors and for every failed Step attempt (`flowId`, `flowType`,
+   * `stepType`, `executionId`, `method`, `attempt`, `err` with its stack),
+   * unless `onError` / `onAttemptFailed` take those over.
+   * @default none: errors go to `console.error`, failed attempts are not logged
+   */
+  logger?: PerdureLogger;
+  /** Called once for each error the Worker cannot hand to a Step. @default `logger.error`, else logs to stderr */
   onError?: (error: unknown) => void;
   /**
    * Called for every Step method attempt that throws or times out, with the
    * thrown value and its stack, before it is retried or routed (`perdure dev`
    * logs these). Must not throw; what it throws goes to `onError`.
-   * @default none
+   * @default `logger.error` when a logger is given, else none
    */
   onAttemptFailed?: (failure: FailedAttempt) => void;
   /**
@@ -101,6 +110,16 @@ interface ResolvedWorkerOptions {
   timers: LocalTimers;
 }
 
+function errorLogOf(logger: PerdureLogger | undefined): (error: unknown) => void {
+  if (logger === undefined) return (error) => console.error("perdure worker:", error);
+  return (error) => logger.error({ err: error }, "Worker error");
+}
+
+function failedAttemptLogOf(logger: PerdureLogger | undefined): ((failure: FailedAttempt) => void) | undefined {
+  if (logger === undefined) return undefined;
+  return (failure) => logger.error(failedAttemptLogFields(failure), failedAttemptMessage(failure));
+}
+
 function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   const flows = new Map<string, FlowCore>();
   for (const flow of options.flows) {
@@ -120,8 +139,8 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     workerId: options.workerId ?? randomUUID(),
     livenessTimeoutMs: positiveInteger("livenessTimeoutMs", options.livenessTimeoutMs, 5000),
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
-    onError: options.onError ?? ((error) => console.error("perdure worker:", error)),
-    onAttemptFailed: options.onAttemptFailed,
+    onError: options.onError ?? errorLogOf(options.logger),
+    onAttemptFailed: options.onAttemptFailed ?? failedAttemptLogOf(options.logger),
     meterProvider: options.meterProvider,
     timers: timersOf(options),
   };

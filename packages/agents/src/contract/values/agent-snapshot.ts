@@ -7,6 +7,7 @@ import { agentUsageToWire, type AgentUsage } from "./agent-usage.ts";
 import { agentUserMessageToWire, type QueuedAgentUserMessage } from "./agent-user-message.ts";
 import { contextSummaryToWire, type ContextSummary } from "./context-summary.ts";
 import type { SessionSettings } from "./session-settings.ts";
+import { scheduledTurnToWire, type ScheduledTurn } from "./scheduled-turn.ts";
 import type { WireObject } from "./wire.ts";
 
 /** Everything `get_agent_snapshot` returns, in one committed state. */
@@ -37,6 +38,13 @@ export interface AgentSnapshot {
    * @default {}
    */
   sessionSettings?: SessionSettings;
+  /**
+   * The session's scheduled turns, oldest first (a Perdure extension). On
+   * the wire as `scheduled_turns` only when there are some, so a session
+   * without schedules keeps the contract's shape.
+   * @default []
+   */
+  scheduledTurns?: ScheduledTurn[];
 }
 
 /**
@@ -59,5 +67,6 @@ export function agentSnapshotToWire(snapshot: AgentSnapshot): WireObject {
     steered_messages: snapshot.steeredMessages.map(queued),
     context_summary: snapshot.contextSummary === null ? null : contextSummaryToWire(snapshot.contextSummary),
     session_settings: snapshot.sessionSettings ?? {},
+    ...(snapshot.scheduledTurns === undefined || snapshot.scheduledTurns.length === 0 ? {} : { scheduled_turns: snapshot.scheduledTurns.map(scheduledTurnToWire) }),
   };
 }

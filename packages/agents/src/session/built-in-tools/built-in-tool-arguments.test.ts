@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compileArgumentValidator } from "../../stepwise/json-schema-validation.ts";
-import { checkAskUserArguments, checkDurableWaitArguments, checkWriteTodosArguments } from "./built-in-tool-arguments.ts";
+import { checkAskUserArguments, checkDurableWaitArguments, checkScheduleTurnArguments, checkWriteTodosArguments } from "./built-in-tool-arguments.ts";
 import { builtInToolDefinition, builtInToolDefinitions, builtInToolNames } from "../../contract/built-in-tool-definitions.ts";
 import { durableWaitTimerId } from "./durable-wait-timer.ts";
 
@@ -40,7 +40,8 @@ test("write_todos arguments: every task needs content and one of the three statu
 });
 
 test("builtInToolDefinitions: frozen, named as the contract, and each schema accepts what its check accepts", () => {
-  assert.deepEqual(builtInToolNames, ["ask_user", "durable_wait", "write_todos"]);
+  // The contract's three, then schedule_turn, a Perdure extension.
+  assert.deepEqual(builtInToolNames, ["ask_user", "durable_wait", "write_todos", "schedule_turn"]);
   assert.deepEqual(Object.keys(builtInToolDefinitions), builtInToolNames);
   assert.ok(Object.isFrozen(builtInToolDefinitions));
   for (const name of builtInToolNames) {
@@ -53,6 +54,18 @@ test("builtInToolDefinitions: frozen, named as the contract, and each schema acc
   assert.equal(compileArgumentValidator(builtInToolDefinition("ask_user").parameters as Record<string, unknown>)({ question: "Q", choices: null, allows_free_text: null }), null);
   assert.equal(compileArgumentValidator(builtInToolDefinition("durable_wait").parameters as Record<string, unknown>)({ duration_seconds: 5, reason: "r" }), null);
   assert.equal(compileArgumentValidator(builtInToolDefinition("write_todos").parameters as Record<string, unknown>)({ todos: [{ content: "a", status: "pending" }] }), null);
+  assert.equal(compileArgumentValidator(builtInToolDefinition("schedule_turn").parameters as Record<string, unknown>)({ text: "check", after_seconds: 60 }), null);
+});
+
+test("schedule_turn arguments: non-blank text and exactly one of after_seconds, at and every", () => {
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "check", "after_seconds": 60}'), { ok: true, value: { text: "check", afterSeconds: 60, at: null, every: null, timezone: null } });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "check", "every": "0 9 * * *", "timezone": "UTC"}'), { ok: true, value: { text: "check", afterSeconds: null, at: null, every: "0 9 * * *", timezone: "UTC" } });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "check"}'), { ok: false, reason: "give exactly one of after_seconds, at and every, got 0" });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "check", "after_seconds": 5, "at": "2030-01-01T00:00:00Z"}'), { ok: false, reason: "give exactly one of after_seconds, at and every, got 2" });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "check", "after_seconds": 0}'), { ok: false, reason: "after_seconds must be a whole number of at least 1, got 0" });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": " ", "after_seconds": 5}'), { ok: false, reason: "text must be a non-blank string, got ' '" });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "c", "every": 5}'), { ok: false, reason: "every must be a cron expression, got 5" });
+  assert.deepEqual(checkScheduleTurnArguments('{"text": "c", "at": "x", "mood": 1}'), { ok: false, reason: "unexpected argument 'mood'" });
 });
 
 test("durableWaitTimerId keeps what a Timer ID can hold and replaces the rest", () => {

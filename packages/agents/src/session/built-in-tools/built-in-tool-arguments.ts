@@ -84,6 +84,39 @@ export function checkDurableWaitArguments(argumentsText: string, maxSeconds: num
   return { ok: true, value: { durationSeconds: duration, reason } };
 }
 
+/** `schedule_turn`'s arguments: the text and exactly one of after_seconds, at and every. */
+export interface ScheduleTurnArguments {
+  text: string;
+  afterSeconds: number | null;
+  at: string | null;
+  every: string | null;
+  timezone: string | null;
+}
+
+/** Checks `schedule_turn`'s arguments' shape; times and cron expressions are checked when the schedule is stored. */
+export function checkScheduleTurnArguments(argumentsText: string): CheckedArguments<ScheduleTurnArguments> {
+  const parsed = parseObject(argumentsText);
+  if (!parsed.ok) return parsed;
+  const object = parsed.value;
+  const extra = unexpectedKeys(object, ["text", "after_seconds", "at", "every", "timezone"]);
+  if (extra !== null) return { ok: false, reason: extra };
+  const text = object.text ?? null;
+  const afterSeconds = object.after_seconds ?? null;
+  const at = object.at ?? null;
+  const every = object.every ?? null;
+  const timezone = object.timezone ?? null;
+  if (!nonBlankString(text)) return { ok: false, reason: `text must be a non-blank string, got ${pythonRepr(text)}` };
+  const given = [afterSeconds, at, every].filter((value) => value !== null).length;
+  if (given !== 1) return { ok: false, reason: `give exactly one of after_seconds, at and every, got ${given}` };
+  if (afterSeconds !== null && (typeof afterSeconds !== "number" || !Number.isInteger(afterSeconds) || afterSeconds < 1)) {
+    return { ok: false, reason: `after_seconds must be a whole number of at least 1, got ${pythonRepr(afterSeconds)}` };
+  }
+  if (at !== null && typeof at !== "string") return { ok: false, reason: `at must be an ISO 8601 time, got ${pythonRepr(at)}` };
+  if (every !== null && typeof every !== "string") return { ok: false, reason: `every must be a cron expression, got ${pythonRepr(every)}` };
+  if (timezone !== null && typeof timezone !== "string") return { ok: false, reason: `timezone must be a time zone name, got ${pythonRepr(timezone)}` };
+  return { ok: true, value: { text, afterSeconds: afterSeconds as number | null, at: at as string | null, every: every as string | null, timezone: timezone as string | null } };
+}
+
 /** Checks `{ todos: [{ content, status }] }`; the reason goes after `invalid todos: `. */
 export function checkWriteTodosArguments(argumentsText: string): CheckedArguments<AgentPlanTask[]> {
   const parsed = parseObject(argumentsText);

@@ -1,8 +1,9 @@
 /**
  * Routes a call of an enabled built-in tool in `RunModel`'s commit, with the
  * fixed policy `read`, no approval: `ask_user` raises its question and moves
- * to `AwaitQuestionAnswer`, `durable_wait` moves to `AwaitTimer`, and
- * `write_todos` replaces the plan at once. Invalid arguments fail the call in
+ * to `AwaitQuestionAnswer`, `durable_wait` moves to `AwaitTimer`,
+ * `write_todos` replaces the plan at once, and `schedule_turn` moves to
+ * `ScheduleTurnCall`. Invalid arguments fail the call in
  * this commit, so no Step runs for it.
  */
 import { movement } from "@perdure/engine";
@@ -14,7 +15,7 @@ import { finishToolCall } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import type { DeferralContext, DeferredCallWork } from "../steps/deferral-types.ts";
 import { interruptRaisedPayload } from "../steps/interrupt-events.ts";
-import { checkAskUserArguments, checkDurableWaitArguments, checkWriteTodosArguments } from "./built-in-tool-arguments.ts";
+import { checkAskUserArguments, checkDurableWaitArguments, checkScheduleTurnArguments, checkWriteTodosArguments } from "./built-in-tool-arguments.ts";
 import { questionLoad } from "./question-load.ts";
 
 async function fail(deferral: DeferralContext, record: AgentToolCallRecord, error: string): Promise<DeferredCallWork> {
@@ -47,6 +48,14 @@ async function durableWait(deferral: DeferralContext, record: AgentToolCallRecor
   return { movement: movement(AgentStepType.AwaitTimer, record.toolCallId) };
 }
 
+/** `schedule_turn` stores its schedule in `ScheduleTurnCall`, a short Step that holds the schedules' lock. */
+async function scheduleTurn(deferral: DeferralContext, record: AgentToolCallRecord): Promise<DeferredCallWork> {
+  const checked = checkScheduleTurnArguments(record.arguments);
+  if (!checked.ok) return fail(deferral, record, invalidBuiltInToolArguments("schedule_turn", checked.reason));
+  deferral.context.write(deferral.environment.persistence.agentToolCalls.instance(record.toolCallId), record);
+  return { movement: movement(AgentStepType.ScheduleTurnCall, record.toolCallId) };
+}
+
 async function writeTodos(deferral: DeferralContext, record: AgentToolCallRecord): Promise<DeferredCallWork> {
   if (deferral.writeTodosCount > 1) return fail(deferral, record, writeTodosCalledMoreThanOnce);
   const checked = checkWriteTodosArguments(record.arguments);
@@ -67,6 +76,8 @@ export async function settleBuiltInCall(deferral: DeferralContext, runnerRecord:
       return askUser(deferral, record);
     case "durable_wait":
       return durableWait(deferral, record);
+    case "schedule_turn":
+      return scheduleTurn(deferral, record);
     default:
       return writeTodos(deferral, record);
   }

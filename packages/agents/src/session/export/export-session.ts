@@ -12,7 +12,9 @@ import { turnNumberOfId, turnRecordKey } from "../records/turn-key.ts";
 import { sessionFixtureFormat, sessionFixtureVersion, type SessionFixture, type SessionFixtureToolCall, type SessionFixtureTurn } from "./session-fixture.ts";
 
 function fixtureToolCall(call: AgentToolCallRecord): SessionFixtureToolCall {
+  const answers = call.inputAnswers === undefined || call.inputAnswers.length === 0 ? {} : { input_answers: call.inputAnswers.map((answer) => ({ resolution: answer.resolution, answer: answer.answer })) };
   return {
+    ...answers,
     tool_call_id: call.toolCallId,
     tool_name: call.toolName,
     arguments: call.arguments,
@@ -55,15 +57,21 @@ export async function exportSession(client: Client, flow: AgentSessionFlow, sess
     const turnId = `turn-${number}`;
     const key = turnRecordKey(number);
     const toolCalls = read.toolCalls.find((entry) => entry.key === key)?.value;
+    const checkpoint = read.checkpoints.find((entry) => entry.key === key)?.value;
+    const mode = checkpoint?.interactionMode ?? "chat";
+    const startedBy = mode === "executing" ? "plan_execution" : checkpoint?.startedBy ?? "message";
     turns.push({
       turn_id: turnId,
       user_messages: openingUserTexts(messages, turnId),
-      session_settings: read.checkpoints.find((entry) => entry.key === key)?.value.sessionSettings ?? null,
+      session_settings: checkpoint?.sessionSettings ?? null,
       model_calls: read.modelCalls
         .filter((entry) => turnNumberOfId(entry.value.turnId) === number)
         .map(({ value }) => ({ request: value.request, response: value.response, outcome: value.outcome, input_omitted: value.inputOmitted })),
       tool_calls: (toolCalls?.toolCalls ?? []).map(fixtureToolCall),
       inherited_from: toolCalls?.inheritedFrom ?? (read.lineage !== undefined && number <= read.lineage.throughTurn ? read.lineage.sourceSessionId : null),
+      interaction_mode: mode,
+      started_by: startedBy,
+      ...(startedBy === "plan_execution" && checkpoint?.plan !== null && checkpoint?.plan !== undefined ? { plan_revision: checkpoint.plan.revision } : {}),
     });
   }
   return {

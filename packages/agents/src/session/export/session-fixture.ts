@@ -32,6 +32,8 @@ export interface SessionFixtureToolCall {
   status: string;
   output: string | null;
   error: string | null;
+  /** The answers to the questions the tool itself asked, oldest first; absent when it asked none. */
+  input_answers?: { resolution: string; answer: string | null }[];
 }
 
 /** One ended turn. */
@@ -45,6 +47,12 @@ export interface SessionFixtureTurn {
   tool_calls: SessionFixtureToolCall[];
   /** Set when a fork inherited this turn: the session that ran it. */
   inherited_from: string | null;
+  /** The turn's kind: a chat turn, a planning turn (`plan_mode`), or the execution of an approved plan. @default "chat" */
+  interaction_mode?: "chat" | "planning" | "executing";
+  /** What started it: a user message, steered messages (which ended the turn before), or the approval of plan `plan_revision`. @default "message" */
+  started_by?: "message" | "steer" | "plan_execution";
+  /** For a turn started by a plan approval: the approved revision. */
+  plan_revision?: number;
 }
 
 /** A recorded session. */

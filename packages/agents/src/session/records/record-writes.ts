@@ -4,15 +4,18 @@
  */
 import type { StepContext } from "@perdure/engine";
 import type { RecordedModelCall } from "../../contract/agent-framework-runner.ts";
-import type { AgentState } from "../../contract/values/agent-state.ts";
+import type { AgentState, InteractionMode } from "../../contract/values/agent-state.ts";
 import { emptyAgentUsage } from "../../contract/values/agent-usage.ts";
 import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
 import type { AgentSessionPersistence } from "../persistence.ts";
 import { modelCallKey, modelCallRecordMaxBytes, modelCallRecordToWire, type ModelCallRecord } from "./model-call-record.ts";
 import { turnNumberOfId, turnRecordKey } from "./turn-key.ts";
 
-/** Writes the checkpoint of the turn that `state` (the state before it) is about to start. */
-export function writeTurnCheckpoint(context: StepContext, persistence: AgentSessionPersistence, state: AgentState, createdAt: string): void {
+/** Writes the checkpoint of the turn that `state` (the state before it) is about to start, in `interactionMode`, started by a message or a steer. */
+export function writeTurnCheckpoint(
+  context: StepContext, persistence: AgentSessionPersistence, state: AgentState, createdAt: string,
+  start: { interactionMode: InteractionMode; startedBy: "message" | "steer" } = { interactionMode: "chat", startedBy: "message" },
+): void {
   context.write(persistence.turnCheckpoints.instance(turnRecordKey(state.turnCount + 1)), {
     turnCount: state.turnCount,
     messageCount: state.messageCount,
@@ -22,6 +25,8 @@ export function writeTurnCheckpoint(context: StepContext, persistence: AgentSess
     sessionSettings: context.read(persistence.sessionSettings) ?? null,
     usage: context.read(persistence.agentUsage) ?? emptyAgentUsage(),
     createdAt,
+    interactionMode: start.interactionMode,
+    startedBy: start.startedBy,
   });
 }
 

@@ -9,6 +9,7 @@ import { agentPlanFromWire, agentPlanToWire, type AgentPlan } from "../../contra
 import { agentUsageFromWire, agentUsageToWire, emptyAgentUsage, type AgentUsage } from "../../contract/values/agent-usage.ts";
 import { contextSummaryFromWire, contextSummaryToWire, type ContextSummary } from "../../contract/values/context-summary.ts";
 import { sessionSettingsFromWire, type SessionSettings } from "../../contract/values/session-settings.ts";
+import type { InteractionMode } from "../../contract/values/agent-state.ts";
 import { asWireObject, readNullableString, readNumber, type WireObject } from "../../contract/values/wire.ts";
 
 export interface TurnCheckpoint {
@@ -23,7 +24,13 @@ export interface TurnCheckpoint {
   usage: AgentUsage;
   /** ISO 8601 time the turn started. */
   createdAt: string;
+  /** The turn's kind, for a replay; absent on checkpoints written before it was kept. @default "chat" */
+  interactionMode?: InteractionMode;
+  /** `steer` when steered messages started the turn (ending the one before), for a replay. @default "message" */
+  startedBy?: "message" | "steer";
 }
+
+const interactionModes: readonly string[] = ["chat", "planning", "executing"];
 
 export function turnCheckpointToWire(checkpoint: TurnCheckpoint): WireObject {
   return {
@@ -35,6 +42,8 @@ export function turnCheckpointToWire(checkpoint: TurnCheckpoint): WireObject {
     session_settings: checkpoint.sessionSettings,
     usage: agentUsageToWire(checkpoint.usage),
     created_at: checkpoint.createdAt,
+    ...(checkpoint.interactionMode === undefined ? {} : { interaction_mode: checkpoint.interactionMode }),
+    ...(checkpoint.startedBy === undefined ? {} : { started_by: checkpoint.startedBy }),
   };
 }
 
@@ -49,5 +58,7 @@ export function turnCheckpointFromWire(data: unknown): TurnCheckpoint {
     sessionSettings: object.session_settings === null || object.session_settings === undefined ? null : sessionSettingsFromWire(object.session_settings),
     usage: object.usage === undefined ? emptyAgentUsage() : agentUsageFromWire(object.usage),
     createdAt: readNullableString(object, "created_at") ?? "",
+    ...(typeof object.interaction_mode === "string" && interactionModes.includes(object.interaction_mode) ? { interactionMode: object.interaction_mode as InteractionMode } : {}),
+    ...(object.started_by === "steer" || object.started_by === "message" ? { startedBy: object.started_by } : {}),
   };
 }

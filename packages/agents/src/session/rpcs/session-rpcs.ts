@@ -16,6 +16,7 @@ import { inputField, inputObject } from "./rpc-input.ts";
 import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
+import { createScheduledTurnRpcs } from "../schedules/scheduled-turn-rpcs.ts";
 
 /** Input of `send_user_message`. */
 export interface SendUserMessageInput {
@@ -123,6 +124,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
     ...createTurnControlRpcs(environment),
     executePlan: createExecutePlanRpc(environment),
     updateSessionSettings: createUpdateSessionSettingsRpc(environment),
+    ...createScheduledTurnRpcs(environment),
     getAgentSnapshot: rpc<undefined, AgentSnapshot>({
       name: "get_agent_snapshot",
       handler: async (context) => {
@@ -148,6 +150,7 @@ export function createSessionRpcs(environment: SessionEnvironment) {
           steeredMessages: steered.map((entry) => ({ ...entry.message, messageId: entry.messageId })),
           contextSummary: (await context.read(persistence.contextSummary)) ?? null,
           sessionSettings: (await context.read(persistence.sessionSettings)) ?? {},
+          scheduledTurns: (await context.read(persistence.scheduledTurns))?.schedules ?? [],
         };
       },
     }),

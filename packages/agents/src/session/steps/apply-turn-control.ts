@@ -74,7 +74,7 @@ async function startSteeredTurn(context: ExecuteContext, environment: SessionEnv
   const { persistence, runner } = environment;
   const mode = interactionModeForMessages(messages, context.read(persistence.agentPlan));
   const started = await startTurn(context, persistence, state, messages.map((message) => runner.buildUserMessage(message.text)), (turnId) =>
-    createEventWriter(context, persistence, turnId), mode, messages.map((message) => message.clientMessageId));
+    createEventWriter(context, persistence, turnId), mode, messages.map((message) => message.clientMessageId), "steer");
   await emitActivationRoot(context, environment, { turnId: started.activeTurnId, lastMessageSequence: started.messageCount });
   context.write(persistence.agentState, started);
   return moveToModelInputStep(context, environment, AgentStepType.RunModel);

@@ -43,24 +43,31 @@ function withoutInput(request: unknown): unknown {
 export class FixtureModelReplay implements RecordedModelReplay {
   private readonly turns: ReadonlyMap<string, SessionFixtureTurn>;
   private readonly state: ReplayState;
+  private readonly steer: (turnId: string) => Promise<boolean>;
 
-  constructor(turns: readonly SessionFixtureTurn[], state: ReplayState) {
+  /** `steer` steers the next turn in when `turnId` asks for a call past its recorded ones and steering ended it; true when it did. */
+  constructor(turns: readonly SessionFixtureTurn[], state: ReplayState, steer: (turnId: string) => Promise<boolean> = () => Promise.resolve(false)) {
     this.turns = new Map(turns.map((turn) => [turn.turn_id, turn]));
     this.state = state;
+    this.steer = steer;
   }
 
-  respond(turnId: string, request: unknown): Promise<unknown> {
+  async respond(turnId: string, request: unknown): Promise<unknown> {
     const turn = this.turns.get(turnId);
     const callNumber = (this.state.modelCallsByTurn.get(turnId) ?? 0) + 1;
-    this.state.modelCallsByTurn.set(turnId, callNumber);
     const recorded = turn?.model_calls[callNumber - 1];
+    if (recorded === undefined && (await this.steer(turnId))) {
+      // Not a call of the recording: the retried RunModel sees the steer and ends the turn without one.
+      throw new Error(`replay: ${turnId} was steered here in the recording; the next attempt ends the turn`);
+    }
+    this.state.modelCallsByTurn.set(turnId, callNumber);
     if (recorded === undefined) {
       const had = turn?.model_calls.length ?? 0;
       this.state.diverge({
         turnId, modelCall: callNumber, step: "RunModel", kind: "model_call_count",
         diff: `${turnId}: the agent made model call ${callNumber}, but the recording has ${had} model call${had === 1 ? "" : "s"} in this turn`,
       });
-      return Promise.reject(new TerminalError(`replay diverged: ${turnId} made more model calls than recorded`));
+      throw new TerminalError(`replay diverged: ${turnId} made more model calls than recorded`);
     }
     const expected = recorded.input_omitted ? withoutInput(recorded.request) : recorded.request;
     const differences = describeDifferences(expected, recorded.input_omitted ? withoutInput(request) : request);
@@ -69,10 +76,10 @@ export class FixtureModelReplay implements RecordedModelReplay {
         turnId, modelCall: callNumber, step: "RunModel", kind: "model_request",
         diff: [`${turnId}, model call ${callNumber} (RunModel): the agent sent the model a different request`, ...differences].join("\n"),
       });
-      return Promise.reject(new TerminalError(`replay diverged at ${turnId} model call ${callNumber}`));
+      throw new TerminalError(`replay diverged at ${turnId} model call ${callNumber}`);
     }
     this.state.modelCalls += 1;
-    return Promise.resolve(recorded.response);
+    return recorded.response;
   }
 }
 
