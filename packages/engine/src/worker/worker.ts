@@ -106,6 +106,7 @@ interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   onError: (error: unknown) => void;
   onAttemptFailed: ((failure: FailedAttempt) => void) | undefined;
+  logger: PerdureLogger | undefined;
   meterProvider: MeterProvider | undefined;
   timers: LocalTimers;
 }
@@ -141,12 +142,38 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? errorLogOf(options.logger),
     onAttemptFailed: options.onAttemptFailed ?? failedAttemptLogOf(options.logger),
+    logger: options.logger,
     meterProvider: options.meterProvider,
     timers: timersOf(options),
   };
 }
 
 /** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
+/** How many committed leases a Worker remembers: far more than it commits within any failover's reach. */
+const committedLeasesRemembered = 100_000;
+
+/** A set of the most recent keys, forgetting the oldest past its size. */
+class RecentKeys {
+  private readonly keys = new Set<string>();
+  private readonly size: number;
+
+  constructor(size: number) {
+    this.size = size;
+  }
+
+  add(key: string): void {
+    this.keys.add(key);
+    if (this.keys.size > this.size) {
+      const oldest = this.keys.values().next().value;
+      if (oldest !== undefined) this.keys.delete(oldest);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+}
+
 function leaseKey(execution: ExecutionRow): string {
   return `${execution.flowId}\u0000${execution.executionId}\u0000${execution.leaseToken}`;
 }
@@ -183,6 +210,13 @@ export class Worker {
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
   private readonly metrics = new WorkerMetrics();
+  /**
+   * Leases of attempts this Worker ran whose commit the store confirmed: if
+   * the store later shows one leased to this Worker again, it lost that
+   * commit (a failover to a standby that lagged), and the attempt must not
+   * be run again as a lost claim.
+   */
+  private readonly committedLeases = new RecentKeys(committedLeasesRemembered);
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -431,6 +465,7 @@ export class Worker {
     // group of commits settles at once, and each of their claims must see the others' slots free.
     const onCommitted = (claimedAll: boolean) => {
       this.running.delete(key);
+      this.committedLeases.add(key);
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
@@ -446,6 +481,15 @@ export class Worker {
     });
   }
 
+  /** Logs, as an error, an attempt whose confirmed commit the store lost (see `adoptLostClaims`). */
+  private reportLostCommit(row: ExecutionRow): void {
+    const fields = { flowId: row.flowId, flowType: row.flowType, stepType: row.stepType, executionId: row.executionId, attempt: row.attempt };
+    const message = `the database lost committed work: session ${row.flowId} (${row.flowType}): ${row.stepType} attempt ${row.attempt} (execution ${row.executionId}) `
+      + "had committed, and the store shows it running again; recorded as failed with CommitLost and not run again (a single-attempt Step's outcome is unknown)";
+    if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
+    else this.options.logger.error(fields, message);
+  }
+
   /**
    * Runs the attempts the store shows leased to this Worker that it does not
    * track: their claim committed, but its reply was lost. The ledger calls
@@ -457,7 +501,9 @@ export class Worker {
     if (this.state !== "running") return true;
     const tracked = new Set(this.running.keys());
     const limit = tracked.size + this.options.concurrency;
-    const { adopted, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit);
+    const { adopted, lostCommits, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit,
+      (execution) => this.committedLeases.has(leaseKey(execution)));
+    for (const row of lostCommits) this.reportLostCommit(row);
     // Closing meanwhile: its loop may have drained already, so leave them to liveness recovery too.
     if (this.state !== "running") return true;
     for (const claim of adopted) this.launch(claim);
