@@ -22,7 +22,10 @@ class RecordingLogger implements PerdureLogger {
   error(fields: LogFields, message: string): void { this.errors.push({ fields, message }); }
 }
 
-void test("an attempt whose confirmed commit the store lost is recorded as CommitLost and never run again, even while the Worker adopts lost claims", { timeout: 60_000 }, async (t) => {
+for (const variant of [
+  { name: "an attempt whose confirmed commit the store lost (it shows the attempt leased to the Worker again)", forgetsClaim: false, logged: "the database lost committed work" },
+  { name: "an attempt whose claim the store forgot too (it shows the execution unclaimed, an attempt earlier)", forgetsClaim: true, logged: "the store went back in time" },
+]) void test(`${variant.name} is recorded as CommitLost, logged naming the session, and never run again`, { timeout: 60_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   const workerId = "lost-commit-worker";
   let charges = 0;
@@ -70,8 +73,9 @@ void test("an attempt whose confirmed commit the store lost is recorded as Commi
   const client = new Client({ store: temporary.store });
   await client.start(chargeFlow, "charge-1");
   await pollUntil(() => holding, { description: "Charge to commit and Hold to run" });
-  const lost = claimedCharge;
-  assert.ok(lost !== undefined && lost.claimedBy === workerId);
+  const claimed = claimedCharge;
+  assert.ok(claimed !== undefined && claimed.claimedBy === workerId);
+  const lost: ExecutionRow = variant.forgetsClaim ? { ...claimed, claimedBy: null, attempt: claimed.attempt - 1, executeClaims: claimed.executeClaims - 1, leaseExpiresAt: null, deadlineAt: null } : claimed;
 
   // The database loses Charge's commit: the store shows the attempt leased to this Worker again.
   await temporary.store.transaction(async (transaction) => {
@@ -88,7 +92,7 @@ void test("an attempt whose confirmed commit the store lost is recorded as Commi
   const failed = (await client.getStepHistory("charge-1")).filter((entry) => entry.stepType === "Charge" && entry.status === "failed");
   assert.equal(failed.length, 1);
   assert.match(failed[0]?.error ?? "", /^CommitLost: attempt 1 of Charge had committed, but the store shows it running again/);
-  const logged = logger.errors.filter((entry) => entry.message.startsWith("the database lost committed work"));
+  const logged = logger.errors.filter((entry) => entry.message.startsWith(variant.logged));
   assert.equal(logged.length, 1, JSON.stringify(logger.errors));
   assert.equal(logged[0]?.fields.flowId, "charge-1");
   assert.equal(logged[0]?.fields.stepType, "Charge");

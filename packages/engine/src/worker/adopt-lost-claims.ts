@@ -59,7 +59,7 @@ export async function adoptLostClaims(
 }
 
 /** Fails an attempt whose commit the store lost, under the same lease, so it is never run again as new. */
-async function failLostCommit(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, lost: ExecutionRow): Promise<boolean> {
+export async function failLostCommit(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, lost: ExecutionRow): Promise<boolean> {
   const flow = flows.get(lost.flowType);
   if (flow === undefined) return false;
   const now = store.clock.now();

@@ -5,7 +5,8 @@ import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "./fire-due-timers.ts";
-import { adoptLostClaims } from "./adopt-lost-claims.ts";
+import { adoptLostClaims, failLostCommit } from "./adopt-lost-claims.ts";
+import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type StartedAttempt } from "./lost-attempts.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { offerLocalStarts } from "./local-start-handover.ts";
@@ -217,6 +218,8 @@ export class Worker {
    * be run again as a lost claim.
    */
   private readonly committedLeases = new RecentKeys(committedLeasesRemembered);
+  /** The attempts this Worker started, to notice a store that forgot them (see `lost-attempts.ts`). */
+  private readonly startedAttempts = new StartedAttempts();
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -452,8 +455,17 @@ export class Worker {
 
   private launch(claim: ClaimedAttempt): void {
     const key = leaseKey(claim.execution);
+    const earlier = claim.method === "execute" ? this.startedAttempts.get(claim.execution.flowId, claim.execution.executionId) : undefined;
+    if (earlier !== undefined && earlier.executeClaims >= claim.execution.executeClaims && isSameExecution(earlier, claim.execution)) {
+      this.refuseForgottenAttempt(claim, earlier);
+      return;
+    }
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
+    if (claim.method === "execute") {
+      const { flowId, executionId, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
+      this.startedAttempts.add({ flowId, flowType: claim.flow.flowType, executionId, stepType, attempt: attemptNumber, executeClaims, inputKey: inputKeyOf(claim.execution.input) });
+    }
     this.metrics.attemptStarted(claim, this.now());
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
@@ -481,6 +493,46 @@ export class Worker {
     });
   }
 
+  /**
+   * After claims were in doubt (the store failed calls, as in a failover),
+   * looks for attempts this Worker started that the store has forgotten: it
+   * went back in time. Each is logged as an error naming its session and,
+   * unless another Worker claimed it anew meanwhile, failed with `CommitLost`
+   * so it is not run again as new.
+   */
+  private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
+    const running = new Set([...tracked].map((key) => key.split("\u0000").slice(0, 2).join("\u0000")));
+    const candidates = this.startedAttempts.recent(1000).filter((started) => !running.has(`${started.flowId}\u0000${started.executionId}`));
+    for (const lost of await findLostAttempts(this.options.store, this.options.flows, candidates)) {
+      this.reportForgottenAttempt(lost.started, lost.action === "failed" ? "recorded as failed with CommitLost and not run again" : `Worker ${lost.claimedBy ?? "?"} has already claimed it anew and may run it a second time`, lost.claimedBy);
+    }
+  }
+
+  /**
+   * This Worker claimed an attempt it had started before: the store forgot
+   * that claim (it went back in time). The attempt is failed with
+   * `CommitLost` under the new lease instead of run again as new.
+   */
+  private refuseForgottenAttempt(claim: ClaimedAttempt, earlier: StartedAttempt): void {
+    const key = leaseKey(claim.execution);
+    this.running.set(key, { claim, abort: new AbortController() });
+    const forgotten = { flowId: earlier.flowId, flowType: earlier.flowType, stepType: earlier.stepType, executionId: earlier.executionId, attempt: earlier.attempt };
+    void failLostCommit(this.options.store, this.options.flows, this.workerId, claim.execution).then((failed) => {
+      if (failed) this.reportForgottenAttempt(forgotten, "recorded as failed with CommitLost and not run again");
+    }, (error: unknown) => this.options.onError(error)).finally(() => {
+      this.running.delete(key);
+      this.requestWake();
+    });
+  }
+
+  private reportForgottenAttempt(started: StartedAttempt, outcome: string, claimedBy: string | null = null): void {
+    const fields = { flowId: started.flowId, flowType: started.flowType, stepType: started.stepType, executionId: started.executionId, attempt: started.attempt, claimedBy };
+    const message = `the store went back in time: session ${started.flowId} (${started.flowType}) no longer shows attempt ${started.attempt} of ${started.stepType} (execution ${started.executionId}) that this Worker started, `
+      + `so the database lost its commits since then (input acknowledged to callers may be lost too); ${outcome}`;
+    if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
+    else this.options.logger.error(fields, message);
+  }
+
   /** Logs, as an error, an attempt whose confirmed commit the store lost (see `adoptLostClaims`). */
   private reportLostCommit(row: ExecutionRow): void {
     const fields = { flowId: row.flowId, flowType: row.flowType, stepType: row.stepType, executionId: row.executionId, attempt: row.attempt };
@@ -501,6 +553,7 @@ export class Worker {
     if (this.state !== "running") return true;
     const tracked = new Set(this.running.keys());
     const limit = tracked.size + this.options.concurrency;
+    await this.checkStartedAttempts(tracked);
     const { adopted, lostCommits, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit,
       (execution) => this.committedLeases.has(leaseKey(execution)));
     for (const row of lostCommits) this.reportLostCommit(row);
