@@ -525,7 +525,7 @@ export class Worker {
     });
   }
 
-  private reportForgottenAttempt(started: StartedAttempt, outcome: string, claimedBy: string | null = null): void {
+  private reportForgottenAttempt(started: Pick<StartedAttempt, "flowId" | "flowType" | "stepType" | "executionId" | "attempt">, outcome: string, claimedBy: string | null = null): void {
     const fields = { flowId: started.flowId, flowType: started.flowType, stepType: started.stepType, executionId: started.executionId, attempt: started.attempt, claimedBy };
     const message = `the store went back in time: session ${started.flowId} (${started.flowType}) no longer shows attempt ${started.attempt} of ${started.stepType} (execution ${started.executionId}) that this Worker started, `
       + `so the database lost its commits since then (input acknowledged to callers may be lost too); ${outcome}`;
