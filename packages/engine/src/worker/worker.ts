@@ -150,6 +150,11 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
 }
 
 /** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
+/** The loop's wait after `failures` failed rounds in a row: one poll interval, doubling, up to 5 s (or the poll interval when longer). */
+function loopBackoffMs(pollIntervalMs: number, failures: number): number {
+  return Math.min(pollIntervalMs * 2 ** Math.min(Math.max(0, failures - 1), 10), Math.max(pollIntervalMs, 5000));
+}
+
 /** How many committed leases a Worker remembers: far more than it commits within any failover's reach. */
 const committedLeasesRemembered = 100_000;
 
@@ -211,6 +216,8 @@ export class Worker {
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
   private readonly metrics = new WorkerMetrics();
+  /** Loop rounds in a row that failed (the store did not answer), for the backoff. */
+  private loopFailures = 0;
   /**
    * Leases of attempts this Worker ran whose commit the store confirmed: if
    * the store later shows one leased to this Worker again, it lost that
@@ -397,9 +404,10 @@ export class Worker {
         this.options.onError(error);
         failed = true;
       }
+      this.loopFailures = failed ? this.loopFailures + 1 : 0;
       if (!failed && (worked || this.wakeRequested)) continue;
-      // A failing store is asked again after a poll interval, not in a hot loop.
-      await this.sleep(failed ? this.options.pollIntervalMs : this.nextWakeDelay());
+      // A failing store is asked again with a backoff, not in a hot loop; the liveness tick wakes the loop once a write gets through.
+      await this.sleep(failed ? loopBackoffMs(this.options.pollIntervalMs, this.loopFailures) : this.nextWakeDelay());
     }
     while (this.busySlots() > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
@@ -614,6 +622,8 @@ export class Worker {
     if (this.state === "closed") return;
     try {
       await this.touchLiveness();
+      // The store answers again: a loop backing off from failures need not wait out its delay.
+      if (this.loopFailures > 0) this.requestWake();
       await this.checkCancellations();
       this.claims.adoptWhenSettled();
       const now = this.now();
