@@ -113,9 +113,11 @@ export function Chat({ user }: { user: string }) {
 
 function Conversation({ sessionId, onActivity }: { sessionId: string; onActivity: () => void }) {
   const [stored, setStored] = useState<StoredChat | undefined>(undefined);
+  const [failure, setFailure] = useState<string | undefined>(undefined);
   useEffect(() => {
-    api<StoredChat>(`/api/chat/${encodeURIComponent(sessionId)}`).then(setStored, (error: unknown) => setStored({ messages: [], resumeToken: null, ...{ error: String(error) } }));
+    api<StoredChat>(`/api/chat/${encodeURIComponent(sessionId)}`).then(setStored, (error: unknown) => setFailure(String(error)));
   }, [sessionId]);
+  if (failure !== undefined) return <p role="alert">{failure}</p>;
   return stored === undefined ? <p>Loading…</p> : <ConversationView sessionId={sessionId} initial={stored} onActivity={onActivity} />;
 }
 
@@ -142,6 +144,8 @@ function ConversationView({ sessionId, initial, onActivity }: { sessionId: strin
   // After each stream (and on errors), read the stored conversation; follow the turn while one is active.
   const busy = status === "submitted" || status === "streaming";
   const syncing = useRef(false);
+  const activity = useRef(onActivity);
+  activity.current = onActivity;
   useEffect(() => {
     if (busy) return;
     const timer = window.setTimeout(() => {
@@ -150,7 +154,7 @@ function ConversationView({ sessionId, initial, onActivity }: { sessionId: strin
       api<StoredChat>(`/api/chat/${encodeURIComponent(sessionId)}`)
         .then((latest) => {
           setMessages(latest.messages);
-          onActivity();
+          activity.current();
           if (latest.resumeToken !== null) void resumeStream();
         })
         .catch(() => undefined)
@@ -159,7 +163,7 @@ function ConversationView({ sessionId, initial, onActivity }: { sessionId: strin
         });
     }, 1000);
     return () => window.clearTimeout(timer);
-  }, [busy, sessionId, setMessages, resumeStream, onActivity]);
+  }, [busy, sessionId, setMessages, resumeStream]);
 
   const resolved = resolvedQuestions(messages);
   const answer = (interruptId: string, choice: string): void => {

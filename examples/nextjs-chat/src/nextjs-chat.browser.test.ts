@@ -80,7 +80,8 @@ async function stop(started: Started): Promise<void> {
 /** Runs `next build` unless a build newer than every source of the app is there. */
 async function ensureBuilt(): Promise<void> {
   const buildId = join(appFolder, ".next", "BUILD_ID");
-  const sources = ["app", "lib", "agents", "next.config.ts", "package.json"].map((name) => newestModification(join(appFolder, name)));
+  // The lock file too: the client bundle holds ai and @ai-sdk/react (Perdure's packages are external, so not them).
+  const sources = ["app", "lib", "agents", "next.config.ts", "package.json", "../../package-lock.json"].map((name) => newestModification(join(appFolder, name)));
   if (existsSync(buildId) && statSync(buildId).mtimeMs >= Math.max(...sources)) return;
   const build = await start("next build", [nextBin, "build"], {}, undefined);
   const code = await build.exited;
@@ -145,7 +146,7 @@ test("the Next.js chat: a turn with an approval survives a killed Worker, and a 
   await alice.getByRole("button", { name: "Approve" }).click({ timeout: uiTimeoutMs });
   const inspect = async (): Promise<{ activeExecutions: { stepType: string; status: string }[]; timeline: { stepType: string; attempts: { error: string | null }[] }[] }> =>
     (await getJson(alice.request, `/api/sessions/${alicesSession}/inspect`)) as never;
-  await pollUntil(async () => (await inspect()).activeExecutions.some((execution) => /tool/i.test(execution.stepType) && execution.status === "running"), { timeoutMs: uiTimeoutMs, description: `the refund to run in the first Worker: ${JSON.stringify((await inspect().catch(() => undefined))?.activeExecutions)}` });
+  await pollUntil(async () => (await inspect()).activeExecutions.some((execution) => /tool/i.test(execution.stepType) && execution.status === "running"), { timeoutMs: uiTimeoutMs, description: "the refund to run in the first Worker" });
   firstWorker.child.kill("SIGKILL");
   assert.equal(await firstWorker.exited, "SIGKILL");
   processes.push(await start("perdure worker", workerArgs, { NEXTJS_CHAT_REFUND_DELAY_MS: "0" }, workerReady));

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,7 +8,8 @@ import { describeAgentSessionModel } from "@perdure/agents";
 import { Client, Worker } from "@perdure/engine";
 import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
-import { closeRefusedUpload } from "../server/close-refused-upload.ts";
+import { startIdleMemoryRelease } from "../server/idle-memory-release.ts";
+import { closeRefusedUpload, hasUnreadBody, withConnectionClose } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
@@ -59,6 +61,9 @@ export class DevServerListenError extends Error {}
 
 type DevHttpServer = ReturnType<typeof serve>;
 
+/** How long after the announced keep-alive timeout (5 s) the server closes an idle connection. */
+const keepAliveTimeoutBufferMs = 10_000;
+
 /**
  * Listens before anything else starts, so that a busy port fails the command
  * with no store opened and no Worker running. Requests that arrive before the
@@ -71,8 +76,10 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
         fetch: async (request, env) => {
           const response = handle.app === undefined ? Response.json({ error: "perdure dev is starting; retry shortly" }, { status: 503 }) : await handle.app.fetch(request, env);
           // An HTTP/1.1 server: its requests are node:http IncomingMessages.
-          if (response.status >= 400) closeRefusedUpload((env as HttpBindings).incoming);
-          return response;
+          const { incoming } = env as HttpBindings;
+          if (response.status < 400 || !hasUnreadBody(incoming)) return response;
+          closeRefusedUpload(incoming);
+          return await withConnectionClose(response);
         },
         // Refused uploads are bounded by closeRefusedUpload, not drained up to 64 MiB.
         autoCleanupIncoming: false,
@@ -83,6 +90,10 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
       },
       (info: AddressInfo) => resolveListen({ server, port: info.port }),
     );
+    // Clients drop an idle connection by the `Keep-Alive: timeout=5` the server announces; the server
+    // closes it this much later, so a client whose timer runs late on a busy machine never sends a
+    // request on a connection the server is closing (which fails with "other side closed").
+    (server as { keepAliveTimeoutBuffer?: number }).keepAliveTimeoutBuffer = keepAliveTimeoutBufferMs;
     server.once("error", (error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE") reject(new DevServerListenError(`port ${options.port} on ${options.host} is in use (is another perdure dev running?); pick another with --port`));
       else if (error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND") reject(new DevServerListenError(`cannot listen on host ${options.host}: ${error.message}; pass a local address with --host`));
@@ -104,10 +115,12 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const token = isTokenGiven ? options.token ?? null : isLoopbackHost(options.host) ? null : generateAccessToken();
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
+  const memoryRelease = startIdleMemoryRelease(server as Server);
   let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
   try {
     opened = await openConfiguredStore({ databasePath: options.databasePath, databaseUrl: options.databaseUrl });
   } catch (error) {
+    memoryRelease.stop();
     await closeServer(server);
     throw error;
   }
@@ -145,6 +158,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   return {
     url,
     close: async () => {
+      memoryRelease.stop();
       await closeServer(server);
       await operations?.close();
       await worker.close();

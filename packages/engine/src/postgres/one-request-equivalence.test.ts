@@ -29,13 +29,30 @@ async function tableRows(connectionString: string, schema: string): Promise<Reco
   }
 }
 
-async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean }> {
+async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean; stoppedClaims: number }> {
   const temporary = createTemporaryPostgresSchema(url!);
   const store = await temporary.open();
   const usedOneRequest = store.oneRequest !== undefined && oneRequest;
   if (!oneRequest) store.oneRequest = undefined;
+  // Claims that stopped at a task the one-request claim could not take (the general path claimed it then).
+  let stoppedClaims = 0;
+  const operations = store.oneRequest;
+  if (operations !== undefined) {
+    const commitStep = operations.commitStep.bind(operations);
+    const claimTasks = operations.claimTasks.bind(operations);
+    operations.commitStep = async (commit) => {
+      const reply = await commitStep(commit);
+      if (reply.claimStopped) stoppedClaims += 1;
+      return reply;
+    };
+    operations.claimTasks = async (claim) => {
+      const reply = await claimTasks(claim);
+      if (reply.claimStopped) stoppedClaims += 1;
+      return reply;
+    };
+  }
   await runMixedFlows(store);
-  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest };
+  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims };
 }
 
 void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
@@ -49,4 +66,7 @@ void test("Step commits, starts, Stream appends and heartbeats in one request le
   assert.equal(general.rows["streamHeads"]!.length, 3, "every Flow wrote its Stream");
   assert.ok(general.rows["streamMessages"]!.length < 70, "the Stream's budget trimmed old messages");
   assert.deepEqual(oneRequest.rows, general.rows);
+  // Migration 0008: the claim takes the Step with a lock and loads (Tally) in the same request.
+  assert.equal(oneRequest.stoppedClaims, 0);
+  assert.ok(general.rows["history"]!.some((entry) => (entry as { step_type: string }).step_type === "Tally"), "the lock-and-load Step ran");
 });

@@ -23,7 +23,19 @@ import type { AttributeRow, ExecutionRow, FlowRow } from "./store-rows.ts";
  * task of any other method, or one with movement options, stops the store's
  * claim, and the engine claims the rest in a transaction of its own.
  */
-export type ClaimCatalog = Readonly<Record<string, readonly [timeoutMs: number, heartbeatTimeoutMs: number | null]>>;
+export type ClaimCatalog = Readonly<Record<string, ClaimCatalogEntry>>;
+
+/**
+ * One method's entry in a {@link ClaimCatalog}. The long form, sent only to
+ * a store that offers `OneRequestOperations.claimsLocksAndLoads`, adds the
+ * method's lock names (the store takes them, or skips the task while another
+ * execution holds one) and whether the Step type selects loads (the Worker
+ * reads them after the claim); with it, a task whose movement options are
+ * only a load selection is covered too.
+ */
+export type ClaimCatalogEntry =
+  | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null]
+  | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean];
 
 /** The key of a {@link ClaimCatalog} entry: Flow type, Step type and execution status (`asking` for waitUntil, `ready` for execute). */
 export function claimCatalogKey(flowType: string, stepType: string, status: "asking" | "ready"): string {
@@ -36,11 +48,16 @@ export interface LeaseTimes {
   heartbeatTimeoutMs: number | null;
 }
 
-/** The catalog's lease times for a queued task, or undefined when the store may not claim it alone (not listed, or movement options). */
+/**
+ * The catalog's lease times for a queued task whose claim is a lease and
+ * whose snapshot is the plain Attributes, or undefined when it is not (not
+ * listed, movement options, locks, or load selections).
+ */
 export function claimLeaseTimesOf(catalog: ClaimCatalog, row: Pick<ExecutionRow, "flowType" | "stepType" | "status" | "movementOptions">): LeaseTimes | undefined {
   if (row.movementOptions !== null) return undefined;
   const entry = catalog[claimCatalogKey(row.flowType, row.stepType, row.status === "asking" ? "asking" : "ready")];
-  return entry === undefined ? undefined : { timeoutMs: entry[0], heartbeatTimeoutMs: entry[1] };
+  if (entry === undefined || (entry[2] !== undefined && entry[2].length > 0) || entry[3] === true) return undefined;
+  return { timeoutMs: entry[0], heartbeatTimeoutMs: entry[1] };
 }
 
 /**
@@ -171,6 +188,13 @@ export interface OneRequestOperations {
    * (a one-request claim that stops would make them two). @default false
    */
   readonly embedded?: boolean;
+  /**
+   * The store's claims (alone and in a commit) accept the long catalog
+   * entries of {@link ClaimCatalogEntry}: they take Step methods' locks and
+   * claim tasks whose Step selects loads, which the Worker then reads.
+   * @default false
+   */
+  readonly claimsLocksAndLoads?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;

@@ -6,7 +6,7 @@ import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
-import { claimCatalogOf, claimedAttemptOf } from "./one-request-commit.ts";
+import { claimCatalogOf, claimedAttemptOf, stepSelectsLoads } from "./one-request-commit.ts";
 import { Snapshot } from "./snapshot.ts";
 
 export type { ClaimedAttempt } from "./commit-attempt-types.ts";
@@ -122,20 +122,60 @@ function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.af
 }
 
 /**
+ * Completes the snapshots of attempts a store's one-request claim took with
+ * only their plain Attributes (see `OneRequestOperations.claimsLocksAndLoads`):
+ * each attempt whose Step or movement selects loads reads its snapshot in a
+ * read of its own, after the claim committed, under the lease (and any locks)
+ * the claim took. A load selection that throws fails the attempt, as it
+ * would inside a claim transaction, and the attempt is left out.
+ */
+export async function loadSelectedSnapshots(store: Store, workerId: string, attempts: ClaimedAttempt[]): Promise<ClaimedAttempt[]> {
+  if (!attempts.some(selectsLoads)) return attempts;
+  const loaded = await Promise.all(attempts.map(async (attempt): Promise<ClaimedAttempt | undefined> => {
+    if (!selectsLoads(attempt)) return attempt;
+    const { flow, execution, options, input } = attempt;
+    try {
+      const read = store.read === undefined ? store.transaction.bind(store) : store.read.bind(store);
+      const snapshot = await read((transaction) => Snapshot.load(transaction, flow, execution.flowId, options.step, input, options.extraLoads));
+      return { ...attempt, snapshot };
+    } catch (error) {
+      const failed = await store.transaction(async (transaction) => {
+        const current = await transaction.getExecution(execution.flowId, execution.executionId);
+        if (current === undefined || current.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return undefined;
+        const flowTransaction = await FlowTransaction.open(transaction, flow, execution.flowId, store.clock.now());
+        if (flowTransaction === undefined) return undefined;
+        await failAttempt(flowTransaction, current, attemptErrorOf(error), attempt.claimedAt);
+        await flowTransaction.close();
+        return flowTransaction;
+      });
+      failed?.announce(store);
+      return undefined;
+    }
+  }));
+  return loaded.filter((attempt) => attempt !== undefined);
+}
+
+function selectsLoads(attempt: ClaimedAttempt): boolean {
+  return stepSelectsLoads(attempt.options.step) || attempt.options.extraLoads.length > 0;
+}
+
+/**
  * Claims in one request of a store's one-request operations, while the tasks in
  * line are plain (see `store/step-commit.ts`); the rest in a transaction.
  * The request is the commit, so only its after-commit boundary is marked.
  */
 async function claimInOneRequest(store: Store, oneRequest: OneRequestOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = store.clock.now();
-  const { flowTypes, catalog } = claimCatalogOf(flows);
+  const { flowTypes, catalog } = claimCatalogOf(flows, oneRequest.claimsLocksAndLoads === true);
   const reply = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
-  const batch: ClaimBatch = { claims: [], changed: [] };
-  for (const claimed of reply.claims) {
-    const attempt = claimedAttemptOf(flows, claimed, now);
-    if (attempt !== undefined) batch.claims.push(attempt);
+  const claimed: ClaimedAttempt[] = [];
+  for (const row of reply.claims) {
+    const attempt = claimedAttemptOf(flows, row, now);
+    if (attempt !== undefined) claimed.push(attempt);
   }
+  const batch: ClaimBatch = { claims: claimed, changed: [] };
   markClaimBoundary("worker.claim.after-commit", batch);
+  batch.claims = await loadSelectedSnapshots(store, workerId, claimed);
   if (reply.claimStopped && batch.claims.length < limit) {
     const rest = await claimTasks(store, flows, workerId, limit - batch.claims.length, { general: true });
     batch.claims.push(...rest.claims);

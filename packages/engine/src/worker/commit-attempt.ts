@@ -6,7 +6,7 @@ import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import type { OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
-import { claimInTransaction, claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
+import { claimInTransaction, claimTasks, loadSelectedSnapshots, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
 import { claimedAttemptOf, decisionSummary, planOneRequestCommitFor } from "./one-request-commit.ts";
 
@@ -54,11 +54,12 @@ async function commitInOneRequest(
     durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
     if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId);
   }
-  const claims: ClaimedAttempt[] = [];
-  for (const claimed of reply.claims) {
-    const attempt = next === undefined ? undefined : claimedAttemptOf(next.flows, claimed, now);
-    if (attempt !== undefined) claims.push(attempt);
+  const claimed: ClaimedAttempt[] = [];
+  for (const row of reply.claims) {
+    const attempt = next === undefined ? undefined : claimedAttemptOf(next.flows, row, now);
+    if (attempt !== undefined) claimed.push(attempt);
   }
+  const claims = await loadSelectedSnapshots(store, workerId, claimed);
   if (next !== undefined && reply.claimStopped && claims.length < next.limit) {
     // A task the store could not claim alone (locks, loads, movement options) is next in line.
     const rest = await claimTasks(store, next.flows, workerId, next.limit - claims.length, { general: true });

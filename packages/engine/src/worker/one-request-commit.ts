@@ -6,10 +6,11 @@
 import type { FlowCore } from "../flow/flow.ts";
 import { newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
+import type { StepDefinition } from "../step/step.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
-import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
+import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type ClaimCatalogEntry, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
 import type { AttemptOutcome, ClaimedAttempt, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 import { Snapshot } from "./snapshot.ts";
 
@@ -19,42 +20,55 @@ interface FlowTypeCatalog {
 }
 
 const catalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
+const longCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
 
 function isPlainMethod(options: ResolvedMethodOptions): boolean {
   return options.lockNames.length === 0;
 }
 
+/** Whether a Step type selects loads of its own (a movement may add more, see `ExecutionOptions.extraLoads`). */
+export function stepSelectsLoads(step: StepDefinition<unknown>): boolean {
+  const load = step.options.load;
+  return typeof load === "function" || (load !== undefined && load.length > 0);
+}
+
 /**
- * The Step methods of these Flow types the store may claim on its own: no
- * locks and no load selection, so that the claim is a lease and the snapshot
- * is the plain Attributes. Computed once per Worker.
+ * The Step methods of these Flow types the store may claim on its own.
+ * Without `locksAndLoads`: methods without locks of Step types without load
+ * selections, so that the claim is a lease and the snapshot is the plain
+ * Attributes. With it (for a store that offers
+ * `OneRequestOperations.claimsLocksAndLoads`): every method, in the long
+ * entry form with its lock names and whether its Step type selects loads.
+ * Computed once per Worker.
  */
-export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>): FlowTypeCatalog {
-  const cached = catalogs.get(flows);
+export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoads = false): FlowTypeCatalog {
+  const cache = locksAndLoads ? longCatalogs : catalogs;
+  const cached = cache.get(flows);
   if (cached !== undefined) return cached;
-  const catalog: Record<string, readonly [number, number | null]> = {};
+  const catalog: Record<string, ClaimCatalogEntry> = {};
   for (const flow of flows.values()) {
     for (const stepType of flow.stepsByName.keys()) {
       const options = resolveExecutionOptions(flow, stepType, null);
-      const load = options.step.options.load;
-      if (typeof load === "function" || (load !== undefined && load.length > 0)) continue;
-      if (options.step.waitUntil !== undefined && isPlainMethod(options.waitUntil)) {
-        catalog[claimCatalogKey(flow.flowType, stepType, "asking")] = [options.waitUntil.timeoutMs, options.waitUntil.heartbeatTimeoutMs];
-      }
-      if (isPlainMethod(options.execute)) {
-        catalog[claimCatalogKey(flow.flowType, stepType, "ready")] = [options.execute.timeoutMs, options.execute.heartbeatTimeoutMs];
-      }
+      const selectsLoads = stepSelectsLoads(options.step);
+      const entryOf = (method: ResolvedMethodOptions): ClaimCatalogEntry | undefined => {
+        if (locksAndLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads];
+        return selectsLoads || !isPlainMethod(method) ? undefined : [method.timeoutMs, method.heartbeatTimeoutMs];
+      };
+      const asking = options.step.waitUntil === undefined ? undefined : entryOf(options.waitUntil);
+      if (asking !== undefined) catalog[claimCatalogKey(flow.flowType, stepType, "asking")] = asking;
+      const ready = entryOf(options.execute);
+      if (ready !== undefined) catalog[claimCatalogKey(flow.flowType, stepType, "ready")] = ready;
     }
   }
   const resolved = { flowTypes: [...flows.keys()], catalog };
-  catalogs.set(flows, resolved);
+  cache.set(flows, resolved);
   return resolved;
 }
 
 /** The claim part of a one-request commit, or undefined when the Worker claims nothing next. */
-export function oneRequestClaimOf(next: ClaimNext | undefined): StepCommitClaim | undefined {
+export function oneRequestClaimOf(next: ClaimNext | undefined, locksAndLoads = false): StepCommitClaim | undefined {
   if (next === undefined || next.limit <= 0) return undefined;
-  const { flowTypes, catalog } = claimCatalogOf(next.flows);
+  const { flowTypes, catalog } = claimCatalogOf(next.flows, locksAndLoads);
   return { flowTypes, catalog, limit: next.limit };
 }
 
@@ -83,7 +97,7 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
  * the general path: a failed attempt, publishes (they may complete waits),
  * cancellations, or a wait with conditions (Timers and matching).
  */
-export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
+export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, locksAndLoads = false): StepCommit | undefined {
   if (outcome.kind === "error" || outcome.publishes.length > 0) return undefined;
   const { execution, flow } = claim;
   const base = {
@@ -96,7 +110,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
     historyKeep: flow.historyRetention,
     holdsLocks: claim.methodOptions.lockNames.length > 0,
-    claim: oneRequestClaimOf(next),
+    claim: oneRequestClaimOf(next, locksAndLoads),
   };
   if (outcome.kind === "wait_until") {
     if (outcome.conditions !== null || claim.method !== "wait_until") return undefined;
@@ -147,7 +161,7 @@ function claimStopsAt(commit: StepCommit, claimed: ClaimedAttempt): boolean {
  * `OneRequestOperations.embedded`).
  */
 export function planOneRequestCommitFor(oneRequest: OneRequestOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
-  const plan = planOneRequestCommit(claim, workerId, outcome, next, now);
+  const plan = planOneRequestCommit(claim, workerId, outcome, next, now, oneRequest.claimsLocksAndLoads === true);
   if (plan === undefined || oneRequest.embedded !== true || plan.claim === undefined) return plan;
   return claimStopsAt(plan, claim) ? undefined : plan;
 }

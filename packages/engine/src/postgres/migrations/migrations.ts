@@ -4,6 +4,7 @@ import { commitHandoverFunctionMigration } from "./0004-commit-step-handover.ts"
 import { compactHandoverFunctionMigration } from "./0005-commit-step-compact-handover.ts";
 import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in-place.ts";
 import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
+import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -146,6 +147,7 @@ CREATE TABLE {schema}.stream_usage (
   compactHandoverFunctionMigration,
   handoverInPlaceFunctionMigration,
   appendStreamFunctionMigration,
+  claimLocksAndLoadsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

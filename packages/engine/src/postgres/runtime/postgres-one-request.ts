@@ -121,8 +121,12 @@ export class PostgresOneRequest implements OneRequestOperations {
   /** The catalog's JSON text, made once per catalog (one per Worker). */
   private readonly catalogTexts = new WeakMap<ClaimCatalog, string>();
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined) {
+  /** The schema has migration 0008: claims take locks and tasks whose Step selects loads. */
+  readonly claimsLocksAndLoads: boolean;
+
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false) {
     this.run = run;
+    this.claimsLocksAndLoads = claimsLocksAndLoads;
     this.onSkippedRows = onSkippedRows;
     const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
     const startText = `SELECT ${quotedSchema}.perdure_start_flow($1::jsonb, $2::jsonb) AS reply`;

@@ -11,6 +11,7 @@ import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
 import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
+import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -134,7 +135,7 @@ export class PostgresStore implements Store {
         }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
           wakePayload: (event) => store.wakeChannel.payloadOf(event),
           wakeLocally: (event) => store.events.emit("wake", event),
-        } : undefined);
+        } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name));
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

@@ -4,7 +4,7 @@
  * one-request commit takes.
  */
 import assert from "node:assert/strict";
-import { attribute } from "../../attribute/attribute.ts";
+import { attribute, attributeMap } from "../../attribute/attribute.ts";
 import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, deadEnd, failFlow, moveTo, moveToMany, movement } from "../../step/decision.ts";
@@ -16,24 +16,41 @@ import { pollUntil } from "../poll-until.ts";
 
 const counter = attribute<number>("Counter");
 const note = attribute<string>("Note");
+const tallies = attributeMap<number>("Tallies");
 /** Small enough that the long Flow's writes trim it. */
 const progress = stream<string>("Progress", { capacityBytes: 400 });
 
 /**
- * Every kind of Step result the one-request commit takes: writes and deletes, moves, fan-out, dead ends, a wait without conditions, completion and failure;
+ * Every kind of Step result the one-request commit takes: writes and deletes, moves (one with a load selection), fan-out, dead ends, a wait without conditions, completion and failure;
  * with a Stream write (trimmed by its budget) and a heartbeat with a checkpoint, which a store may send as one request each too.
  */
-const CountStep = defineStep<{ remaining: number; fail: boolean }>("Count", {
+const CountStep = defineStep<{ remaining: number; fail: boolean; tallied?: boolean }>("Count", {
   executeOptions: { heartbeatTimeoutMs: 60_000 },
   execute: async (context, input) => {
     await context.writeStream(progress, `${context.flowId} has ${input.remaining} to go`);
     await context.heartbeat(`checkpoint ${input.remaining}`);
     context.write(counter, (context.read(counter) ?? 0) + 1);
     context.write(note, input.remaining % 2 === 0 ? `even ${input.remaining}` : null);
-    if (input.remaining > 0) return moveTo("Count", { ...input, remaining: input.remaining - 1 });
+    if (input.remaining > 0 && input.remaining % 5 === 0 && !input.tallied) return moveTo("Tally", input, { load: [tallies.all()] });
+    if (input.remaining > 0) return moveTo("Count", { ...input, remaining: input.remaining - 1, tallied: false });
     // Idle first: with one attempt at a time it runs before Branch (which is asked, then executed)
     // ends the Flow, whatever the timing, so both paths leave the same rows.
     return moveToMany([movement("Idle", {}), movement("Branch", { fail: input.fail })]);
+  },
+});
+/**
+ * A method with a lock and a load selection that depends on the input, reached by a movement that
+ * selects a load of its own: a store whose claims take locks and loads claims it in one request too.
+ */
+const TallyStep = defineStep<{ remaining: number; fail: boolean }>("Tally", {
+  load: (input) => [tallies.instance(String(input.remaining))],
+  executeOptions: { locks: [note] },
+  execute: (context, input) => {
+    const own = tallies.instance(String(input.remaining));
+    // Loaded by the movement's selection of the whole map.
+    const earlier = context.read(tallies.instance(String(input.remaining + 5))) ?? 0;
+    context.write(own, (context.read(own) ?? 0) + earlier + 1);
+    return moveTo("Count", { ...input, tallied: true });
   },
 });
 const IdleStep = defineStep("Idle", { execute: () => deadEnd() });
@@ -42,7 +59,7 @@ const BranchStep = defineStep<{ fail: boolean }>("Branch", {
   waitUntil: () => null,
   execute: (context, input) => (input.fail ? failFlow(`flow ${context.flowId} failed on purpose`) : completeFlow({ counted: context.read(counter) })),
 });
-export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, IdleStep, BranchStep], persistence: { counter, note, progress } });
+export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, TallyStep, IdleStep, BranchStep], persistence: { counter, note, tallies, progress } });
 
 /** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
 export async function runMixedFlows(store: Store): Promise<void> {

@@ -10,6 +10,7 @@ import { useChat } from "@ai-sdk/react";
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { turnControlOf, withQuestionResponse, wirePlanOf, type TurnControlData } from "../../lib/agent-parts.ts";
+import { announce } from "../../lib/a11y.tsx";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
 import { turnNumberOf, turnToStop, withLocalStops } from "../../lib/turn-stops.ts";
 import { errorTextOf, isDisconnect } from "./chat-errors.ts";
@@ -236,6 +237,19 @@ export function ChatView(props: ChatViewProps) {
   }, [messages, status, queue.localQueue, live.queuedMessages.length]);
 
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
+  // The streamed answer reaches a screen reader once, at its end, rather than word by word.
+  // A stream that goes on after an approval announces only what it added.
+  const lastStreamed = useRef<{ id: string; known: string } | null>(null);
+  useEffect(() => {
+    const textOf = (id: string): string => messages.find((candidate) => candidate.id === id)?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
+    const previous = lastStreamed.current;
+    if (previous?.id === streamingMessageId) return;
+    lastStreamed.current = streamingMessageId === null ? null : { id: streamingMessageId, known: textOf(streamingMessageId) };
+    if (previous === null) return;
+    const text = textOf(previous.id);
+    const added = (text.startsWith(previous.known) ? text.slice(previous.known.length) : text).trim();
+    if (added !== "") announce(`The agent answered: ${added}`);
+  }, [streamingMessageId, messages]);
   const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
   const stoppableTurn = turnToStop(snapshotTurn, streamingMessageId === null ? null : turnIdOfMessage(streamingMessageId));
   // A turn the snapshot has not seen yet started in this release, as the tab's own stream shows: it takes Stop.
@@ -325,6 +339,7 @@ export function ChatView(props: ChatViewProps) {
             onDismiss={queue.dismiss}
           />
           <Composer
+            sessionId={sessionId}
             busy={busy}
             closedReason={closedReason}
             onSend={send}
