@@ -8,7 +8,7 @@ import { InterruptsPanel, Panel, SessionSummaryPanel, StatePanel, ToolCallsPanel
 import { MessageStoragePanel } from "./MessageStoragePanel.tsx";
 import { ContextSummaryPanel } from "./ContextSummaryPanel.tsx";
 import { StepTimeline } from "./StepTimeline.tsx";
-import { LineagePanel } from "./LineagePanel.tsx";
+import { hasLineage, LineagePanel } from "./LineagePanel.tsx";
 
 export type InspectorTab = "overview" | "state" | "events";
 
@@ -80,7 +80,7 @@ export function Inspector(props: InspectorProps) {
       {inspection !== undefined && props.tab === "overview" && (
         <div className="inspector-body">
           <SessionSummaryPanel inspection={inspection} now={now} />
-          {inspection.lineage !== undefined && inspection.lineage !== null && <LineagePanel lineage={inspection.lineage} onOpenSession={props.onOpenSession} />}
+          {hasLineage(inspection) && <LineagePanel lineage={inspection.lineage} forks={inspection.forks} onOpenSession={props.onOpenSession} />}
           <Panel
             title="Step timeline"
             testId="timeline-panel"
