@@ -111,7 +111,7 @@ export function agentHttpOpenApiDocument(basePath: string): { openapi: string; p
         get: sessionOperation("getSessionSnapshot", "The session's snapshot as contract wire JSON (state, messages, tool calls, pending interrupts, usage, plan), without what only its Steps use.", { "200": jsonResponse("The snapshot.", { type: "object", required: ["state", "messages", "tool_calls", "pending_interrupts"] }) }),
       },
       "/sessions/{id}/inspect": {
-        get: sessionOperation("inspectSession", "The session for an inspector: Flow status, Step timeline, snapshot, features and message storage.", { "200": jsonResponse("The inspection.", { type: "object", required: ["flowId", "timeline", "snapshot"] }) }),
+        get: sessionOperation("inspectSession", "The session for an inspector: Flow status, Step timeline, snapshot, features, message storage, the fork's source (lineage) and the session's forks.", { "200": jsonResponse("The inspection.", { type: "object", required: ["flowId", "timeline", "snapshot"] }) }),
       },
       "/sessions/{id}/events": {
         get: sessionOperation("streamSessionEvents", "The session's AgentEvents as Server-Sent Events; each id is a resume token, sent back as Last-Event-ID (or ?resumeToken=).", { "200": sseResponse("The events, live.") }, {
