@@ -20,6 +20,7 @@ import { readStepHistory } from "../testing/read-step-history.ts";
 import { agentTool, childSessionId } from "./agent-tool.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { ScriptedModelClient } from "./scripted-model-client.ts";
+import { functionTool } from "./function-tool.ts";
 import { completedExecutes } from "./test-fixtures/stepwise-test-agent.ts";
 
 interface Setup {
@@ -133,4 +134,41 @@ test("cancel_turn on the parent cancels the child's running turn", async (t) => 
   }, { timeoutMs: 30_000, description: "the child's turn to be cancelled" });
   assert.ok(childEvents.length > 0);
   releaseSlowResearch();
+});
+
+const publishes: string[] = [];
+
+test("a child's approval appears in the parent's session as a question naming the child, and the answer there reaches the child", async (t) => {
+  const { client, sessions, flows } = await start(t, (created) => {
+    const publish = functionTool<{ topic: string }>({
+      name: "publish", description: "Publishes findings.", effect: "non_idempotent_write", requiresApproval: true,
+      parameters: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      execute: async ({ topic }) => {
+        publishes.push(topic);
+        return `done ${topic}`;
+      },
+    });
+    const publisherModel = new ScriptedModelClient((request) => {
+      const topic = ScriptedModelClient.userTexts(request).at(-1) ?? "";
+      const results = ScriptedModelClient.toolResults(request);
+      if (results.length > 0) return { text: `published ${topic}: ${results.map((result) => result.output).join(" | ")}` };
+      return { toolCalls: [{ name: "publish", id: "p1", arguments: { topic } }] };
+    });
+    const publisher = createStepwiseAgentSessionFlow({ name: "publisher", instructions: "Publish.", model: publisherModel, tools: [publish] }, "Publisher");
+    const writer = createStepwiseAgentSessionFlow({ name: "writer", instructions: "Write.", model: writerModel(), tools: [agentTool({ flow: publisher, name: "research", description: "Publishes one topic.", client: created })] }, "PublishingWriter");
+    return [writer, publisher];
+  });
+  await sessions.start("writer-4", { initialMessage: "tides" });
+  const childId = childSessionId("writer-4", "research", "writer-4/turn-1/r1");
+  const [interrupt] = await sessions.waitForPendingInterrupts("writer-4", 1, { timeoutMs: 30_000 });
+  assert.equal(interrupt?.kind, "question");
+  assert.equal(interrupt?.question, `Sub-agent research (session ${childId}) asks for approval to run publish with {"topic":"tides"}.`);
+  assert.deepEqual(interrupt?.choices, ["Approve", "Reject"]);
+  assert.deepEqual(publishes, [], "nothing ran before the approval");
+  const [childPending] = await client.getAttributes(childId, (flows[1] as AgentSessionFlow).pendingInterrupts);
+  assert.equal(childPending?.[0]?.kind, "approval", "the child waits for its own approval");
+  assert.equal(await sessions.answerQuestion("writer-4", { interruptId: interrupt?.interruptId ?? "", answer: "Approve" }), true);
+  await sessions.waitForTurnCount("writer-4", 1, { timeoutMs: 30_000 });
+  assert.equal((await sessions.getAgentSnapshot("writer-4")).messages.at(-1)?.text, "Report: published tides: done tides");
+  assert.deepEqual(publishes, ["tides"]);
 });

@@ -10,7 +10,10 @@
  */
 import { createHash } from "node:crypto";
 import { FlowAlreadyExistsError, InvalidInputError, type Client } from "@perdure/engine";
-import type { ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
+import type { ToolInputRequested, ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome } from "../contract/agent-framework-runner.ts";
+import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
+import type { QuestionAnswer } from "../contract/values/agent-tool-call.ts";
+import { personLockConflictRetryMs } from "../session/rpcs/person-lock-conflict-retry.ts";
 import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import { registerSubAgentClient, type ParentSessionLink } from "../session/sub-agents/parent-session.ts";
@@ -40,6 +43,10 @@ export interface AgentToolOptions {
    */
   safetyPollSeconds?: number;
 }
+
+/** The choices of a child's approval asked in the parent. */
+const approveChoice = "Approve";
+const rejectChoice = "Reject";
 
 const defaultInput = {
   parameters: { type: "object", properties: { task: { type: "string", description: "What the sub-agent should do, in full: it sees nothing else of this conversation." } }, required: ["task"], additionalProperties: false } as JsonSchema,
@@ -93,13 +100,53 @@ export function agentTool(options: AgentToolOptions): FunctionTool<Record<string
 
   const poll = async (request: ToolTaskPoll): Promise<ToolTaskPollOutcome> => {
     const childId = request.toolCall.taskId ?? "";
-    const [state] = await client.getAttributes(childId, flow.agentState);
-    if (state === undefined || state.turnCount < 1 || state.activeTurnId !== null) return { kind: "tool_task_pending", pollIntervalSeconds: safetyPollSeconds };
+    if (request.pendingAnswer !== null) await forwardAnswer(childId, request.toolCall.inputContinuation, request.pendingAnswer);
+    const [state, pending] = await client.getAttributes(childId, flow.agentState, flow.pendingInterrupts);
+    if (state === undefined || state.turnCount < 1 || state.activeTurnId !== null) {
+      // The child waits for a person: ask in the parent's stream, and forward the answer on the next poll.
+      const interrupt = (pending ?? []).find((candidate) => candidate.turnId === state?.activeTurnId);
+      if (interrupt !== undefined) return askInParent(childId, interrupt);
+      return { kind: "tool_task_pending", pollIntervalSeconds: safetyPollSeconds };
+    }
     if (state.lastTurnError !== null) throw new ToolExecutionError(`sub-agent ${name} (session ${childId}) failed: ${state.lastTurnError}`);
     const snapshot = await client.invokeRPC(flow.getAgentSnapshot, childId, undefined);
     const answer = snapshot.messages.filter((message) => message.role === "assistant" && message.text.trim() !== "").at(-1);
     if (answer === undefined) throw new ToolExecutionError(`sub-agent ${name} (session ${childId}) ended its turn without an answer`);
     return { output: answer.text };
+  };
+
+  const askInParent = (childId: string, interrupt: AgentInterrupt): ToolInputRequested => {
+    const continuation = JSON.stringify({ child_interrupt_id: interrupt.interruptId, kind: interrupt.kind });
+    if (interrupt.kind === "approval") {
+      return {
+        kind: "tool_input_requested", continuation, choices: [approveChoice, rejectChoice], allowsFreeText: false,
+        question: `Sub-agent ${name} (session ${childId}) asks for approval to run ${interrupt.toolName} with ${interrupt.arguments}.`,
+      };
+    }
+    return {
+      kind: "tool_input_requested", continuation, choices: interrupt.choices ?? null, allowsFreeText: interrupt.allowsFreeText ?? true,
+      question: `Sub-agent ${name} (session ${childId}) asks: ${interrupt.question ?? ""}`,
+    };
+  };
+
+  const forwardAnswer = async (childId: string, continuationText: string | undefined, answer: QuestionAnswer): Promise<void> => {
+    let forwarded: { child_interrupt_id?: unknown; kind?: unknown };
+    try {
+      forwarded = JSON.parse(continuationText ?? "") as typeof forwarded;
+    } catch {
+      return;
+    }
+    const interruptId = typeof forwarded.child_interrupt_id === "string" ? forwarded.child_interrupt_id : "";
+    if (interruptId === "") return;
+    const options = { lockConflictRetryMs: personLockConflictRetryMs };
+    if (forwarded.kind === "approval") {
+      const approved = answer.resolution === "answered" && answer.answer === approveChoice;
+      await client.invokeRPC(flow.resolveInterrupt, childId, { interruptId, approved, rejectionMessage: approved ? null : `rejected in the parent session (${answer.resolution})` }, options);
+    } else if (answer.resolution === "answered" && answer.answer !== null) {
+      await client.invokeRPC(flow.answerQuestion, childId, { interruptId, answer: answer.answer }, options);
+    } else {
+      await client.invokeRPC(flow.resolveInterrupt, childId, { interruptId, approved: false, rejectionMessage: `declined in the parent session (${answer.resolution})` }, options);
+    }
   };
 
   const cancel = async (cancellation: ToolTaskCancellation): Promise<void> => {
