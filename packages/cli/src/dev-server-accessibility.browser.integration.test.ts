@@ -16,6 +16,7 @@ import {
   assistantMessage,
   openBrowser,
   prepare,
+  saveScreenshot,
   send,
   startServer,
   startSession,
@@ -67,6 +68,9 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   const refund = toolCard(assistantMessage(page, "turn-2"), "refund_order");
   await waitForBadge(refund, "needs approval");
   await checkBothThemes(page, "an approval pending");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await saveScreenshot(page, "dev-dark.png");
+  await page.emulateMedia({ colorScheme: "light" });
   await refund.getByRole("button", { name: "Reject…" }).click();
   await checkBothThemes(page, "the reject reason field open");
   await refund.getByRole("button", { name: "Reject", exact: true }).click();
@@ -358,6 +362,7 @@ void test("perdure dev in Chromium at 390×844, 360×740 and 720×450 (200 % zoo
       }
     }
     await chooseLayout(page, "Chat");
+    await saveScreenshot(page, `dev-phone-${where}.png`);
     // The send button says "Queue" while the turn runs.
     await page.getByTestId("send-button").waitFor({ state: "visible" });
     for (const name of ["Stop", "Plan first", "Stop session", "Sessions", "Chat", "Split", "Inspector"]) {
@@ -372,6 +377,7 @@ void test("perdure dev in Chromium at 390×844, 360×740 and 720×450 (200 % zoo
     assert.equal(await menu.getAttribute("aria-expanded"), "true");
     await list.locator(".session-item").filter({ hasText: sessionId }).waitFor({ state: "visible" });
     assert.deepEqual(await outsideTheWindow(page), { sidewaysScroll: 0, controls: [] }, `the open session list at ${where}`);
+    await saveScreenshot(page, `dev-phone-${where}-sessions.png`);
     await page.keyboard.press("Escape");
     await list.waitFor({ state: "hidden" });
     assert.equal(await focusedName(page), "Sessions", "Escape gave the focus back to the menu button");
