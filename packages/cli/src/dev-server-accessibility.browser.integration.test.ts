@@ -16,6 +16,7 @@ import {
   assistantMessage,
   openBrowser,
   prepare,
+  saveScreenshot,
   send,
   startServer,
   startSession,
@@ -67,6 +68,9 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   const refund = toolCard(assistantMessage(page, "turn-2"), "refund_order");
   await waitForBadge(refund, "needs approval");
   await checkBothThemes(page, "an approval pending");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await saveScreenshot(page, "dev-dark.png");
+  await page.emulateMedia({ colorScheme: "light" });
   await refund.getByRole("button", { name: "Reject…" }).click();
   await checkBothThemes(page, "the reject reason field open");
   await refund.getByRole("button", { name: "Reject", exact: true }).click();
@@ -141,11 +145,15 @@ async function waitForFocus(page: Page, name: string): Promise<void> {
 async function watchFocus(page: Page): Promise<() => Promise<string[]>> {
   await page.evaluate(() => {
     const lost: string[] = [];
+    const path: string[] = [];
     let had: string | null = null;
     const check = (): void => {
       const element = document.activeElement;
-      if (element !== null && element !== document.body) had = `${element.tagName.toLowerCase()} ${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}`;
-      else if (had !== null && lost.at(-1) !== `after ${had}`) lost.push(`after ${had}`);
+      if (element !== null && element !== document.body) {
+        const now = `${element.tagName.toLowerCase()} ${(element.getAttribute("aria-label") ?? element.textContent ?? "").trim().slice(0, 40)}`;
+        if (now !== had) path.push(now);
+        had = now;
+      } else if (had !== null && lost.at(-1) !== `after ${had}`) lost.push(`after ${had} (the focus went ${path.slice(-6).join(" → ")})`);
       window.requestAnimationFrame(check);
     };
     window.requestAnimationFrame(check);
@@ -155,6 +163,16 @@ async function watchFocus(page: Page): Promise<() => Promise<string[]>> {
 }
 
 const messageBox = "Message the agent";
+
+/** Waits until the page's live region says `text` (it is hidden from sight, so only its text is read). */
+async function waitForAnnouncement(page: Page, text: string): Promise<void> {
+  try {
+    await page.waitForFunction((expected) => document.querySelector("[data-testid=live-announcer]")?.textContent?.includes(expected) === true, text);
+  } catch (error) {
+    const said = await page.getByTestId("live-announcer").textContent();
+    throw new Error(`the live region never said ${JSON.stringify(text)}; it says ${JSON.stringify(said)}`, { cause: error });
+  }
+}
 
 async function typeAndSend(page: Page, text: string): Promise<void> {
   await waitForFocus(page, messageBox);
@@ -184,9 +202,14 @@ void test("perdure dev in Chromium by keyboard alone: start a session, approve, 
   await typeAndSend(page, "please refund order 1003");
   const refund = toolCard(assistantMessage(page, "turn-1"), "refund_order");
   await waitForBadge(refund, "needs approval");
+  // A screen reader hears the answer once it is complete, the new approval and the status it brings.
+  await waitForAnnouncement(page, "The agent answered: I can refund order 1003 once you approve it.");
+  await waitForAnnouncement(page, "refund_order needs your approval.");
+  await waitForAnnouncement(page, "Session needs approval.");
   await tabTo(page, "Approve", { backwards: true });
   await page.keyboard.press("Enter");
   await waitForFocus(page, messageBox);
+  await waitForAnnouncement(page, "Approved refund_order.");
   await waitForBadge(refund, "done");
 
   // Reject: Escape closes the reason field and gives the focus back to "Reject…"; then reject with a reason.
@@ -210,6 +233,7 @@ void test("perdure dev in Chromium by keyboard alone: start a session, approve, 
   await typeAndSend(page, "please exchange order 1001");
   const question = assistantMessage(page, "turn-3").getByTestId("question-card");
   await question.and(page.locator("[data-state=open]")).waitFor();
+  await waitForAnnouncement(page, "The agent asks: Which size would you like instead for order 1001?");
   await tabTo(page, "M", { backwards: true });
   await page.keyboard.press("Enter");
   await waitForFocus(page, messageBox);
@@ -241,10 +265,38 @@ void test("perdure dev in Chromium by keyboard alone: start a session, approve, 
   await waitForFocus(page, messageBox);
   await page.getByTestId("turn-control-notice").filter({ hasText: "Stopped" }).waitFor();
 
+  await waitForAnnouncement(page, "Stopped turn 6.");
+
+  // The inspector by keyboard: the layout switch, the tabs with arrow keys, an event row opened with Enter.
+  // Backwards: forwards, Tab would run off the end of the page (to the browser) before it wrapped to the header.
+  await tabTo(page, "Inspector", { backwards: true });
+  await page.keyboard.press("Enter");
+  await page.getByTestId("inspector").waitFor();
+  await tabTo(page, "Timeline");
+  await page.keyboard.press("ArrowRight");
+  await waitForFocus(page, "State & usage");
+  assert.equal(await page.getByRole("tab", { name: "State & usage" }).getAttribute("aria-selected"), "true");
+  await page.keyboard.press("End");
+  const eventsTab = page.getByRole("tab", { name: /^Events/ });
+  await page.waitForFunction(() => document.activeElement?.id === "inspector-tab-events");
+  assert.equal(await eventsTab.getAttribute("aria-selected"), "true");
+  await page.keyboard.press("ArrowLeft");
+  await waitForFocus(page, "State & usage");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => document.activeElement?.id === "inspector-tab-events");
+  // Only the selected tab is in the Tab order: the next Tab leaves the tab list for the panel.
+  await page.keyboard.press("Tab");
+  assert.notEqual(await page.evaluate(() => document.activeElement?.getAttribute("role")), "tab");
+  // The event list scrolls, so it takes the focus itself (arrows scroll it); its rows come next.
+  await tabTo(page, "Event list", { max: 5 });
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.closest("[data-event-type]")?.getAttribute("data-event-type")), "turn_started");
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-expanded")), "false");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-expanded")), "true");
+  await page.getByTestId("event-log").locator(".event-payload").waitFor();
+
   assert.deepEqual(await focusLost(), [], "the focus fell to <body>");
-  // What a screen reader heard along the way, from the page's live region.
-  const announced = await page.getByTestId("live-announcer").innerText();
-  assert.match(announced, /Stopped turn 6\./);
 });
 
 /** What spills out of a `width`-wide window: the page's sideways scroll and every visible control not wholly inside it. */
@@ -273,7 +325,7 @@ async function loopingAnimations(page: Page): Promise<number> {
   return page.evaluate(() => document.getAnimations().filter((animation) => animation.playState === "running" && animation.effect?.getTiming().iterations === Infinity).length);
 }
 
-void test("perdure dev in Chromium at 390×844 and 360×740: no sideways scroll, every control inside the window, the session list behind a menu button; reduced motion stops every loop", testOptions, async (t) => {
+void test("perdure dev in Chromium at 390×844, 360×740 and 720×450 (200 % zoom): no sideways scroll, every control inside the window, the session list behind a menu button; reduced motion stops every loop", testOptions, async (t) => {
   const prepared = await prepare(t);
   const server = await startServer(prepared);
   const { page } = await openBrowser(prepared);
@@ -296,14 +348,21 @@ void test("perdure dev in Chromium at 390×844 and 360×740: no sideways scroll,
   assert.equal(await loopingAnimations(page), 0, "an infinite animation runs under prefers-reduced-motion: reduce");
   await page.emulateMedia({ reducedMotion: "no-preference" });
 
-  for (const size of [{ width: 390, height: 844 }, { width: 360, height: 740 }]) {
+  // 720×450 is a 1440×900 window at 200 % zoom.
+  for (const size of [{ width: 390, height: 844 }, { width: 360, height: 740 }, { width: 720, height: 450 }]) {
     await page.setViewportSize(size);
     const where = `${size.width}×${size.height}`;
     for (const layout of ["Chat", "Split", "Inspector"] as const) {
       await chooseLayout(page, layout);
       assert.deepEqual(await outsideTheWindow(page), { sidewaysScroll: 0, controls: [] }, `${layout} at ${where}`);
+      if (layout === "Split") {
+        // Split gives the messages the whole height, the inspector below them, rather than two slivers.
+        const messagesHeight = await page.locator(".chat-scroll").evaluate((element) => element.clientHeight);
+        assert.ok(messagesHeight >= size.height / 3, `the messages get ${messagesHeight} px of ${where} in Split`);
+      }
     }
     await chooseLayout(page, "Chat");
+    await saveScreenshot(page, `dev-phone-${where}.png`);
     // The send button says "Queue" while the turn runs.
     await page.getByTestId("send-button").waitFor({ state: "visible" });
     for (const name of ["Stop", "Plan first", "Stop session", "Sessions", "Chat", "Split", "Inspector"]) {
@@ -318,6 +377,7 @@ void test("perdure dev in Chromium at 390×844 and 360×740: no sideways scroll,
     assert.equal(await menu.getAttribute("aria-expanded"), "true");
     await list.locator(".session-item").filter({ hasText: sessionId }).waitFor({ state: "visible" });
     assert.deepEqual(await outsideTheWindow(page), { sidewaysScroll: 0, controls: [] }, `the open session list at ${where}`);
+    await saveScreenshot(page, `dev-phone-${where}-sessions.png`);
     await page.keyboard.press("Escape");
     await list.waitFor({ state: "hidden" });
     assert.equal(await focusedName(page), "Sessions", "Escape gave the focus back to the menu button");

@@ -239,15 +239,16 @@ export function ChatView(props: ChatViewProps) {
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
   // The streamed answer reaches a screen reader once, at its end, rather than word by word.
   // A stream that goes on after an approval announces only what it added.
-  const lastStreamed = useRef<{ id: string; known: string } | null>(null);
+  const lastStreamed = useRef<string | null>(null);
+  const announcedText = useRef(new Map<string, string>());
   useEffect(() => {
-    const textOf = (id: string): string => messages.find((candidate) => candidate.id === id)?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
     const previous = lastStreamed.current;
-    if (previous?.id === streamingMessageId) return;
-    lastStreamed.current = streamingMessageId === null ? null : { id: streamingMessageId, known: textOf(streamingMessageId) };
-    if (previous === null) return;
-    const text = textOf(previous.id);
-    const added = (text.startsWith(previous.known) ? text.slice(previous.known.length) : text).trim();
+    lastStreamed.current = streamingMessageId;
+    if (previous === null || previous === streamingMessageId) return;
+    const text = messages.find((candidate) => candidate.id === previous)?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
+    const known = announcedText.current.get(previous) ?? "";
+    announcedText.current.set(previous, text);
+    const added = (text.startsWith(known) ? text.slice(known.length) : text).trim();
     if (added !== "") announce(`The agent answered: ${added}`);
   }, [streamingMessageId, messages]);
   const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
