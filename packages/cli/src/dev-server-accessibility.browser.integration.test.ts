@@ -107,6 +107,23 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   await checkBothThemes(page, "the inspector's events, one opened");
   await chooseLayout(page, "Split");
   await checkBothThemes(page, "the split layout with the events");
+
+  // Edit a message: a fork, whose inspector shows its lineage; its source lists the fork.
+  await inspector.getByRole("tab", { name: "Timeline" }).click();
+  const source = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1) ?? "");
+  const edited = page.getByTestId("user-message").filter({ hasText: "please refund order 1003" });
+  await edited.hover();
+  await edited.getByTestId("edit-message").click();
+  await page.getByTestId("edit-message-text").fill("please refund order 1002");
+  await page.getByTestId("send-edited-message").click();
+  await page.waitForURL((url) => !url.pathname.endsWith(`/${encodeURIComponent(source)}`));
+  const lineage = page.getByTestId("lineage-panel");
+  await waitForText(lineage, "after turn 1");
+  await waitForBadge(toolCard(assistantMessage(page, "turn-2"), "refund_order"), "needs approval");
+  await checkBothThemes(page, "a fork with its lineage");
+  await lineage.getByTestId("lineage-source").click();
+  await page.getByTestId("lineage-panel").getByTestId("lineage-forks").waitFor();
+  await checkBothThemes(page, "a session with a fork");
 });
 
 /** The accessible name of the focused element as the tests compare it: its aria-label, else its text. */
