@@ -87,4 +87,4 @@ const summary = (field: "wall" | "cpu") => {
   const withSdk = median(on.map((each) => each[field]));
   return { offMedianMsPerStep: Number(without.toFixed(4)), onMedianMsPerStep: Number(withSdk.toFixed(4)), overheadPercent: Number((((withSdk - without) / without) * 100).toFixed(2)) };
 };
-console.log(JSON.stringify({ rounds, sessions: sessionCount, stepsPerTurn, wall: summary("wall"), processCpu: summary("cpu") }, null, 2));
+console.log(JSON.stringify({ rounds, sessions: sessionCount, stepsPerTurn, wall: summary("wall"), processCpu: summary("cpu"), offWall: off.map((each) => Number(each.wall.toFixed(3))), onWall: on.map((each) => Number(each.wall.toFixed(3))) }, null, 2));

@@ -16,6 +16,7 @@ import {
   assistantMessage,
   openBrowser,
   prepare,
+  saveScreenshot,
   send,
   startServer,
   startSession,
@@ -67,6 +68,9 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   const refund = toolCard(assistantMessage(page, "turn-2"), "refund_order");
   await waitForBadge(refund, "needs approval");
   await checkBothThemes(page, "an approval pending");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await saveScreenshot(page, "dev-dark.png");
+  await page.emulateMedia({ colorScheme: "light" });
   await refund.getByRole("button", { name: "Reject…" }).click();
   await checkBothThemes(page, "the reject reason field open");
   await refund.getByRole("button", { name: "Reject", exact: true }).click();
@@ -103,6 +107,23 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   await checkBothThemes(page, "the inspector's events, one opened");
   await chooseLayout(page, "Split");
   await checkBothThemes(page, "the split layout with the events");
+
+  // Edit a message: a fork, whose inspector shows its lineage; its source lists the fork.
+  await inspector.getByRole("tab", { name: "Timeline" }).click();
+  const source = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1) ?? "");
+  const edited = page.getByTestId("user-message").filter({ hasText: "please refund order 1003" });
+  await edited.hover();
+  await edited.getByTestId("edit-message").click();
+  await page.getByTestId("edit-message-text").fill("please refund order 1002");
+  await page.getByTestId("send-edited-message").click();
+  await page.waitForURL((url) => !url.pathname.endsWith(`/${encodeURIComponent(source)}`));
+  const lineage = page.getByTestId("lineage-panel");
+  await waitForText(lineage, "after turn 1");
+  await waitForBadge(toolCard(assistantMessage(page, "turn-2"), "refund_order"), "needs approval");
+  await checkBothThemes(page, "a fork with its lineage");
+  await lineage.getByTestId("lineage-source").click();
+  await page.getByTestId("lineage-panel").getByTestId("lineage-forks").waitFor();
+  await checkBothThemes(page, "a session with a fork");
 });
 
 /** The accessible name of the focused element as the tests compare it: its aria-label, else its text. */
@@ -358,6 +379,7 @@ void test("perdure dev in Chromium at 390×844, 360×740 and 720×450 (200 % zoo
       }
     }
     await chooseLayout(page, "Chat");
+    await saveScreenshot(page, `dev-phone-${where}.png`);
     // The send button says "Queue" while the turn runs.
     await page.getByTestId("send-button").waitFor({ state: "visible" });
     for (const name of ["Stop", "Plan first", "Stop session", "Sessions", "Chat", "Split", "Inspector"]) {
@@ -372,6 +394,7 @@ void test("perdure dev in Chromium at 390×844, 360×740 and 720×450 (200 % zoo
     assert.equal(await menu.getAttribute("aria-expanded"), "true");
     await list.locator(".session-item").filter({ hasText: sessionId }).waitFor({ state: "visible" });
     assert.deepEqual(await outsideTheWindow(page), { sidewaysScroll: 0, controls: [] }, `the open session list at ${where}`);
+    await saveScreenshot(page, `dev-phone-${where}-sessions.png`);
     await page.keyboard.press("Escape");
     await list.waitFor({ state: "hidden" });
     assert.equal(await focusedName(page), "Sessions", "Escape gave the focus back to the menu button");
