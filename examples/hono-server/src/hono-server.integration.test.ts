@@ -20,9 +20,9 @@ const exampleFolder = fileURLToPath(new URL("..", import.meta.url));
 const perdureBin = fileURLToPath(new URL("../../../packages/cli/bin/perdure.js", import.meta.url));
 
 /** Starts a child process and waits for a line of its output to match `ready`. */
-async function startProcess(t: TestContext, name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+async function startProcess(t: TestContext, name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string; exited: Promise<number | string> }> {
   const child = spawn(process.execPath, args, { cwd: exampleFolder, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PERDURE_DATABASE_URL: "", ...env } });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
@@ -45,7 +45,7 @@ async function startProcess(t: TestContext, name: string, args: string[], env: R
       reject(new Error(`${name} exited before it started:\n${output}`));
     });
   });
-  return { child, match, output: () => output };
+  return { child, match, output: () => output, exited };
 }
 
 test("the Hono server and perdure worker on one SQLite file serve each user only their own sessions over HTTP", { timeout: 180_000 }, async (t) => {
@@ -129,5 +129,11 @@ test("the Hono server and perdure worker on one SQLite file serve each user only
   assert.match(again.text, /decided already/);
   const listed = await json("alice", "GET", "/api/sessions") as { sessions: { sessionId: string }[] };
   assert.deepEqual(listed.sessions.map((session) => session.sessionId), [sessionId]);
-  assert.match(worker.output(), /perdure worker: \S+ running OrderDesk/);
+
+  // Both stop cleanly on SIGTERM: the server closes its connections and the store, the Worker drains.
+  server.child.kill("SIGTERM");
+  worker.child.kill("SIGTERM");
+  assert.equal(await server.exited, 0, server.output());
+  assert.equal(await worker.exited, 0, worker.output());
+  assert.match(worker.output(), /perdure worker: drained; exiting/);
 });

@@ -30,6 +30,8 @@ const stop = (): void => {
   server.close(() => {
     void store.close().then(() => process.exit(0));
   });
+  // Open event streams would hold the close up: end them (clients resume from their last event).
+  if ("closeAllConnections" in server) server.closeAllConnections();
 };
 process.once("SIGTERM", stop);
 process.once("SIGINT", stop);

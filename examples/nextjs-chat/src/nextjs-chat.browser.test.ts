@@ -80,7 +80,8 @@ async function stop(started: Started): Promise<void> {
 /** Runs `next build` unless a build newer than every source of the app is there. */
 async function ensureBuilt(): Promise<void> {
   const buildId = join(appFolder, ".next", "BUILD_ID");
-  const sources = ["app", "lib", "agents", "next.config.ts", "package.json"].map((name) => newestModification(join(appFolder, name)));
+  // The lock file too: the client bundle holds ai and @ai-sdk/react (Perdure's packages are external, so not them).
+  const sources = ["app", "lib", "agents", "next.config.ts", "package.json", "../../package-lock.json"].map((name) => newestModification(join(appFolder, name)));
   if (existsSync(buildId) && statSync(buildId).mtimeMs >= Math.max(...sources)) return;
   const build = await start("next build", [nextBin, "build"], {}, undefined);
   const code = await build.exited;
