@@ -133,6 +133,12 @@ void test("perdure dev --metrics-port serves /metrics, /healthz and /readyz for 
   const scraped = await get(`${base}/metrics`, { host });
   assert.equal(scraped.status, 200);
   assert.deepEqual(samplesOf(scraped.body, "perdure_worker_slots_limit").map((sample) => sample.value), [8]);
+  // The session API answers the same probes, checking the dev server's own Worker.
+  const apiHost = `127.0.0.1:${port ?? 0}`;
+  assert.deepEqual(await get(`http://${apiHost}/api/healthz`, { host: apiHost }), { status: 200, body: "ok\n" });
+  const apiReady = await get(`http://${apiHost}/api/readyz`, { host: apiHost });
+  assert.equal(apiReady.status, 200, apiReady.body);
+  assert.deepEqual(JSON.parse(apiReady.body), { ready: true, checks: { store: "ok", schema: "ok", worker: "ok" } });
 });
 
 void test("perdure worker refuses a non-loopback --metrics-host without a token", () => {
