@@ -97,6 +97,28 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   await inspector.getByTestId("timeline-panel").waitFor();
   await inspector.locator(".tl-exec").first().click();
   await checkBothThemes(page, "the inspector's timeline, a Step opened");
+  // The Sub-agents panel: the fixture app has no agentTool, so the browser adds a parent and two children to the
+  // session's real inspection response; the panel must render them as links and pass axe in both themes.
+  const inspectRoute = "**/api/sessions/*/inspect";
+  await page.route(inspectRoute, async (route) => {
+    const response = await route.fetch();
+    const body = (await response.json()) as Record<string, unknown>;
+    await route.fulfill({
+      response,
+      json: {
+        ...body,
+        parentSession: { sessionId: "writer-1", toolCallId: "call-1", depth: 1 },
+        childSessions: [{ sessionId: "s.research.b", agent: "researcher" }, { sessionId: "s.research.a", agent: "researcher" }],
+      },
+    });
+  });
+  const subAgents = inspector.getByTestId("sub-agents-panel");
+  await waitForText(subAgents, "Called by writer-1");
+  assert.deepEqual(await subAgents.getByTestId("sub-agents-child").allTextContents(), ["s.research.a", "s.research.b"]);
+  assert.equal(await subAgents.getByRole("link", { name: "writer-1" }).getAttribute("href"), "/sessions/writer-1");
+  await checkBothThemes(page, "the inspector's sub-agents panel");
+  await page.unroute(inspectRoute);
+  await subAgents.waitFor({ state: "detached" });
   await inspector.getByRole("tab", { name: /State/ }).click();
   await inspector.getByTestId("usage-panel").waitFor();
   await checkBothThemes(page, "the inspector's state and usage");

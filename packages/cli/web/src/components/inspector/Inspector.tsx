@@ -9,6 +9,8 @@ import { MessageStoragePanel } from "./MessageStoragePanel.tsx";
 import { ContextSummaryPanel } from "./ContextSummaryPanel.tsx";
 import { StepTimeline } from "./StepTimeline.tsx";
 import { hasLineage, LineagePanel } from "./LineagePanel.tsx";
+import { SubAgentsPanel } from "./SubAgentsPanel.tsx";
+import { subAgentTree } from "../../lib/sub-agents.ts";
 
 export type InspectorTab = "overview" | "state" | "events";
 
@@ -30,6 +32,7 @@ export function Inspector(props: InspectorProps) {
   const [paused, setPaused] = useState(false);
   const [frozenNow, setFrozenNow] = useState(now);
   const timelineNow = paused ? frozenNow : now;
+  const subAgents = inspection === undefined ? undefined : subAgentTree(inspection);
 
   const tabs: { id: InspectorTab; label: string; count?: number }[] = [
     { id: "overview", label: "Timeline" },
@@ -81,6 +84,7 @@ export function Inspector(props: InspectorProps) {
         <div className="inspector-body">
           <SessionSummaryPanel inspection={inspection} now={now} />
           {hasLineage(inspection) && <LineagePanel lineage={inspection.lineage} forks={inspection.forks} onOpenSession={props.onOpenSession} />}
+          {subAgents !== undefined && <SubAgentsPanel tree={subAgents} onOpenSession={props.onOpenSession} />}
           <Panel
             title="Step timeline"
             testId="timeline-panel"
