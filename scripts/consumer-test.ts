@@ -20,7 +20,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { describePacked, packPackages, run, type PackedPackage } from "./pack-packages.ts";
+import { describePacked, packPackages, run, runAsync, type PackedPackage } from "./pack-packages.ts";
 
 /** What the app installs, and the starter that creates it. */
 const workspaces = ["packages/engine", "packages/agents", "packages/cli", "packages/create-perdure"];
@@ -98,21 +98,24 @@ function createApp(folder: string, packed: readonly PackedPackage[], environment
   return join(folder, "my-agent");
 }
 
-/** Creates, installs, type-checks, tests and serves the app on one Node; returns the app's folder (kept for later checks). */
-async function checkApp(nodeBinary: string, folder: string, packed: readonly PackedPackage[]): Promise<string> {
+/**
+ * Installs, type-checks, tests and serves an app `createApp` made, on one
+ * Node. The apps of several Nodes are checked at once: each has its own
+ * folder, and npm's cache takes concurrent installs.
+ */
+async function checkApp(nodeBinary: string, app: string, packed: readonly PackedPackage[]): Promise<void> {
   const environment = environmentFor(nodeBinary);
   const version = run(nodeBinary, ["--version"], { cwd: tmpdir() }).trim();
   const startedAt = performance.now();
-  const app = createApp(folder, packed, environment);
   const tarballs = ["@perdure/engine", "@perdure/agents", "perdure"].map((name) => tarballOf(packed, name));
-  run("npm", ["install", "--no-audit", "--no-fund", ...tarballs], { cwd: app, env: environment });
+  await runAsync("npm", ["install", "--no-audit", "--no-fund", ...tarballs], { cwd: app, env: environment });
   const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8")) as { dependencies: Record<string, string> };
   for (const name of ["@perdure/engine", "@perdure/agents", "perdure"]) assert.match(manifest.dependencies[name] ?? "", /^file:/, `the app must use the ${name} tarball`);
   const installed = elapsedSince(startedAt);
-  run("npm", ["run", "typecheck"], { cwd: app, env: environment });
-  typecheckPerdureDeclarations(app, environment);
+  await runAsync("npm", ["run", "typecheck"], { cwd: app, env: environment });
+  await typecheckPerdureDeclarations(app, environment);
   const typesVersion = (JSON.parse(readFileSync(join(app, "node_modules/@types/node/package.json"), "utf8")) as { version: string }).version;
-  const tested = run("npm", ["test"], { cwd: app, env: environment });
+  const tested = await runAsync("npm", ["test"], { cwd: app, env: environment });
   // The spec reporter ("ℹ pass 2") or TAP ("# pass 2"), whichever Node picks.
   assert.match(tested, /^(ℹ|#) pass [1-9]/m, tested);
   assert.match(tested, /^(ℹ|#) fail 0$/m, tested);
@@ -131,8 +134,7 @@ async function checkApp(nodeBinary: string, folder: string, packed: readonly Pac
   } finally {
     if (server.pid !== undefined) process.kill(-server.pid, "SIGTERM");
   }
-  console.log(`Node ${version}: created and installed from tarballs in ${installed}; npm run typecheck and Perdure's declarations with exactOptionalPropertyTypes (@types/node ${typesVersion}), npm test and a turn with an approval through npm start passed; ${elapsedSince(startedAt)} in all`);
-  return app;
+  console.log(`Node ${version}: installed from tarballs in ${installed}; npm run typecheck and Perdure's declarations with exactOptionalPropertyTypes (@types/node ${typesVersion}), npm test and a turn with an approval through npm start passed; ${elapsedSince(startedAt)} in all`);
 }
 
 /**
@@ -140,26 +142,26 @@ async function checkApp(nodeBinary: string, folder: string, packed: readonly Pac
  * cannot take (the starter turns exactOptionalPropertyTypes off for them):
  * every entry point that needs no optional peer, skipLibCheck off.
  */
-function typecheckPerdureDeclarations(app: string, environment: NodeJS.ProcessEnv): void {
+async function typecheckPerdureDeclarations(app: string, environment: NodeJS.ProcessEnv): Promise<void> {
   const probe = join(app, "declarations-probe");
   mkdirSync(probe, { recursive: true });
   const entryPoints = ["@perdure/engine", "@perdure/engine/sqlite", "@perdure/engine/testing", "@perdure/agents", "@perdure/agents/contract", "@perdure/agents/stepwise", "@perdure/agents/testing", "perdure"];
   writeFileSync(join(probe, "probe.ts"), entryPoints.map((entry, index) => `export type * as Entry${index} from "${entry}";\n`).join(""));
   writeFileSync(join(probe, "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", compilerOptions: { exactOptionalPropertyTypes: true, skipLibCheck: false }, include: ["probe.ts"] }));
   try {
-    run("npx", ["tsc", "-p", "declarations-probe"], { cwd: app, env: environment });
+    await runAsync("npx", ["tsc", "-p", "declarations-probe"], { cwd: app, env: environment });
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
 }
 
 /** The app's typecheck with the newest @types/node, which the packages' declarations must also hold with. */
-function typecheckWithNewestNodeTypes(app: string, nodeBinary: string): void {
+async function typecheckWithNewestNodeTypes(app: string, nodeBinary: string): Promise<void> {
   const environment = environmentFor(nodeBinary);
   run("npm", ["install", "--no-audit", "--no-fund", "--save-dev", "@types/node@latest"], { cwd: app, env: environment });
   const typesVersion = (JSON.parse(readFileSync(join(app, "node_modules/@types/node/package.json"), "utf8")) as { version: string }).version;
   run("npm", ["run", "typecheck"], { cwd: app, env: environment });
-  typecheckPerdureDeclarations(app, environment);
+  await typecheckPerdureDeclarations(app, environment);
   console.log(`npm run typecheck and Perdure's declarations with exactOptionalPropertyTypes passed with the newest @types/node, ${typesVersion}`);
 }
 
@@ -198,15 +200,20 @@ try {
   const packed = packPackages(destination, workspaces);
   for (const tarball of packed) console.log(`packed ${describePacked(tarball)}`);
   console.log(`packed in ${elapsedSince(startedAt)}`);
-  let lastApp: string | undefined;
-  for (const [index, node] of nodes.entries()) {
+  // One app per Node, created one after another (npm exec's cache of the starter is shared), then checked at once.
+  const apps = nodes.map((node, index) => {
     const nodeFolder = join(folder, `node-${index}`);
     mkdirSync(nodeFolder);
-    lastApp = await checkApp(node, nodeFolder, packed);
-  }
+    return createApp(nodeFolder, packed, environmentFor(node));
+  });
+  console.log(`created ${apps.length} apps in ${elapsedSince(startedAt)}`);
+  // Every leg ends (its server stopped) before a failure is reported and the folders are removed.
+  const legs = await Promise.allSettled(nodes.map((node, index) => checkApp(node, apps[index]!, packed)));
+  for (const leg of legs) if (leg.status === "rejected") throw leg.reason;
+  const lastApp = apps.at(-1);
   assert.ok(lastApp !== undefined, "PERDURE_CONSUMER_NODES names no Node");
   checkOldNode(lastApp, folder, packed, oldNode);
-  typecheckWithNewestNodeTypes(lastApp, nodes.at(-1) ?? process.execPath);
+  await typecheckWithNewestNodeTypes(lastApp, nodes.at(-1) ?? process.execPath);
   console.log(`consumer test passed in ${elapsedSince(startedAt)}`);
 } finally {
   rmSync(destination, { recursive: true, force: true });

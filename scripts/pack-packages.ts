@@ -10,7 +10,7 @@
  * then, in your app, `npm install /some/folder/perdure-engine-0.1.0.tgz …`.
  * The consumer test and `npm run check:release` use `packPackages`.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,6 +51,16 @@ export function run(command: string, args: readonly string[], options: { cwd: st
   const result = spawnSync(command, args, { cwd: options.cwd, env: options.env ?? process.env, encoding: "utf8", timeout: 600_000, maxBuffer: 64 * 1024 * 1024 });
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} in ${options.cwd} failed (${String(result.status ?? result.signal)}):\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
+}
+
+/** {@link run} without blocking the event loop, so several commands can run at once. */
+export function runAsync(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+  return new Promise((resolveRun, reject) => {
+    execFile(command, [...args], { cwd: options.cwd, env: options.env ?? process.env, encoding: "utf8", timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error === null) resolveRun(stdout);
+      else reject(new Error(`${command} ${args.join(" ")} in ${options.cwd} failed (${String(error.code ?? error.signal)}):\n${stdout}\n${stderr}`));
+    });
+  });
 }
 
 /** Builds (through each package's prepack) and packs `workspaces` into `destination`. */

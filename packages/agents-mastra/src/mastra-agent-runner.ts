@@ -6,6 +6,7 @@
  * agent's own tool in its own tool Step.
  */
 import { Agent } from "@mastra/core/agent";
+import type { ProcessInputStepArgs, ProcessInputStepResult } from "@mastra/core/processors";
 import { RequestContext } from "@mastra/core/request-context";
 import {
   emptyAgentUsage,
@@ -121,6 +122,23 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     return userMessage(text);
   }
 
+  /**
+   * The step's `prepareStep`: the agent's own (from its default options),
+   * then the model it leaves wrapped for recording or replay. A model the
+   * agent's `prepareStep` names by string is not wrapped, and its call is
+   * not recorded.
+   */
+  private async recordingPrepareStep(requestContext: RequestContext, scope: MastraModelCallScope): Promise<(args: ProcessInputStepArgs) => Promise<ProcessInputStepResult>> {
+    const defaults = await this.agent.getDefaultOptions({ requestContext });
+    const own = (defaults as { prepareStep?: (args: ProcessInputStepArgs) => unknown } | undefined)?.prepareStep;
+    return async (args) => {
+      const result = ((own === undefined ? undefined : await own(args)) ?? {}) as ProcessInputStepResult;
+      const model: unknown = result.model ?? args.model;
+      const wrappable = typeof model === "object" && model !== null && typeof (model as { doStream?: unknown }).doStream === "function";
+      return wrappable ? { ...result, model: recordedMastraModel(model, scope) as NonNullable<ProcessInputStepResult["model"]> } : result;
+    };
+  }
+
   /** The agent's own tools, each checked to be runnable in a Step. */
   private async deferrableTools(requestContext: RequestContext): Promise<Record<string, MastraTool>> {
     const tools = (await this.agent.listTools({ requestContext })) as Record<string, MastraTool>;
@@ -143,8 +161,8 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
       activeTools: Object.keys(clientTools),
       abortSignal: turn.cancellationSignal,
       requestContext,
-      // The step's model, wrapped to record the call (or answer it from a replay's recording).
-      prepareStep: ({ model }) => ({ model: recordedMastraModel(model, scope) }),
+      // The step's model, wrapped to record the call (or answer it from a replay's recording), after the agent's own prepareStep.
+      prepareStep: await this.recordingPrepareStep(requestContext, scope),
     }, turn.events);
     const newMessages = [...results, ...(step.assistantMessage === undefined ? [] : [assistantMessage(step.assistantMessage)])];
     const usage = usageOf(step);

@@ -106,4 +106,27 @@ describe("replaySession with the Mastra adapter", () => {
     assert.equal(report.divergence?.turnId, "turn-1");
     assert.match(report.divergence?.diff ?? "", /tools\[0\]\.inputSchema\.properties\.order_id\.description\n {4}recorded: \(absent\)\n {4}now: {6}"The order's number\."/);
   });
+
+  it("an agent's own prepareStep (its default options) still runs, and its model calls are still recorded", async () => {
+    let ownCalls = 0;
+    const base = refundAgent(refundingModel);
+    const agent = new Agent({
+      id: "refunds-own-step", name: "refunds", instructions: "Refund orders.", model: asMastraModel(refundingModel), tools: await base.listTools(),
+      defaultOptions: { prepareStep: () => { ownCalls += 1; return undefined; } },
+    });
+    const flow = createMastraAgentSessionFlow(agent, "MastraOwnPrepareStep", policies);
+    const engine = await PrivateEngine.start();
+    const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [flow], workerOptions: { pollIntervalMs: 20 } });
+    try {
+      const sessions = new AgentSessionTestClient(environment.client, flow);
+      await sessions.startSession("own-1", { initialMessage: "Refund order 9." });
+      await sessions.waitForTurnCount("own-1", 1);
+      const recorded = await exportSession(environment.client, flow, "own-1");
+      assert.equal(recorded.turns[0]?.model_calls.length, 3);
+      assert.equal(ownCalls, 3, "the agent's prepareStep ran before each model call");
+    } finally {
+      await environment.close();
+      await engine.stop();
+    }
+  });
 });

@@ -36,7 +36,7 @@ export interface MastraStepOptions {
   abortSignal: AbortSignal;
   requestContext: RequestContext;
   /** Mastra's hook before the model call; the runner uses it to hand Mastra the step's model wrapped for recording or replay. */
-  prepareStep?: (args: ProcessInputStepArgs) => ProcessInputStepResult;
+  prepareStep?: (args: ProcessInputStepArgs) => Promise<ProcessInputStepResult>;
 }
 
 function errorOf(value: unknown): Error {

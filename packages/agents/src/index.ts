@@ -96,6 +96,8 @@ export { exportSession } from "./session/export/export-session.ts";
 export { checkSessionFixture, sessionFixtureFormat, sessionFixtureVersion } from "./session/export/session-fixture.ts";
 export type { SessionFixture, SessionFixtureModelCall, SessionFixtureToolCall, SessionFixtureTurn } from "./session/export/session-fixture.ts";
 export { cancelScheduledTurn, scheduleTurn } from "./session/schedules/schedule-turn.ts";
+export { parentSessionLinkFromWire, parentSessionLinkToWire } from "./session/sub-agents/parent-session.ts";
+export type { ParentSessionLink } from "./session/sub-agents/parent-session.ts";
 export type { ScheduledTurnTiming, ScheduleTurnOptions } from "./session/schedules/schedule-turn.ts";
 export type { ScheduleTurnInput } from "./session/schedules/scheduled-turn-requests.ts";
 export type { CancelScheduledTurnInput } from "./session/schedules/scheduled-turn-rpcs.ts";

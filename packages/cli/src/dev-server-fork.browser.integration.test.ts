@@ -57,7 +57,11 @@ void test("perdure dev in Chromium: edit a message, see the new branch with its 
   await page.getByRole("heading", { name: source }).waitFor();
   await waitForText(assistantMessage(page, "turn-2"), "ok: second message");
   assert.deepEqual(await userTexts(page), ["first message", "second message"]);
-  assert.equal(await page.getByTestId("lineage-panel").count(), 0, "the source is no fork");
+  // The source is no fork, and its lineage lists the edited branch.
+  const sourceLineage = page.getByTestId("lineage-panel");
+  await waitForText(sourceLineage.getByTestId("lineage-forks"), edited);
+  assert.equal(await sourceLineage.getByTestId("lineage-source").count(), 0, "the source is no fork");
+  assert.match(await sourceLineage.getByTestId("lineage-forks").innerText(), /continues after turn 1/);
 
   // Retry turn 1: another branch, forked before it, sends its message again.
   const firstAnswer = assistantMessage(page, "turn-1");
@@ -69,4 +73,14 @@ void test("perdure dev in Chromium: edit a message, see the new branch with its 
   await waitForText(assistantMessage(page, "turn-1"), "ok: first message");
   assert.deepEqual(await userTexts(page), ["first message"]);
   await waitForText(page.getByTestId("lineage-panel"), "before its first turn");
+
+  // Back at the source, both branches are listed, and each opens.
+  await page.getByTestId("lineage-panel").getByTestId("lineage-source").click();
+  await page.getByRole("heading", { name: source }).waitFor();
+  const forks = page.getByTestId("lineage-panel").getByTestId("lineage-forks");
+  await waitForText(forks, retried);
+  assert.deepEqual((await forks.getByTestId("lineage-fork").allInnerTexts()).sort(), [edited, retried].sort());
+  await forks.getByTestId("lineage-fork").filter({ hasText: edited }).click();
+  await page.getByRole("heading", { name: edited }).waitFor();
+  await waitForText(assistantMessage(page, "turn-2"), "ok: second message, edited");
 });

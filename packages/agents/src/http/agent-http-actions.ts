@@ -5,6 +5,8 @@
  */
 export const agentHttpActions = [
   "getHealth",
+  "getLiveness",
+  "getReadiness",
   "getOpenApiDocument",
   "listAgents",
   "listSessions",

@@ -100,6 +100,12 @@ export interface AgentHttpHandlerOptions {
    */
   includeEventWriteTimes?: boolean;
   /**
+   * What `/readyz` checks besides the store and its schema: the Worker this
+   * process runs beside the handler, ready only while it claims work.
+   * @default no Worker check
+   */
+  readiness?: { worker?: { readonly isClaiming: boolean } };
+  /**
    * The structured logger (pino, or any `PerdureLogger`) for unexpected
    * errors and for the health checks' failures.
    * @default none: errors go to `console.error`
@@ -111,6 +117,16 @@ export interface AgentHttpHandlerOptions {
    * @default `logger.error` with the method and path, else console.error
    */
   onUnexpectedError?: (error: unknown, request: Request) => void;
+}
+
+function readinessWorkerOf(readiness: AgentHttpHandlerOptions["readiness"]): { readonly isClaiming: boolean } | undefined {
+  if (readiness === undefined) return undefined;
+  if (readiness === null || typeof readiness !== "object") throw new InvalidInputError(`readiness ${describeValue(readiness)} is invalid: use { worker } with the Worker this process runs, or leave it out`);
+  const worker = readiness.worker;
+  if (worker !== undefined && typeof (worker as { isClaiming?: unknown } | null)?.isClaiming !== "boolean") {
+    throw new InvalidInputError(`readiness.worker ${describeValue(worker)} is invalid: pass the Worker (an object with an isClaiming boolean)`);
+  }
+  return worker;
 }
 
 function unexpectedErrorLogOf(logger: PerdureLogger | undefined): (error: unknown, request: Request) => void {
@@ -133,6 +149,9 @@ export interface ResolvedAgentHttpHandlerOptions {
   maxBodyBytes: number;
   maxListedSessions: number;
   onUnexpectedError: (error: unknown, request: Request) => void;
+  logger: PerdureLogger | undefined;
+  /** The Worker `/readyz` checks, and whether the last answer was ready (to log each change once). */
+  readiness: { worker: { readonly isClaiming: boolean } | undefined; state: { wasReady: boolean | undefined } };
 }
 
 /** The principal of every caller under `authorize: "anyone-on-loopback"`. */
@@ -206,5 +225,7 @@ export function resolveAgentHttpHandlerOptions(options: AgentHttpHandlerOptions)
     maxBodyBytes: positiveInteger(limits.maxBodyBytes, "maxBodyBytes", 64 * 1024),
     maxListedSessions: positiveInteger(limits.maxListedSessions, "maxListedSessions", 500),
     onUnexpectedError: options.onUnexpectedError ?? unexpectedErrorLogOf(options.logger),
+    logger: options.logger,
+    readiness: { worker: readinessWorkerOf(options.readiness), state: { wasReady: undefined } },
   };
 }

@@ -3,6 +3,7 @@ import type { AgentHttpRoute } from "./agent-http-route.ts";
 import { agentHttpOpenApiDocument } from "./openapi-document.ts";
 import { chatRoutes } from "./routes/chat-routes.ts";
 import { forkRoutes } from "./routes/fork-routes.ts";
+import { healthRoutes } from "./routes/health-routes.ts";
 import { scheduleRoutes } from "./routes/schedule-routes.ts";
 import { sessionRoutes } from "./routes/session-routes.ts";
 import { turnControlRoutes } from "./routes/turn-control-routes.ts";
@@ -12,4 +13,4 @@ const openApiRoute: AgentHttpRoute = {
   handle: ({ options }) => Response.json(agentHttpOpenApiDocument(options.basePath)),
 };
 
-export const agentHttpRoutes: readonly AgentHttpRoute[] = [openApiRoute, ...sessionRoutes, ...forkRoutes, ...chatRoutes, ...turnControlRoutes, ...scheduleRoutes];
+export const agentHttpRoutes: readonly AgentHttpRoute[] = [openApiRoute, ...healthRoutes, ...sessionRoutes, ...forkRoutes, ...chatRoutes, ...turnControlRoutes, ...scheduleRoutes];

@@ -17,6 +17,12 @@ function errorResponse(description: string): JsonSchema {
 }
 
 /** Answers every route may give besides its own. */
+const readinessBody: JsonSchema = {
+  type: "object",
+  required: ["ready", "checks"],
+  properties: { ready: { type: "boolean" }, checks: { type: "object", additionalProperties: { type: "string" }, description: "store, schema and worker: ok or a short reason" } },
+};
+
 const commonErrors = {
   "400": errorResponse("Bad input: a malformed path, body or value; the message names it."),
   "403": errorResponse("A state-changing request from another web page (its origin is not allowed)."),
@@ -84,6 +90,19 @@ export function agentHttpOpenApiDocument(basePath: string): { openapi: string; p
       "/health": {
         get: { operationId: "getHealth", summary: "Whether the handler answers; public.", responses: { "200": jsonResponse("It answers.", { type: "object", properties: { ok: { const: true } } }), ...commonErrors } },
       },
+      "/healthz": {
+        get: { operationId: "getLiveness", summary: "A liveness probe: the process answers; public.", responses: { "200": { description: "It answers.", content: { "text/plain": { schema: { type: "string" } } } }, ...commonErrors } },
+      },
+      "/readyz": {
+        get: {
+          operationId: "getReadiness", summary: "A readiness probe: the store answers, its schema is migrated, and the attached Worker (if any) is claiming; public, without details.",
+          responses: {
+            "200": jsonResponse("Ready.", readinessBody),
+            "503": jsonResponse("Not ready: the failed checks are named.", readinessBody),
+            ...commonErrors,
+          },
+        },
+      },
       "/openapi.json": {
         get: { operationId: "getOpenApiDocument", summary: "This document; public.", responses: { "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }), ...commonErrors } },
       },
@@ -111,7 +130,7 @@ export function agentHttpOpenApiDocument(basePath: string): { openapi: string; p
         get: sessionOperation("getSessionSnapshot", "The session's snapshot as contract wire JSON (state, messages, tool calls, pending interrupts, usage, plan), without what only its Steps use.", { "200": jsonResponse("The snapshot.", { type: "object", required: ["state", "messages", "tool_calls", "pending_interrupts"] }) }),
       },
       "/sessions/{id}/inspect": {
-        get: sessionOperation("inspectSession", "The session for an inspector: Flow status, Step timeline, snapshot, features and message storage.", { "200": jsonResponse("The inspection.", { type: "object", required: ["flowId", "timeline", "snapshot"] }) }),
+        get: sessionOperation("inspectSession", "The session for an inspector: Flow status, Step timeline, snapshot, features, message storage, the fork's source (lineage) and the session's forks.", { "200": jsonResponse("The inspection.", { type: "object", required: ["flowId", "timeline", "snapshot"] }) }),
       },
       "/sessions/{id}/events": {
         get: sessionOperation("streamSessionEvents", "The session's AgentEvents as Server-Sent Events; each id is a resume token, sent back as Last-Event-ID (or ?resumeToken=).", { "200": sseResponse("The events, live.") }, {

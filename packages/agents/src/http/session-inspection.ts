@@ -8,6 +8,7 @@ import { agentSnapshotToWire } from "../contract/values/agent-snapshot.ts";
 import { describeAgentSessionFeatures, type AgentSessionFlow } from "../session/create-agent-session-flow.ts";
 import type { Client, StepHistoryEntry } from "@perdure/engine";
 import { describeMessageStorage } from "./message-storage-view.ts";
+import { findSessionForks } from "./session-forks.ts";
 
 export type { SessionInspection, TimelineExecution } from "../contract/ui-stream/session-inspection.ts";
 
@@ -82,6 +83,7 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     client.invokeRPC(flow.getAgentSnapshot, flowId),
     client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
   ]);
+  const forks = await findSessionForks(client, flow, flowId, description.createdAt);
   const active = new Set(description.executions.map((execution) => execution.executionId));
   return {
     flowId,
@@ -96,5 +98,6 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     features: describeAgentSessionFeatures(flow),
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
     lineage: lineage ?? null,
+    forks,
   };
 }

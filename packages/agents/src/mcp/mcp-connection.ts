@@ -76,6 +76,15 @@ export function isMcpErrorAnswer(error: unknown): error is McpError {
   return error instanceof McpError && error.code !== (ErrorCode.ConnectionClosed as number) && error.code !== (ErrorCode.RequestTimeout as number);
 }
 
+/**
+ * An MCP error answer's text with the SDK's `MCP error <code>: ` prefix
+ * once. A server built on the SDK answers with its own `McpError`'s message,
+ * which has the prefix already, and the client's `McpError` adds it again.
+ */
+export function mcpErrorAnswerText(message: string): string {
+  return message.replace(/^(MCP error -?\d+: )(?:MCP error -?\d+: )+/, "$1");
+}
+
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -6,7 +6,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { JsonSchema } from "../stepwise/model-client.ts";
-import { everyPage, isMcpErrorAnswer, McpConnectionFailedError, withMcpConnection } from "./mcp-connection.ts";
+import { everyPage, isMcpErrorAnswer, McpConnectionFailedError, mcpErrorAnswerText, withMcpConnection } from "./mcp-connection.ts";
 import { mcpJsonText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import type { ResolvedMcpToolSourceOptions } from "./mcp-tool-source-options.ts";
@@ -107,7 +107,7 @@ export async function runMcpResourceAndPromptTool(
   } catch (error) {
     if (ToolExecutionError.isInstance(error)) throw error;
     if (error instanceof McpConnectionFailedError) throw new ToolExecutionError(error.message, { cause: error });
-    if (isMcpErrorAnswer(error)) throw new ToolExecutionError(error.message, { cause: error });
+    if (isMcpErrorAnswer(error)) throw new ToolExecutionError(mcpErrorAnswerText(error.message), { cause: error });
     throw error;
   }
 }

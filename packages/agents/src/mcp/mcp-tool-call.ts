@@ -8,7 +8,7 @@
 import { CallToolResultSchema, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ToolExecutionError } from "../contract/tool-execution-error.ts";
 import type { AgentEventWriter } from "../contract/values/agent-event.ts";
-import { describeError, McpConnectionFailedError, openMcpConnection, type McpConnection } from "./mcp-connection.ts";
+import { describeError, McpConnectionFailedError, mcpErrorAnswerText, openMcpConnection, type McpConnection } from "./mcp-connection.ts";
 import { mcpToolResultText } from "./mcp-result-text.ts";
 import type { ResolvedMcpServerConfig } from "./mcp-server-config.ts";
 import { McpToolCallInterruptedError } from "./mcp-tool-call-interrupted-error.ts";
@@ -143,7 +143,7 @@ export async function callMcpTool(request: McpToolCallRequest, options: Resolved
   } catch (error) {
     if (ToolExecutionError.isInstance(error) || McpToolCallInterruptedError.isInstance(error)) throw error;
     const answer = watch.errorAnswer();
-    if (answer !== undefined && answer.code !== (ErrorCode.InternalError as number)) throw new ToolExecutionError(answer.message, { cause: error });
+    if (answer !== undefined && answer.code !== (ErrorCode.InternalError as number)) throw new ToolExecutionError(mcpErrorAnswerText(answer.message), { cause: error });
     throw new McpToolCallInterruptedError(server.name, mcpToolName, describeError(error), { cause: error });
   } finally {
     await progressWrites;

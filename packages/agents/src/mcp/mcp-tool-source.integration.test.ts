@@ -292,6 +292,12 @@ describe("resource and prompt tools", () => {
     assert.equal(outputOf(await run("mcp_get_prompt", { server: "notes", name: "summarize", arguments: { title: "welcome" } })),
       '{"description": null, "messages": [{"content": {"text": "Summarize the note welcome.", "type": "text"}, "role": "user"}]}');
     await assert.rejects(run("mcp_read_resource", { server: "elsewhere", uri: "x" }), (error: unknown) => ToolExecutionError.isInstance(error) && error.message === "MCP server elsewhere is not configured; use one of notes");
-    await assert.rejects(run("mcp_read_resource", { server: "notes", uri: "notes://missing" }), (error: unknown) => ToolExecutionError.isInstance(error) && /Resource notes:\/\/missing not found/.test(error.message));
+    await assert.rejects(run("mcp_read_resource", { server: "notes", uri: "notes://missing" }), (error: unknown) => ToolExecutionError.isInstance(error) && /^MCP error -32602: Resource notes:\/\/missing not found$/.test(error.message));
+    // The server answers with its own McpError's text, prefix and all: the model reads the prefix once.
+    await assert.rejects(run("mcp_get_prompt", { server: "notes", name: "nope" }), (error: unknown) => {
+      assert.ok(ToolExecutionError.isInstance(error));
+      assert.equal(error.message, "MCP error -32602: Prompt nope not found");
+      return true;
+    });
   });
 });

@@ -26,6 +26,7 @@ import { createPollToolTaskStep } from "./steps/poll-tool-task.ts";
 import { AgentStepType } from "./step-types.ts";
 import { createAwaitScheduledTurnStep } from "./schedules/await-scheduled-turn.ts";
 import { createScheduleTurnCallStep } from "./schedules/schedule-turn-call.ts";
+import { createNotifyParentSessionStep } from "./sub-agents/notify-parent-session.ts";
 import { AgentSessionTracer } from "../tracing/agent-session-tracer.ts";
 import { resolveAgentTracingOptions } from "../tracing/agent-tracing-options.ts";
 import { checkAgentSessionStartInput } from "../contract/values/agent-state.ts";
@@ -81,6 +82,7 @@ export function createAgentSessionFlow(runner: AgentFrameworkRunner<DeferredTool
       createCancelToolTaskStep(environment),
       createAwaitScheduledTurnStep(environment),
       createScheduleTurnCallStep(environment),
+      createNotifyParentSessionStep(environment),
     ],
     persistence,
     rpcs: createSessionRpcs(environment),

@@ -37,6 +37,7 @@ import { modelCallRecordFromWire, modelCallRecordToWire, type ModelCallRecord } 
 import { turnCheckpointFromWire, turnCheckpointToWire, type TurnCheckpoint } from "./records/turn-checkpoint.ts";
 import { turnToolCallsFromWire, turnToolCallsToWire, type TurnToolCalls } from "./records/turn-tool-calls.ts";
 import { sessionLineageFromWire, sessionLineageToWire, type SessionLineage } from "../contract/values/session-lineage.ts";
+import { parentSessionLinkFromWire, parentSessionLinkToWire, type ParentSessionLink } from "./sub-agents/parent-session.ts";
 import { scheduledTurnsFromWire, scheduledTurnsToWire, type ScheduledTurns } from "../contract/values/scheduled-turn.ts";
 
 function codec<TValue>(encode: (value: TValue) => unknown, decode: (data: unknown) => TValue): Codec<TValue> {
@@ -103,6 +104,8 @@ export function createAgentSessionPersistence(options: { eventStreamCapacityByte
     modelCalls: attributeMap<ModelCallRecord>("ModelCalls", { codec: codec(modelCallRecordToWire, modelCallRecordFromWire) }),
     sessionLineage: attribute<SessionLineage>("SessionLineage", { codec: codec(sessionLineageToWire, sessionLineageFromWire) }),
     /** The session's scheduled turns (a Perdure extension); small, so a plain Attribute every Step may read. */
+    /** Set on a sub-agent session: the parent and the tool call that wait for it (a Perdure extension). */
+    parentSession: attribute<ParentSessionLink>("ParentSession", { codec: codec(parentSessionLinkToWire, parentSessionLinkFromWire) }),
     scheduledTurns: attribute<ScheduledTurns>("ScheduledTurns", { codec: codec(scheduledTurnsToWire, scheduledTurnsFromWire) }),
     agentEvents: stream<AgentEvent>("AgentEvents", {
       capacityBytes: options.eventStreamCapacityBytes,

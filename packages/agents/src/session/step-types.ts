@@ -21,5 +21,7 @@ export const AgentStepType = {
   AwaitScheduledTurn: "AwaitScheduledTurn",
   /** Stores the schedule of the agent's `schedule_turn` call (a Perdure extension). */
   ScheduleTurnCall: "ScheduleTurnCall",
+  /** Wakes the parent session of a sub-agent session when its turn ends (a Perdure extension). */
+  NotifyParentSession: "NotifyParentSession",
 } as const;
 export type AgentStepType = (typeof AgentStepType)[keyof typeof AgentStepType];

@@ -19,6 +19,8 @@ export {
   contextSummaryPrompt,
 } from "./compaction/context-summary-texts.ts";
 export { functionTool } from "./function-tool.ts";
+export { agentTool, childSessionId } from "./agent-tool.ts";
+export type { AgentToolOptions } from "./agent-tool.ts";
 export type { FunctionTool, FunctionToolSpec, ToolApprovalSetting, ToolCallContext } from "./function-tool.ts";
 export type { ListedTool, ToolSource, ToolSourceCallRequest, ToolSourceExecution } from "./tool-source.ts";
 export { ScriptedModelClient } from "./scripted-model-client.ts";

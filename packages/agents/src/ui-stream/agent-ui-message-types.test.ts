@@ -40,7 +40,7 @@ const everyChunk: AgentUIMessageChunk[] = [
   { type: "data-agent-question-resolution", id: "c7", data: { interruptId: "c7", toolCallId: "c7", resolution: "answered", rejectionMessage: null, cancellationReason: null } },
   { type: "data-agent-timer", id: "c8", data: { toolCallId: "c8", waitUntil: "2026-12-04T10:00:00.000Z", reason: "overnight" } },
   { type: "data-agent-plan", id: "agent-plan", data: { revision: 2, status: "draft", taskCount: 1, tasks: [{ content: "Check stock", status: "pending" }] } },
-  { type: "data-agent-mcp-tool-progress", id: "c9", data: { toolCallId: "c9", toolName: "notes__list_notes", server: "notes", progress: 1, total: 2, message: "read returns" } },
+  { type: "data-agent-mcp-tool-progress", id: "c9", data: { toolCallId: "c9", toolName: "notes__list_notes", server: "notes", progress: 1, attempt: 1, total: 2, message: "read returns" } },
   { type: "data-agent-mcp-task-status", id: "c10", data: { toolCallId: "c10", toolName: "notes__index_notes", server: "notes", taskId: "t-1", status: "working", statusMessage: null } },
   { type: "reset-step" },
   { type: "finish-step" },

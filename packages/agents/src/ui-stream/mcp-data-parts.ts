@@ -17,8 +17,8 @@ function finiteNumberOf(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
-/** The progress part of an `mcp.tool_progress` payload, or undefined when it lacks its call ID or a numeric progress. */
-export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>): AgentMcpToolProgressChunk | undefined {
+/** The progress part of an `mcp.tool_progress` payload written by `attempt`, or undefined when it lacks its call ID or a numeric progress. */
+export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>, attempt: number): AgentMcpToolProgressChunk | undefined {
   const toolCallId = stringOf(payload.tool_call_id);
   const progress = finiteNumberOf(payload.progress);
   if (toolCallId === null || progress === null) return undefined;
@@ -30,6 +30,7 @@ export function mcpToolProgressChunkFromPayload(payload: Record<string, unknown>
       toolName: stringOf(payload.tool_name) ?? "",
       server: stringOf(payload.server) ?? "",
       progress,
+      attempt,
       total: finiteNumberOf(payload.total),
       message: stringOf(payload.message),
     },

@@ -32,7 +32,7 @@ function describePart(part: PlannedAgentUIPart): string {
   if (part.kind === "tool-output") return `tool-output:${part.toolCallId}:${part.status}`;
   if (part.kind === "plan") return `plan:${part.revision}`;
   const chunk = part.chunk;
-  if (chunk.type === "data-agent-mcp-tool-progress") return `progress:${chunk.id}:${chunk.data.progress}/${String(chunk.data.total)}:${String(chunk.data.message)}`;
+  if (chunk.type === "data-agent-mcp-tool-progress") return `progress:${chunk.id}:${chunk.data.progress}/${String(chunk.data.total)}:${String(chunk.data.message)}${chunk.data.attempt > 1 ? `@${chunk.data.attempt}` : ""}`;
   if (chunk.type === "data-agent-mcp-task-status") return `task-status:${chunk.id}:${chunk.data.taskId}:${chunk.data.status}:${String(chunk.data.statusMessage)}`;
   if (chunk.type === "data-agent-event") return `event:${chunk.data.type}`;
   return chunk.type;
@@ -67,8 +67,25 @@ describe("MCP tool progress in the UI message stream", () => {
     assert.deepEqual(progress?.kind === "chunk" ? progress.chunk : undefined, {
       type: "data-agent-mcp-tool-progress",
       id: "c1",
-      data: { toolCallId: "c1", toolName: "notes__list_notes", server: "notes", progress: 1, total: 2, message: "read returns" },
+      data: { toolCallId: "c1", toolName: "notes__list_notes", server: "notes", progress: 1, attempt: 1, total: 2, message: "read returns" },
     });
+  });
+
+  it("a read retried after a crash reports its progress again from 1, and each part carries the attempt that reported it", () => {
+    const { parts } = plan([
+      ...callStart,
+      event("mcp.tool_progress", progressPayload(1, null), "tool-1", 1),
+      event("mcp.tool_progress", progressPayload(2, null), "tool-1", 1),
+      event("tool_call_started", { tool_call_id: "c1", tool_name: "notes__list_notes" }, "tool-1", 2),
+      event("mcp.tool_progress", progressPayload(1, null), "tool-1", 2),
+      event("mcp.tool_progress", progressPayload(2, null), "tool-1", 2),
+    ]);
+    assert.deepEqual(parts.slice(3).flat().map(describePart).filter((part) => part.startsWith("progress")), [
+      "progress:c1:1/2:null",
+      "progress:c1:2/2:null",
+      "progress:c1:1/2:null@2",
+      "progress:c1:2/2:null@2",
+    ]);
   });
 
   it("a progress event of a call the stream has not shown (its earlier events were lost) shows the call's tool part first, once", () => {

@@ -12,7 +12,7 @@ import type { PlannedAgentUIPart } from "./planned-agent-ui-part.ts";
 
 /** `mcp.tool_progress` or `mcp.task_status`. False when the payload lacks its fields, so the event travels as a transient `data-agent-event`. */
 export function planMcpEvent(state: AgentUIStreamState, event: AgentEvent, parts: PlannedAgentUIPart[]): boolean {
-  const part = event.type === "mcp.tool_progress" ? mcpToolProgressChunkFromPayload(event.payload) : mcpTaskStatusChunkFromPayload(event.payload);
+  const part = event.type === "mcp.tool_progress" ? mcpToolProgressChunkFromPayload(event.payload, event.attempt) : mcpTaskStatusChunkFromPayload(event.payload);
   if (part === undefined) return false;
   if (!enterStepOfResponse(state, event, parts)) return true;
   showToolCall(state, part.data.toolCallId, part.data.toolName, parts);

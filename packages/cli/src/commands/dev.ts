@@ -144,6 +144,8 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     allowedHosts: allowedHostsFor(options.host, port),
     allowedOrigins: options.allowedOrigins ?? [],
     ...(existsSync(join(webRoot, "index.html")) ? { webRoot } : {}),
+    logger,
+    worker,
   });
   const displayHost = allowedHostsFor(options.host, port) === "any" ? "127.0.0.1" : options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   // Only a generated token goes into the printed address: a given one may sit in shared logs and terminals.

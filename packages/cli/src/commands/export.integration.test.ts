@@ -94,6 +94,9 @@ test("perdure export writes a session's fixture, and --as-test a node:test file 
     const inspected = run(["--conditions=perdure-source", cliPath, "inspect", "export-fork", "--db", databasePath, "--entry", entryPath]);
     assert.equal(inspected.status, 0, inspected.stderr);
     assert.match(inspected.stdout, /\nforked from export-session after turn 1 \(6 messages inherited\)\n/);
+    const source = run(["--conditions=perdure-source", cliPath, "inspect", "export-session", "--db", databasePath, "--entry", entryPath]);
+    assert.equal(source.status, 0, source.stderr);
+    assert.match(source.stdout, /\nforks: export-fork \(after turn 1\)\n/, "perdure inspect lists the source's forks");
 
     const missing = run(["--conditions=perdure-source", cliPath, "export", "no-such-session", "--db", databasePath, "--entry", entryPath]);
     assert.equal(missing.status, 1);

@@ -17,6 +17,11 @@ export function formatInspection(inspection: SessionInspection): string {
     const { sourceSessionId, throughTurn, inheritedMessageCount } = inspection.lineage;
     lines.push(`forked from ${sourceSessionId} ${throughTurn === 0 ? "before its first turn" : `after turn ${throughTurn}`} (${inheritedMessageCount} messages inherited)`);
   }
+  const forks = inspection.forks;
+  if (forks !== undefined && forks.sessions.length > 0) {
+    const listed = forks.sessions.map((fork) => `${fork.sessionId} (${fork.throughTurn === 0 ? "before turn 1" : `after turn ${fork.throughTurn}`})`).join(", ");
+    lines.push(`forks: ${listed}${forks.complete ? "" : ` (among the first ${forks.scanned} sessions only)`}`);
+  }
   lines.push("");
   lines.push(`${pad("execution", 10)}${pad("Step", 26)}${pad("status", 11)}attempts`);
   for (const execution of inspection.timeline) {

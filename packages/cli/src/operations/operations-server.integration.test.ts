@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -16,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { AgentSessionTestClient, findFreeLoopbackPorts, pollUntil } from "@perdure/agents/testing";
 import { Client } from "@perdure/engine";
 import { SqliteStore } from "@perdure/engine/sqlite";
-import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "@perdure/engine/testing";
+import { createTemporaryPostgresSchema, CuttableTcpProxy, postgresTestSkip, testDatabaseUrl } from "@perdure/engine/testing";
 import { DevServerProcess, gatedEntryPath } from "../test-fixtures/dev-server-process.ts";
 import { gatedSupportAgentFlow } from "../test-fixtures/gated-support-agent.ts";
 import { WorkerCommandProcess } from "../test-fixtures/worker-command-process.ts";
@@ -134,6 +133,12 @@ void test("perdure dev --metrics-port serves /metrics, /healthz and /readyz for 
   const scraped = await get(`${base}/metrics`, { host });
   assert.equal(scraped.status, 200);
   assert.deepEqual(samplesOf(scraped.body, "perdure_worker_slots_limit").map((sample) => sample.value), [8]);
+  // The session API answers the same probes, checking the dev server's own Worker.
+  const apiHost = `127.0.0.1:${port ?? 0}`;
+  assert.deepEqual(await get(`http://${apiHost}/api/healthz`, { host: apiHost }), { status: 200, body: "ok\n" });
+  const apiReady = await get(`http://${apiHost}/api/readyz`, { host: apiHost });
+  assert.equal(apiReady.status, 200, apiReady.body);
+  assert.deepEqual(JSON.parse(apiReady.body), { ready: true, checks: { store: "ok", schema: "ok", worker: "ok" } });
 });
 
 void test("perdure worker refuses a non-loopback --metrics-host without a token", () => {
@@ -150,44 +155,10 @@ void test("perdure worker refuses a non-loopback --metrics-host without a token"
   }
 });
 
-/** A TCP proxy to PostgreSQL that a test can cut and restore, as a failing network or a stopped server would. */
-class CuttableProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  private readonly target: { host: string; port: number };
-  port = 0;
-
-  constructor(target: { host: string; port: number }) {
-    this.target = target;
-  }
-
-  async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
-        socket.on("error", () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", () => resolve()));
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
-  }
-}
-
 void test("postgres: /readyz turns unready while the store is unreachable and ready again once it is back; the Worker says so once each way", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(testDatabaseUrl() ?? "");
   const databaseUrl = new URL(temporary.connectionString);
-  const proxy = new CuttableProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || "5432") });
+  const proxy = new CuttableTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || "5432") });
   await proxy.open();
   const folder = mkdtempSync(join(tmpdir(), "perdure-readyz-"));
   const viaProxy = new URL(temporary.connectionString);

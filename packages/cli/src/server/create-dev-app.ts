@@ -10,7 +10,7 @@
 import type { AgentSessionFlow } from "@perdure/agents";
 import { createAgentHttpHandler, loopbackPrincipal, type AgentHttpAuthorize, type AgentHttpHandler } from "@perdure/agents/http";
 import { guardAgentRequest } from "@perdure/agents/ui-stream";
-import type { Client } from "@perdure/engine";
+import type { Client, PerdureLogger } from "@perdure/engine";
 import { Hono } from "hono";
 import { devAccessMiddleware, isLoopbackHostHeader, type DevAccess } from "./dev-access.ts";
 import { answerDevAppError } from "./dev-app-errors.ts";
@@ -39,6 +39,10 @@ export interface DevAppOptions {
   authorize?: AgentHttpAuthorize;
   /** Folder of the built web UI; absent means API only. */
   webRoot?: string;
+  /** The logger of unexpected errors and readiness changes. @default console.error */
+  logger?: PerdureLogger;
+  /** The Worker that `/api/readyz` checks. @default no Worker check */
+  worker?: { readonly isClaiming: boolean };
 }
 
 /** The handler under `/api`: loopback-only hosts serve "anyone-on-loopback"; a token-guarded server admits the token's holder as the same local user. */
@@ -56,7 +60,8 @@ function createDevHandler(options: DevAppOptions): AgentHttpHandler {
     serveUnownedSessions: true,
     // The Events tab shows when each event was written.
     includeEventWriteTimes: true,
-    onUnexpectedError: (error) => console.error("perdure dev:", error),
+    ...(options.logger === undefined ? { onUnexpectedError: (error: unknown) => console.error("perdure dev:", error) } : { logger: options.logger }),
+    ...(options.worker === undefined ? {} : { readiness: { worker: options.worker } }),
   });
 }
 

@@ -176,9 +176,12 @@ export async function waitForText(scope: Locator, text: string): Promise<void> {
   }
 }
 
-/** How often `text` occurs in what the page shows. */
+/** How often `text` occurs in what the page shows (not counting the screen reader's live region, which repeats answers). */
 export async function occurrencesOnPage(page: Page, text: string): Promise<number> {
-  return page.evaluate((needle) => document.body.innerText.split(needle).length - 1, text);
+  return page.evaluate((needle) => {
+    const count = (element: HTMLElement | null): number => (element === null ? 0 : element.innerText.split(needle).length - 1);
+    return count(document.body) - count(document.querySelector<HTMLElement>("[data-testid=live-announcer]"));
+  }, text);
 }
 
 export interface StoredPart { type: string; text?: string; state?: string; toolName?: string; output?: unknown; errorText?: string }

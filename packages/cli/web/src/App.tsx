@@ -1,7 +1,8 @@
 // The `perdure dev` web UI: sessions on the left, the open session's chat and
 // inspector on the right. The open session lives in the URL
 // (/sessions/<id>), so a reload comes back to it.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { focusComposerWhenReady, keepFocusInPage, LiveAnnouncer } from "./lib/a11y.tsx";
 import { SessionList } from "./components/SessionList.tsx";
 import { SessionWorkspace, type LayoutMode } from "./components/SessionWorkspace.tsx";
 import type { InspectorTab } from "./components/inspector/Inspector.tsx";
@@ -47,13 +48,27 @@ export function App() {
     });
   }, []);
 
+  useEffect(() => keepFocusInPage(), []);
+
   useEffect(() => {
     const onPop = (): void => setSelected(sessionFromLocation());
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
   }, []);
 
+  // Below 720 px the session list hides behind the menu button (styles.css), as a drawer.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (menuOpen) document.querySelector<HTMLElement>("#session-list .new-session")?.focus();
+  }, [menuOpen]);
+  const closeMenu = useCallback((returnFocus: boolean) => {
+    setMenuOpen(false);
+    if (returnFocus) menuButton.current?.focus();
+  }, []);
+
   const select = useCallback((sessionId: string | null) => {
+    setMenuOpen(false);
     const path = sessionId === null ? "/" : `/sessions/${encodeURIComponent(sessionId)}`;
     if (window.location.pathname !== path) window.history.pushState(null, "", path + window.location.search);
     setSelected(sessionId);
@@ -72,6 +87,8 @@ export function App() {
     const created = await api.createSession(agent);
     select(created.sessionId);
     refreshSessions();
+    // The new session's message box, once its chat has loaded: the button that made it stays, so focus never drops meanwhile.
+    void focusComposerWhenReady(created.sessionId);
   };
 
   const changeLayout = (mode: LayoutMode): void => {
@@ -88,7 +105,30 @@ export function App() {
 
   return (
     <div className="app">
+      <a
+        className="skip-link"
+        href="#composer-input"
+        onClick={(event) => {
+          event.preventDefault();
+          const composer = document.getElementById("composer-input");
+          if (composer !== null && !(composer as HTMLTextAreaElement).disabled) composer.focus();
+          else document.getElementById("main-content")?.focus();
+        }}
+      >
+        Skip to the message box
+      </a>
+      <LiveAnnouncer />
       <header className="topbar">
+        <button
+          type="button"
+          ref={menuButton}
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="session-list"
+          onClick={() => (menuOpen ? closeMenu(false) : setMenuOpen(true))}
+        >
+          <span className="menu-icon" aria-hidden="true" /> Sessions
+        </button>
         <a className="brand" href="/" onClick={(event) => { event.preventDefault(); select(null); }}>
           <span className="brand-mark" aria-hidden="true">P</span>
           <span className="brand-name">perdure</span>
@@ -97,17 +137,17 @@ export function App() {
         <span className="topbar-agents muted small">{agentNames.length > 0 ? `hosting ${agentNames.join(", ")}` : ""}</span>
         <span className="spacer" />
         <span className={`server-state ${sessions.error === undefined ? "ok" : "down"}`} title={sessions.error?.message ?? "The dev server answers"}>
-          <span className="live-dot" /> {sessions.error === undefined ? "server connected" : "server unreachable"}
+          <span className="live-dot" /> <span className="server-state-text">{sessions.error === undefined ? "server connected" : "server unreachable"}</span>
         </span>
       </header>
-      <div className="main">
-        <SessionList sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} attention={attention} onSelect={select} onCreate={create} />
+      <div className={`main${menuOpen ? " menu-open" : ""}`}>
+        <SessionList open={menuOpen} onClose={() => closeMenu(true)} sessions={sessions.data?.sessions} error={sessions.error} agents={agentNames} selectedId={selected} attention={attention} onSelect={select} onCreate={create} />
         {selected === null ? (
-          <div className="welcome">
+          <main className="welcome" id="main-content" tabIndex={-1}>
             <h1>Durable agent sessions</h1>
             <p className="muted">Each session is a Flow: every model call, tool call and wait is a Step that survives restarts. Start a session to chat with the agent and watch its Steps.</p>
             <button type="button" className="button button-primary" onClick={() => void create(agentNames[0])}>New session</button>
-          </div>
+          </main>
         ) : (
           <SessionWorkspace
             key={selected}

@@ -17,6 +17,8 @@ export type { StoreCall, StoreFaultKind, StoreFaultPoint } from "./store-fault.t
 export { assertSqliteStoreUnchanged, snapshotSqliteStore } from "./sqlite-store-snapshot.ts";
 export type { SqliteStoreSnapshot } from "./sqlite-store-snapshot.ts";
 export { pollUntil } from "./poll-until.ts";
+export { CuttableTcpProxy } from "./cuttable-tcp-proxy.ts";
+export type { ProxyTarget } from "./cuttable-tcp-proxy.ts";
 export type { PollUntilOptions } from "./poll-until.ts";
 export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerReadyLine } from "./worker-process.ts";
 export type { RunWorkerProcessOptions, StartWorkerProcessOptions, WorkerProcess } from "./worker-process.ts";

@@ -5,7 +5,8 @@ import type { FlowCore } from "../flow/flow.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "./fire-due-timers.ts";
-import { adoptLostClaims } from "./adopt-lost-claims.ts";
+import { adoptLostClaims, failLostCommit } from "./adopt-lost-claims.ts";
+import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type StartedAttempt } from "./lost-attempts.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { offerLocalStarts } from "./local-start-handover.ts";
@@ -106,6 +107,7 @@ interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   onError: (error: unknown) => void;
   onAttemptFailed: ((failure: FailedAttempt) => void) | undefined;
+  logger: PerdureLogger | undefined;
   meterProvider: MeterProvider | undefined;
   timers: LocalTimers;
 }
@@ -141,12 +143,43 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     pollIntervalMs: positiveInteger("pollIntervalMs", options.pollIntervalMs, options.store.pollIntervalMs),
     onError: options.onError ?? errorLogOf(options.logger),
     onAttemptFailed: options.onAttemptFailed ?? failedAttemptLogOf(options.logger),
+    logger: options.logger,
     meterProvider: options.meterProvider,
     timers: timersOf(options),
   };
 }
 
 /** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
+/** The loop's wait after `failures` failed rounds in a row: one poll interval, doubling, up to 5 s (or the poll interval when longer). */
+function loopBackoffMs(pollIntervalMs: number, failures: number): number {
+  return Math.min(pollIntervalMs * 2 ** Math.min(Math.max(0, failures - 1), 10), Math.max(pollIntervalMs, 5000));
+}
+
+/** How many committed leases a Worker remembers: far more than it commits within any failover's reach. */
+const committedLeasesRemembered = 100_000;
+
+/** A set of the most recent keys, forgetting the oldest past its size. */
+class RecentKeys {
+  private readonly keys = new Set<string>();
+  private readonly size: number;
+
+  constructor(size: number) {
+    this.size = size;
+  }
+
+  add(key: string): void {
+    this.keys.add(key);
+    if (this.keys.size > this.size) {
+      const oldest = this.keys.values().next().value;
+      if (oldest !== undefined) this.keys.delete(oldest);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+}
+
 function leaseKey(execution: ExecutionRow): string {
   return `${execution.flowId}\u0000${execution.executionId}\u0000${execution.leaseToken}`;
 }
@@ -183,6 +216,17 @@ export class Worker {
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
   private readonly metrics = new WorkerMetrics();
+  /** Loop rounds in a row that failed (the store did not answer), for the backoff. */
+  private loopFailures = 0;
+  /**
+   * Leases of attempts this Worker ran whose commit the store confirmed: if
+   * the store later shows one leased to this Worker again, it lost that
+   * commit (a failover to a standby that lagged), and the attempt must not
+   * be run again as a lost claim.
+   */
+  private readonly committedLeases = new RecentKeys(committedLeasesRemembered);
+  /** The attempts this Worker started, to notice a store that forgot them (see `lost-attempts.ts`). */
+  private readonly startedAttempts = new StartedAttempts();
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -360,9 +404,10 @@ export class Worker {
         this.options.onError(error);
         failed = true;
       }
+      this.loopFailures = failed ? this.loopFailures + 1 : 0;
       if (!failed && (worked || this.wakeRequested)) continue;
-      // A failing store is asked again after a poll interval, not in a hot loop.
-      await this.sleep(failed ? this.options.pollIntervalMs : this.nextWakeDelay());
+      // A failing store is asked again with a backoff, not in a hot loop; the liveness tick wakes the loop once a write gets through.
+      await this.sleep(failed ? loopBackoffMs(this.options.pollIntervalMs, this.loopFailures) : this.nextWakeDelay());
     }
     while (this.busySlots() > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
@@ -418,8 +463,17 @@ export class Worker {
 
   private launch(claim: ClaimedAttempt): void {
     const key = leaseKey(claim.execution);
+    const earlier = claim.method === "execute" ? this.startedAttempts.get(claim.execution.flowId, claim.execution.executionId) : undefined;
+    if (earlier !== undefined && earlier.executeClaims >= claim.execution.executeClaims && isSameExecution(earlier, claim.execution)) {
+      this.refuseForgottenAttempt(claim, earlier);
+      return;
+    }
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
+    if (claim.method === "execute") {
+      const { flowId, executionId, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
+      this.startedAttempts.add({ flowId, flowType: claim.flow.flowType, executionId, stepType, attempt: attemptNumber, executeClaims, inputKey: inputKeyOf(claim.execution.input) });
+    }
     this.metrics.attemptStarted(claim, this.now());
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
@@ -431,6 +485,7 @@ export class Worker {
     // group of commits settles at once, and each of their claims must see the others' slots free.
     const onCommitted = (claimedAll: boolean) => {
       this.running.delete(key);
+      this.committedLeases.add(key);
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
@@ -447,6 +502,55 @@ export class Worker {
   }
 
   /**
+   * After claims were in doubt (the store failed calls, as in a failover),
+   * looks for attempts this Worker started that the store has forgotten: it
+   * went back in time. Each is logged as an error naming its session and,
+   * unless another Worker claimed it anew meanwhile, failed with `CommitLost`
+   * so it is not run again as new.
+   */
+  private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
+    const running = new Set([...tracked].map((key) => key.split("\u0000").slice(0, 2).join("\u0000")));
+    const candidates = this.startedAttempts.recent(1000).filter((started) => !running.has(`${started.flowId}\u0000${started.executionId}`));
+    for (const lost of await findLostAttempts(this.options.store, this.options.flows, candidates)) {
+      this.reportForgottenAttempt(lost.started, lost.action === "failed" ? "recorded as failed with CommitLost and not run again" : `Worker ${lost.claimedBy ?? "?"} has already claimed it anew and may run it a second time`, lost.claimedBy);
+    }
+  }
+
+  /**
+   * This Worker claimed an attempt it had started before: the store forgot
+   * that claim (it went back in time). The attempt is failed with
+   * `CommitLost` under the new lease instead of run again as new.
+   */
+  private refuseForgottenAttempt(claim: ClaimedAttempt, earlier: StartedAttempt): void {
+    const key = leaseKey(claim.execution);
+    this.running.set(key, { claim, abort: new AbortController() });
+    const forgotten = { flowId: earlier.flowId, flowType: earlier.flowType, stepType: earlier.stepType, executionId: earlier.executionId, attempt: earlier.attempt };
+    void failLostCommit(this.options.store, this.options.flows, this.workerId, claim.execution).then((failed) => {
+      if (failed) this.reportForgottenAttempt(forgotten, "recorded as failed with CommitLost and not run again");
+    }, (error: unknown) => this.options.onError(error)).finally(() => {
+      this.running.delete(key);
+      this.requestWake();
+    });
+  }
+
+  private reportForgottenAttempt(started: Pick<StartedAttempt, "flowId" | "flowType" | "stepType" | "executionId" | "attempt">, outcome: string, claimedBy: string | null = null): void {
+    const fields = { flowId: started.flowId, flowType: started.flowType, stepType: started.stepType, executionId: started.executionId, attempt: started.attempt, claimedBy };
+    const message = `the store went back in time: session ${started.flowId} (${started.flowType}) no longer shows attempt ${started.attempt} of ${started.stepType} (execution ${started.executionId}) that this Worker started, `
+      + `so the database lost its commits since then (input acknowledged to callers may be lost too); ${outcome}`;
+    if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
+    else this.options.logger.error(fields, message);
+  }
+
+  /** Logs, as an error, an attempt whose confirmed commit the store lost (see `adoptLostClaims`). */
+  private reportLostCommit(row: ExecutionRow): void {
+    const fields = { flowId: row.flowId, flowType: row.flowType, stepType: row.stepType, executionId: row.executionId, attempt: row.attempt };
+    const message = `the database lost committed work: session ${row.flowId} (${row.flowType}): ${row.stepType} attempt ${row.attempt} (execution ${row.executionId}) `
+      + "had committed, and the store shows it running again; recorded as failed with CommitLost and not run again (a single-attempt Step's outcome is unknown)";
+    if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
+    else this.options.logger.error(fields, message);
+  }
+
+  /**
    * Runs the attempts the store shows leased to this Worker that it does not
    * track: their claim committed, but its reply was lost. The ledger calls
    * this only while no claim transaction is in flight, so `running` holds
@@ -457,7 +561,10 @@ export class Worker {
     if (this.state !== "running") return true;
     const tracked = new Set(this.running.keys());
     const limit = tracked.size + this.options.concurrency;
-    const { adopted, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit);
+    await this.checkStartedAttempts(tracked);
+    const { adopted, lostCommits, complete } = await adoptLostClaims(this.options.store, this.options.flows, this.workerId, (execution) => tracked.has(leaseKey(execution)), limit,
+      (execution) => this.committedLeases.has(leaseKey(execution)));
+    for (const row of lostCommits) this.reportLostCommit(row);
     // Closing meanwhile: its loop may have drained already, so leave them to liveness recovery too.
     if (this.state !== "running") return true;
     for (const claim of adopted) this.launch(claim);
@@ -515,6 +622,8 @@ export class Worker {
     if (this.state === "closed") return;
     try {
       await this.touchLiveness();
+      // The store answers again: a loop backing off from failures need not wait out its delay.
+      if (this.loopFailures > 0) this.requestWake();
       await this.checkCancellations();
       this.claims.adoptWhenSettled();
       const now = this.now();

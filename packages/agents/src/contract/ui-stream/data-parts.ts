@@ -174,8 +174,14 @@ export interface AgentMcpToolProgressData {
   toolName: string;
   /** The MCP server's configured name. */
   server: string;
-  /** The server's progress value; it grows with each notification. */
+  /** The server's progress value; it grows with each notification of one attempt. */
   progress: number;
+  /**
+   * The tool Step's attempt that reported it (the event's `attempt`). A read
+   * retried after a crash reports its progress again from the start; a
+   * client shows the latest attempt's progress and ignores an older one's.
+   */
+  attempt: number;
   /** The total the progress counts towards, when the server gave one, else null. */
   total: number | null;
   message: string | null;

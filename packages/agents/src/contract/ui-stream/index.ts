@@ -33,7 +33,7 @@ export type {
   AgentTurnControlData,
 } from "./data-parts.ts";
 export { agentResumeTokenHeaderName, maxAgentUIStreamTokenLength } from "./resume-token.ts";
-export { agentEventWriteTimesEventName } from "./session-inspection.ts";
+export { agentEventWriteTimesEventName, inspectedForkScanLimit } from "./session-inspection.ts";
 export type {
   AgentInterruptWire,
   AgentPlanWire,
@@ -43,6 +43,8 @@ export type {
   AgentToolCallWire,
   AgentUsageWire,
   ContextSummaryWire,
+  InspectedFork,
+  InspectedForks,
   InspectedMessageChunk,
   InspectedMessageStorage,
   ListedSession,

@@ -217,7 +217,36 @@ export interface SessionInspection {
   messageStorage: InspectedMessageStorage;
   /** The session this one was forked from, and where; null for a session that is no fork. */
   lineage: SessionLineage | null;
+  /** The sessions forked from this one, as far as the inspector looked. @default none */
+  forks?: InspectedForks;
 }
+
+/** One session forked from the inspected one. */
+export interface InspectedFork {
+  sessionId: string;
+  /** The fork continues after this turn of the inspected session (0: before its first). */
+  throughTurn: number;
+  /** ISO 8601 time of the fork. */
+  forkedAt: string;
+}
+
+/**
+ * The forks of a session. The engine keeps no index of forks by source
+ * (a fork never writes to its source), so the inspector reads the lineage of
+ * the sessions of the same agent created since the source, up to
+ * `inspectedForkScanLimit` of them; `complete` says whether it saw them all.
+ */
+export interface InspectedForks {
+  /** Oldest fork first. */
+  sessions: InspectedFork[];
+  /** Sessions whose lineage was read. */
+  scanned: number;
+  /** False when more sessions were created since the source than the inspector reads. */
+  complete: boolean;
+}
+
+/** How many sessions created since the inspected one the inspector reads to find its forks. */
+export const inspectedForkScanLimit = 500;
 
 /**
  * The SSE event type of the frame that says when events were written: its

@@ -42,6 +42,10 @@ it("forks a session over HTTP: edit and resend in a new session of the caller, l
   assert.deepEqual([inspection.lineage?.sourceSessionId, inspection.lineage?.throughTurn], ["source", 1]);
   const listed = await (await harness.call("GET", "/api/sessions", { user: "alice" })).json() as { sessions: { sessionId: string }[] };
   assert.ok(listed.sessions.some((session) => session.sessionId === "edited"), "the fork is the caller's");
+  const sourceInspection = await (await harness.call("GET", "/api/sessions/source/inspect", { user: "alice" })).json() as { lineage: unknown; forks: { sessions: { sessionId: string; throughTurn: number }[]; complete: boolean } };
+  assert.equal(sourceInspection.lineage, null);
+  assert.deepEqual(sourceInspection.forks.sessions.map((fork) => [fork.sessionId, fork.throughTurn]), [["edited", 1]], "the source's inspection lists its fork");
+  assert.equal(sourceInspection.forks.complete, true);
   assert.deepEqual(await harness.client.getAttributes("source", harness.flow.agentState, harness.flow.agentUsage), sourceBefore, "the source is unchanged");
 
   // Asked again, the same fork; another principal sees no such session; bad values are named.

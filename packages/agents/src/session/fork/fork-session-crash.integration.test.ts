@@ -8,7 +8,8 @@ import type { AgentMessage } from "../../contract/values/agent-message.ts";
 import { createNoteTakingAgentFlow, createNoteTakingModel, noteToolRuns } from "./test-fixtures/note-taking-agent.ts";
 import { readEverySessionAttribute } from "./test-fixtures/session-attributes.ts";
 
-const sourceTurns = 4;
+// The issue's scenario: a scripted 10-turn session with writes, forked at random turn boundaries under SIGKILL.
+const sourceTurns = 10;
 const rounds = 3;
 const forkLoopMain = fileURLToPath(new URL("./test-fixtures/fork-loop-main.ts", import.meta.url));
 
@@ -84,14 +85,36 @@ async function forkUnderKills(store: Store, storeSpec: string, dispose: () => Pr
     });
   }
   assert.equal(noteToolRuns.length, runsBefore, "no tool ran for any fork");
+
+  // Each fork's next turn sees exactly the source's transcript to its boundary: its model request is the one the source sent in that turn.
+  for (const { flowId } of forks) {
+    const [lineage] = await client.getAttributes(flowId, flow.sessionLineage);
+    const next = (lineage?.throughTurn ?? 0) + 1;
+    if (next > sourceTurns) continue;
+    await client.invokeRPC(flow.sendUserMessage, flowId, { text: `note ${next}` });
+    await pollUntil(async () => {
+      const [state] = await client.getAttributes(flowId, flow.agentState);
+      return state?.turnCount === next && state.activeTurnId === null;
+    }, { timeoutMs: 30_000, description: `${flowId}'s turn ${next}` });
+    const [forkCall] = await firstModelCallOfTurn(client, flow, flowId, next);
+    const [sourceCall] = await firstModelCallOfTurn(client, flow, "source", next);
+    assert.ok(sourceCall !== undefined && forkCall !== undefined);
+    assert.deepEqual(forkCall.value.request, sourceCall.value.request, `${flowId}'s turn ${next} sent the model what the source sent`);
+  }
+  assert.deepEqual(await readEverySessionAttribute(client, flow, "source"), sourceBefore, "the source is unchanged after its forks ran turns");
 }
 
-it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged (SQLite)", async () => {
+async function firstModelCallOfTurn(client: Client, flow: ReturnType<typeof createNoteTakingAgentFlow>, sessionId: string, turnNumber: number) {
+  const key = String(turnNumber).padStart(12, "0");
+  return client.readFlowState(sessionId, (reader) => reader.list(flow.modelCalls, { fromKey: `${key}-`, toKey: `${key}.`, limit: 1 }));
+}
+
+it("forking a 10-turn session in a process killed with SIGKILL leaves each fork whole or absent and the source unchanged; each fork's next turn sends the source's request (SQLite)", async () => {
   const temporary = createTemporarySqliteStore();
   await forkUnderKills(temporary.store, `sqlite:${temporary.path}`, () => temporary.dispose());
 });
 
-it("a fork process killed with SIGKILL leaves each fork whole or absent, and the source unchanged (PostgreSQL)", { skip: postgresTestSkip(testDatabaseUrl()) }, async () => {
+it("forking a 10-turn session in a process killed with SIGKILL leaves each fork whole or absent and the source unchanged; each fork's next turn sends the source's request (PostgreSQL)", { skip: postgresTestSkip(testDatabaseUrl()) }, async () => {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   await forkUnderKills(await temporary.open(), `postgres:${temporary.schema}`, () => temporary.dispose());
 });

@@ -5,7 +5,7 @@
  * steered messages, in order. Its input is the turn it ends, or null when
  * `AwaitUserMessage` woke for a steer while no turn was active.
  */
-import { allOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { allOf, deadEnd, defineStep, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
 import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
 import type { AgentState } from "../../contract/values/agent-state.ts";
 import { isFinalToolCallStatus } from "../../contract/values/agent-tool-call.ts";
@@ -18,6 +18,7 @@ import { appendMessages, clearTurnRecords, readState, startTurn, turnMessageCoun
 import { AgentStepType } from "../step-types.ts";
 import { moveToModelInputStep } from "../messages/model-input-loads.ts";
 import { interactionModeForMessages } from "./await-user-message.ts";
+import { afterTurnEnded } from "./after-turn-ended.ts";
 import { recordRetry } from "./tool-step-input.ts";
 import { emitActivationRoot } from "../../tracing/activation-root.ts";
 
@@ -102,7 +103,7 @@ export function createApplyTurnControlStep(environment: SessionEnvironment): Ste
       }
       if (steered.length > 0) return startSteeredTurn(context, environment, state, steered);
       context.write(persistence.agentState, state);
-      return moveTo(AgentStepType.AwaitUserMessage);
+      return afterTurnEnded(context, environment);
     },
   });
 }

@@ -97,6 +97,10 @@ export async function deferToolCalls(
     if (work.interrupt !== undefined) interrupts.push(work.interrupt);
     if (work.movement !== undefined) movements.push(work.movement);
   }
+  // A sub-agent session that now waits for a person wakes its parent, which asks in its own stream.
+  if (interrupts.length > (context.read(persistence.pendingInterrupts) ?? []).length && context.read(persistence.parentSession) !== undefined) {
+    movements.push(movement(AgentStepType.NotifyParentSession));
+  }
   context.write(persistence.pendingInterrupts, interrupts);
   // A write_todos call may have replaced the plan in this commit; AgentState is written last.
   context.write(persistence.agentState, { ...appended, status: "running_tools" });

@@ -1,4 +1,5 @@
 import { defineStep, moveTo, TerminalError, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { afterTurnEnded } from "./after-turn-ended.ts";
 import { durableBoundary } from "@perdure/engine/internal";
 import type { AgentTurnOutcome, TurnCompleted } from "../../contract/agent-framework-runner.ts";
 import type { AgentState } from "../../contract/values/agent-state.ts";
@@ -62,7 +63,7 @@ async function completeTurn(context: ExecuteContext, environment: SessionEnviron
   clearTurnRecords(context, persistence);
   context.write(persistence.agentState, { ...appended, status: "waiting_for_user_message", activeTurnId: null, lastTurnError: null });
   await events.write("turn_completed", { message_count: messageCount });
-  return moveTo(AgentStepType.AwaitUserMessage);
+  return afterTurnEnded(context, environment);
 }
 
 /** `RunModel`'s timeouts and retries, which `CompactContext` shares. */

@@ -157,7 +157,7 @@ export function createCallSingleAttemptToolStep(environment: SessionEnvironment)
  * been stopped mid-run: the engine's own (a closing Worker's release among
  * them), and an MCP call whose connection broke after it was sent.
  */
-const interruptionErrorTypes: ReadonlySet<string> = new Set(["StepTimeout", "HeartbeatTimeout", "WorkerLost", "RetryWindowClosed", "WorkerReleased", "McpToolCallInterruptedError"]);
+const interruptionErrorTypes: ReadonlySet<string> = new Set(["StepTimeout", "HeartbeatTimeout", "WorkerLost", "CommitLost", "RetryWindowClosed", "WorkerReleased", "McpToolCallInterruptedError"]);
 
 /**
  * The result text of a write whose outcome is unknown: the tool's own error

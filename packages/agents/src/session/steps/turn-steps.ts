@@ -1,4 +1,5 @@
 import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDefinition } from "@perdure/engine";
+import { afterTurnEnded } from "./after-turn-ended.ts";
 import { recordRetry } from "./tool-step-input.ts";
 import { turnControlOf } from "./turn-control-checks.ts";
 import type { FrameworkMessage } from "../../contract/values/agent-message.ts";
@@ -95,7 +96,7 @@ export function createRecordTurnFailureStep(environment: SessionEnvironment): St
       context.write(persistence.pendingInterrupts, pending.filter((interrupt) => interrupt.turnId !== turnId));
       context.write(persistence.agentState, { ...appended, status: "waiting_for_user_message", activeTurnId: null, lastTurnError: error });
       await turn.events.write("turn_failed", { error });
-      return moveTo(AgentStepType.AwaitUserMessage);
+      return afterTurnEnded(context, environment);
     },
   });
 }

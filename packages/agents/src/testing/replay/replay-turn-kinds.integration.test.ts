@@ -19,6 +19,8 @@ import { ScriptedModelClient } from "../../stepwise/scripted-model-client.ts";
 import { replaySession } from "./replay-session.ts";
 
 const holdRuns: string[] = [];
+/** The answers each run of pick_size saw. */
+const sizeRuns: string[][] = [];
 let releaseHold: () => void = () => undefined;
 let holdStarted: () => void = () => undefined;
 
@@ -41,6 +43,9 @@ function turnKindsModel(): ScriptedModelClient {
     }
     if (text.startsWith("Hold")) {
       return results.length === 0 ? { toolCalls: [{ name: "hold_order", arguments: { order_id: "7" }, id: "hold-7" }] } : { text: "Held." };
+    }
+    if (text.startsWith("Size")) {
+      return results.length === 0 ? { toolCalls: [{ name: "pick_size", arguments: {}, id: "size-1" }] } : { text: `Picked: ${results[0]?.output ?? ""}` };
     }
     return { text: `Steered to: ${text}` };
   });
@@ -65,6 +70,17 @@ function turnKindsFlow(model: ScriptedModelClient, holdDescription = "Hold an or
           holdStarted();
           await new Promise<void>((resolve) => { releaseHold = resolve; });
           return `held ${order_id}`;
+        },
+      }),
+      functionTool<Record<string, never>>({
+        name: "pick_size",
+        description: "Ask the user for a size.",
+        parameters: { type: "object", properties: {} },
+        effect: "read",
+        execute: (_arguments, context) => {
+          sizeRuns.push(context.inputAnswers.map((answer) => answer.answer ?? ""));
+          const [answer] = context.inputAnswers;
+          return answer === undefined ? { kind: "tool_input_requested", question: "Which size?", choices: ["S", "M", "L"] } : `size ${answer.answer ?? ""}`;
         },
       }),
     ],
@@ -112,6 +128,15 @@ before(async () => {
     assert.equal(await client.invokeRPC(flow.steerUserMessage, "recorded", { messageId: null, text: "Ship it instead." }), true);
     releaseHold();
     await waitForTurn(6);
+
+    // Turn 7: a read tool asks its own question.
+    await client.invokeRPC(flow.sendUserMessage, "recorded", { text: "Size please." });
+    const [sizeQuestion] = await pollUntil(async () => {
+      const [pending] = await client.getAttributes("recorded", flow.pendingInterrupts);
+      return pending !== undefined && pending.length > 0 ? pending : undefined;
+    }, { timeoutMs: 30_000, description: "the tool's question" });
+    assert.equal(await client.invokeRPC(flow.answerQuestion, "recorded", { interruptId: sizeQuestion!.interruptId, answer: "M" }), true);
+    await waitForTurn(7);
     fixture = JSON.parse(JSON.stringify(await exportSession(client, flow, "recorded"))) as SessionFixture;
   } finally {
     await worker.close();
@@ -119,22 +144,26 @@ before(async () => {
   }
 });
 
-describe("replaySession of plan, question, wait and steered turns", () => {
+describe("replaySession of plan, question (ask_user and a tool's own), wait and steered turns", () => {
   it("the fixture records how each turn started and what answered it", () => {
     assert.deepEqual(fixture.turns.map((turn) => [turn.interaction_mode, turn.started_by, turn.plan_revision ?? null]), [
-      ["planning", "message", null], ["executing", "plan_execution", 1], ["chat", "message", null], ["chat", "message", null], ["chat", "message", null], ["chat", "steer", null],
+      ["planning", "message", null], ["executing", "plan_execution", 1], ["chat", "message", null], ["chat", "message", null], ["chat", "message", null], ["chat", "steer", null], ["chat", "message", null],
     ]);
+    assert.deepEqual(fixture.turns[6]?.tool_calls[0]?.input_answers, [{ resolution: "answered", answer: "M" }]);
     assert.deepEqual(fixture.turns[5]?.user_messages, ["Ship it instead."]);
     assert.equal(fixture.turns[4]?.model_calls.length, 1, "the steer ended turn 5 before a second model call");
     assert.deepEqual(holdRuns, ["7"]);
   });
 
   it("an unchanged agent replays every turn with no divergence, answering, waiting and steering from the recording", async () => {
+    const sizeRunsBefore = sizeRuns.length;
     const report = await replaySession(fixture, { flow: turnKindsFlow(turnKindsModel()), turnTimeoutMs: 60_000 });
     assert.equal(report.divergence, null, report.divergence?.diff);
-    assert.equal(report.turns, 6);
+    assert.equal(report.turns, 7);
     assert.equal(report.modelCalls, fixture.turns.reduce((sum, turn) => sum + turn.model_calls.length, 0));
     assert.deepEqual(report.toolCallsFromRecording, ["hold-7"]);
+    assert.deepEqual(report.toolCallsRun, ["size-1", "size-1"], "the read tool ran twice: to ask, then with the answer");
+    assert.deepEqual(sizeRuns.slice(sizeRunsBefore), [[], ["M"]], "the read tool asked again and got the recorded answer");
     assert.deepEqual(holdRuns, ["7"], "the hold did not run again");
   });
 

@@ -7,6 +7,10 @@ import { AlertIcon, PlusIcon } from "./Icons.tsx";
 import { SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
 
 export interface SessionListProps {
+  /** Open as a drawer (narrow windows, behind the menu button). */
+  open: boolean;
+  /** Escape closes the drawer. */
+  onClose: () => void;
   sessions: SessionSummary[] | undefined;
   error: Error | undefined;
   agents: string[];
@@ -35,6 +39,7 @@ export function SessionList(props: SessionListProps) {
   const [filter, setFilter] = useState("");
 
   const create = async (): Promise<void> => {
+    if (creating) return;
     setCreating(true);
     setCreateError(null);
     try {
@@ -49,7 +54,17 @@ export function SessionList(props: SessionListProps) {
   const sessions = (props.sessions ?? []).filter((session) => filter === "" || session.sessionId.includes(filter) || session.agent.toLowerCase().includes(filter.toLowerCase()));
 
   return (
-    <aside className="sidebar" aria-label="Sessions">
+    <aside
+      id="session-list"
+      className={`sidebar${props.open ? " open" : ""}`}
+      aria-label="Sessions"
+      onKeyDown={(event) => {
+        if (event.key === "Escape" && props.open) {
+          event.preventDefault();
+          props.onClose();
+        }
+      }}
+    >
       <div className="sidebar-head">
         <div className="sidebar-title">
           <span>Sessions</span>
@@ -60,7 +75,7 @@ export function SessionList(props: SessionListProps) {
             {props.agents.map((name) => <option key={name} value={name}>{name}</option>)}
           </select>
         )}
-        <button type="button" className="button button-primary new-session" onClick={() => void create()} disabled={creating}>
+        <button type="button" className="button button-primary new-session" onClick={() => void create()} aria-disabled={creating}>
           <PlusIcon /> {creating ? "Starting…" : "New session"}
         </button>
         {createError !== null && <div className="inline-error">{createError}</div>}
@@ -68,7 +83,7 @@ export function SessionList(props: SessionListProps) {
           <input className="filter" placeholder="Filter sessions" value={filter} onChange={(event) => setFilter(event.target.value)} aria-label="Filter sessions" />
         )}
       </div>
-      <nav className="session-list">
+      <nav className="session-list" aria-label="Session list">
         {props.error !== undefined && <div className="inline-error">Cannot list sessions: {props.error.message}</div>}
         {props.sessions === undefined && props.error === undefined && <div className="muted pad">Loading…</div>}
         {props.sessions?.length === 0 && (

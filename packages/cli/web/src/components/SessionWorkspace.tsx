@@ -1,13 +1,14 @@
 // One open session: its header, the chat, and the inspector beside it.
 // The inspector's snapshot is read every 2 s and again on each live event,
 // and the chat reads the session's turn and queue from the same snapshot.
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { announce } from "../lib/a11y.tsx";
 import { api, type SessionSummary } from "../lib/api.ts";
 import { usePolledResource, useAgentEvents, type ReceivedEvent } from "../lib/hooks.ts";
 import { ChatPanel } from "./chat/ChatPanel.tsx";
 import { liveSessionOf } from "./chat/live-session.ts";
 import { Inspector, type InspectorTab } from "./inspector/Inspector.tsx";
-import { SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
+import { describeSessionStatus, SessionStatusBadge, type SessionAttention } from "./StatusBadge.tsx";
 import { ModelPicker } from "./ModelPicker.tsx";
 
 export type LayoutMode = "chat" | "split" | "inspector";
@@ -54,11 +55,37 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
     return () => onAttention(sessionId, {});
   }, [onAttention, sessionId, attention]);
 
+  // Tell a screen reader what changed: a new approval or question, and the session's status.
+  // The working states (thinking, running tools, …) change with every Step: they are announced once, as "working".
+  const described = inspection.data === undefined ? null : describeSessionStatus(flowStatus, agentStatus, attention);
+  const statusLabel = described === null ? null : described.pulse && described.tone !== "amber" && described.tone !== "indigo" ? "working" : described.label;
+  const lastStatus = useRef<string | null>(null);
+  const seenInterrupts = useRef<Set<string> | null>(null);
+  useEffect(() => {
+    if (inspection.data === undefined) return;
+    const pending = live.pendingInterrupts;
+    if (seenInterrupts.current === null) seenInterrupts.current = new Set(pending.map((interrupt) => interrupt.interrupt_id));
+    for (const interrupt of pending) {
+      if (seenInterrupts.current.has(interrupt.interrupt_id)) continue;
+      seenInterrupts.current.add(interrupt.interrupt_id);
+      announce(interrupt.kind === "question"
+        ? `The agent asks: ${interrupt.question ?? interrupt.tool_name}`
+        : `${interrupt.tool_name} needs your approval.`);
+    }
+  }, [inspection.data, live.pendingInterrupts]);
+  useEffect(() => {
+    if (statusLabel === null) return;
+    if (lastStatus.current !== null && lastStatus.current !== statusLabel) announce(`Session ${statusLabel}.`);
+    lastStatus.current = statusLabel;
+  }, [statusLabel]);
+
   const stop = async (): Promise<void> => {
     if (!window.confirm(`Stop session ${sessionId}? Its Flow ends and it takes no more messages.`)) return;
     setStopping(true);
     try {
       await api.stopSession(sessionId);
+      // The button and the message box go with the Flow: the heading keeps the focus in the session.
+      document.getElementById("workspace-heading")?.focus();
     } catch (error) {
       window.alert(`Could not stop the session: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -85,10 +112,10 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
   }, [refresh, props.onSessionsChanged]);
 
   return (
-    <div className={`workspace layout-${props.layout}`}>
+    <main className={`workspace layout-${props.layout}`} id="main-content" tabIndex={-1} aria-labelledby="workspace-heading">
       <header className="workspace-head">
         <div className="workspace-title">
-          <h1 className="mono" title={sessionId}>{sessionId}</h1>
+          <h1 className="mono" id="workspace-heading" tabIndex={-1} title={sessionId}>{sessionId}</h1>
           <SessionStatusBadge flowStatus={flowStatus} agentStatus={agentStatus} attention={attention} />
           <span className="muted small">{inspection.data?.flowType ?? props.summary?.agent ?? ""}</span>
         </div>
@@ -136,6 +163,6 @@ export function SessionWorkspace(props: SessionWorkspaceProps) {
           </div>
         )}
       </div>
-    </div>
+    </main>
   );
 }

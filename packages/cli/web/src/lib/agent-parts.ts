@@ -96,8 +96,29 @@ export function mcpToolProgressOf(part: Part): McpToolProgressData | undefined {
   return dataOf<McpToolProgressData>(part, "data-agent-mcp-tool-progress", (data) => typeof data.toolCallId === "string" && typeof data.progress === "number");
 }
 
-/** A progress line: "2 of 3 · indexing" with a total, "40 · indexing" without one. */
+/**
+ * A progress line: "2 of 3 · indexing" with a total, "40 · indexing"
+ * without one, "attempt 2 · 1 of 3" for a call retried after a crash (its
+ * progress starts again, so the reader sees why the number went back).
+ */
 export function describeMcpToolProgress(progress: McpToolProgressData): string {
   const amount = progress.total === null ? String(progress.progress) : `${progress.progress} of ${progress.total}`;
-  return progress.message === null || progress.message === "" ? amount : `${amount} · ${progress.message}`;
+  const attempt = progress.attempt > 1 ? `attempt ${progress.attempt} · ` : "";
+  return attempt + (progress.message === null || progress.message === "" ? amount : `${amount} · ${progress.message}`);
+}
+
+/**
+ * The progress to show for each call of a message: the latest part of the
+ * latest attempt. A part of an older attempt that comes after a newer one's
+ * (a replay out of order) does not move the bar back.
+ */
+export function latestMcpToolProgress(parts: readonly Part[]): Map<string, McpToolProgressData> {
+  const latest = new Map<string, McpToolProgressData>();
+  for (const part of parts) {
+    const progress = mcpToolProgressOf(part);
+    if (progress === undefined) continue;
+    const shown = latest.get(progress.toolCallId);
+    if (shown === undefined || progress.attempt >= shown.attempt) latest.set(progress.toolCallId, progress);
+  }
+  return latest;
 }

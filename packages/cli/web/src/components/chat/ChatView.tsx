@@ -10,6 +10,7 @@ import { useChat } from "@ai-sdk/react";
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { turnControlOf, withQuestionResponse, wirePlanOf, type TurnControlData } from "../../lib/agent-parts.ts";
+import { announce } from "../../lib/a11y.tsx";
 import { api, type ChatSnapshot } from "../../lib/api.ts";
 import { turnNumberOf, turnToStop, withLocalStops } from "../../lib/turn-stops.ts";
 import { errorTextOf, isDisconnect } from "./chat-errors.ts";
@@ -236,6 +237,20 @@ export function ChatView(props: ChatViewProps) {
   }, [messages, status, queue.localQueue, live.queuedMessages.length]);
 
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
+  // The streamed answer reaches a screen reader once, at its end, rather than word by word.
+  // A stream that goes on after an approval announces only what it added.
+  const lastStreamed = useRef<string | null>(null);
+  const announcedText = useRef(new Map<string, string>());
+  useEffect(() => {
+    const previous = lastStreamed.current;
+    lastStreamed.current = streamingMessageId;
+    if (previous === null || previous === streamingMessageId) return;
+    const text = messages.find((candidate) => candidate.id === previous)?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
+    const known = announcedText.current.get(previous) ?? "";
+    announcedText.current.set(previous, text);
+    const added = (text.startsWith(known) ? text.slice(known.length) : text).trim();
+    if (added !== "") announce(`The agent answered: ${added}`);
+  }, [streamingMessageId, messages]);
   const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
   const stoppableTurn = turnToStop(snapshotTurn, streamingMessageId === null ? null : turnIdOfMessage(streamingMessageId));
   // A turn the snapshot has not seen yet started in this release, as the tab's own stream shows: it takes Stop.
@@ -325,6 +340,7 @@ export function ChatView(props: ChatViewProps) {
             onDismiss={queue.dismiss}
           />
           <Composer
+            sessionId={sessionId}
             busy={busy}
             closedReason={closedReason}
             onSend={send}

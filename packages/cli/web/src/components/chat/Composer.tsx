@@ -4,6 +4,8 @@
 import { useRef, useState, type ReactNode } from "react";
 
 export interface ComposerProps {
+  /** The session the message box writes to (the skip link and focus moves find it by it). */
+  sessionId: string;
   /** A turn is running or waits for a person: a message queues for the next turn. */
   busy: boolean;
   /** The session can take no messages (its Flow ended). */
@@ -38,8 +40,12 @@ export function Composer(props: ComposerProps) {
     >
       <textarea
         ref={area}
+        id="composer-input"
         className="composer-input"
         data-testid="composer-input"
+        data-session-id={props.sessionId}
+        aria-label="Message the agent"
+        aria-describedby="composer-hint"
         rows={1}
         value={text}
         disabled={closed}
@@ -70,7 +76,7 @@ export function Composer(props: ComposerProps) {
           {props.busy ? "Queue" : "Send"}
         </button>
       </div>
-      <div className="composer-hint muted small">Enter to send · Shift+Enter for a new line</div>
+      <div className="composer-hint muted small" id="composer-hint">Enter to send · Shift+Enter for a new line</div>
     </form>
   );
 }

@@ -3,7 +3,7 @@
 // updates in the order they happened.
 import { isToolUIPart, type DynamicToolUIPart, type UIMessage } from "ai";
 import { useState } from "react";
-import { askUserAnswerOf, mcpToolProgressOf, planPartOf, questionOf, questionResolutionOf, timerOf, toolTaskOf, turnControlOf, type QuestionData, type QuestionResolutionData, type QuestionResponse, type TurnControlData } from "../../lib/agent-parts.ts";
+import { askUserAnswerOf, latestMcpToolProgress, planPartOf, questionOf, questionResolutionOf, timerOf, toolTaskOf, turnControlOf, type QuestionData, type QuestionResolutionData, type QuestionResponse, type TurnControlData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { DurableWaitCard } from "./DurableWaitCard.tsx";
 import { PlanUpdateNote } from "./PlanView.tsx";
@@ -212,10 +212,7 @@ export function MessageList(props: MessageListProps) {
           const task = toolTaskOf(part);
           return task === undefined ? [] : [[task.toolCallId, task] as const];
         }));
-        const progress = new Map(message.parts.flatMap((part) => {
-          const latest = mcpToolProgressOf(part);
-          return latest === undefined ? [] : [[latest.toolCallId, latest] as const];
-        }));
+        const progress = latestMcpToolProgress(message.parts);
         const outcome = message.parts.map(turnControlOf).findLast((candidate) => candidate !== undefined) ?? (turnId === null ? undefined : props.turnOutcomes.get(turnId));
         const lastTextIndex = visible.findLastIndex((part) => part.type === "text");
         return (
@@ -305,7 +302,7 @@ export function MessageList(props: MessageListProps) {
 
 export function TypingDots() {
   return (
-    <div className="typing" aria-label="The agent is working">
+    <div className="typing" role="img" aria-label="The agent is working">
       <span />
       <span />
       <span />

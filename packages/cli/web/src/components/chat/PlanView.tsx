@@ -4,6 +4,7 @@
 // `execute_plan`. The session then starts a turn that carries it out and
 // keeps the statuses current with `write_todos`.
 import { useState } from "react";
+import { announce, moveFocusAfterAction } from "../../lib/a11y.tsx";
 import type { PlanPartData, PlanTaskStatus, WirePlan } from "../../lib/agent-parts.ts";
 import { CheckIcon, ListIcon } from "../Icons.tsx";
 import { Badge, type Tone } from "../StatusBadge.tsx";
@@ -16,9 +17,9 @@ const statusTones: Record<string, { label: string; tone: Tone }> = {
 };
 
 function TaskMark(props: { status: PlanTaskStatus }) {
-  if (props.status === "completed") return <span className="task-mark task-done" aria-label="completed"><CheckIcon /></span>;
-  if (props.status === "in_progress") return <span className="task-mark task-running" aria-label="in progress" />;
-  return <span className="task-mark task-pending" aria-label="pending" />;
+  if (props.status === "completed") return <span className="task-mark task-done" role="img" aria-label="completed"><CheckIcon /></span>;
+  if (props.status === "in_progress") return <span className="task-mark task-running" role="img" aria-label="in progress" />;
+  return <span className="task-mark task-pending" role="img" aria-label="pending" />;
 }
 
 export interface PlanViewProps {
@@ -39,10 +40,14 @@ export function PlanView(props: PlanViewProps) {
   const status = statusTones[plan.status] ?? { label: plan.status, tone: "grey" as const };
   const canExecute = props.idle && (plan.status === "draft" || plan.status === "active") && executing !== plan.revision;
   const execute = async (): Promise<void> => {
+    // The button goes once the plan runs: the focus moves on before it does.
+    moveFocusAfterAction();
     setExecuting(plan.revision);
     setRefusal(null);
     try {
-      if (!(await props.onExecute(plan.revision))) setRefusal({ revision: plan.revision, text: "The session did not take it: the plan changed, or the session is busy. Try again when it is idle." });
+      const executed = await props.onExecute(plan.revision);
+      if (executed) announce(`Approved plan revision ${plan.revision}; the agent carries it out.`);
+      else setRefusal({ revision: plan.revision, text: "The session did not take it: the plan changed, or the session is busy. Try again when it is idle." });
     } catch (error) {
       setRefusal({ revision: plan.revision, text: error instanceof Error ? error.message : String(error) });
     } finally {

@@ -3,7 +3,8 @@
 // Pick a choice or type an answer, or decline with an optional message for
 // the agent. The answer travels back in the assistant message, through the
 // same route as approvals; the session waits, durably, until then.
-import { useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
+import { announce, moveFocusAfterAction } from "../../lib/a11y.tsx";
 import type { QuestionData, QuestionResolutionData, QuestionResponse } from "../../lib/agent-parts.ts";
 import { formatDuration } from "../../lib/format.ts";
 import { QuestionIcon } from "../Icons.tsx";
@@ -83,11 +84,29 @@ export function QuestionCard(props: QuestionCardProps) {
   const sent = question.response !== undefined && "answer" in question.response ? question.response.answer : undefined;
   const answer = sent ?? props.recordedAnswer;
   const hasChoices = question.choices.length > 0;
-  const respond = (response: QuestionResponse): void => props.onRespond(question.interruptId, response);
+  const respond = (response: QuestionResponse): void => {
+    props.onRespond(question.interruptId, response);
+    announce("answer" in response ? `Answered: ${response.answer}.` : "Declined the question.");
+    moveFocusAfterAction();
+  };
+  /** Back to "Decline…" when the message field closes without a decision. */
+  const declineButton = useRef<HTMLButtonElement>(null);
+  const [returnFocus, setReturnFocus] = useState(false);
+  // Before the next frame is drawn, so the focus is never seen on <body>.
+  useLayoutEffect(() => {
+    if (returnFocus && !declining) {
+      declineButton.current?.focus();
+      setReturnFocus(false);
+    }
+  }, [returnFocus, declining]);
+  const closeDecline = (): void => {
+    setDeclining(false);
+    setReturnFocus(true);
+  };
   const fromTool = question.toolName !== "ask_user";
 
   return (
-    <div className={`question-card question-${state}`} data-testid="question-card" data-interrupt-id={question.interruptId} data-state={state}>
+    <div className={`question-card question-${state}`} role="group" aria-labelledby={`question-${question.interruptId}`} data-testid="question-card" data-interrupt-id={question.interruptId} data-state={state}>
       <div className="question-head">
         <QuestionMark />
         <span className="question-title">{fromTool ? <><span className="mono">{question.toolName}</span> asks</> : "The agent asks"}</span>
@@ -95,21 +114,21 @@ export function QuestionCard(props: QuestionCardProps) {
         {state === "open" && question.deadline !== null && <Deadline deadline={question.deadline} />}
         <Badge tone={badge.tone} pulse={badge.pulse}>{badge.label}</Badge>
       </div>
-      <p className="question-text" data-testid="question-text">{question.question}</p>
+      <p className="question-text" id={`question-${question.interruptId}`} data-testid="question-text">{question.question}</p>
       {state === "open" ? (
         <>
           {question.error !== undefined && <div className="inline-error" role="alert">Not accepted: {question.error}.</div>}
           {hasChoices && (
             <div className="question-row">
               <div className="question-choices" role="group" aria-label="Choices">
-                {question.choices.map((choice) => (
-                  <button key={choice} type="button" className="button question-choice" disabled={props.disabled} onClick={() => respond({ answer: choice })}>
+                {question.choices.map((choice, index) => (
+                  <button key={choice} type="button" className="button question-choice" data-focus-next={index === 0 ? true : undefined} disabled={props.disabled} onClick={() => respond({ answer: choice })}>
                     {choice}
                   </button>
                 ))}
               </div>
               {!question.allowsFreeText && !declining && (
-                <button type="button" className="button button-ghost" disabled={props.disabled} onClick={() => setDeclining(true)}>Decline…</button>
+                <button type="button" ref={declineButton} className="button button-ghost" disabled={props.disabled} onClick={() => setDeclining(true)}>Decline…</button>
               )}
             </div>
           )}
@@ -125,6 +144,7 @@ export function QuestionCard(props: QuestionCardProps) {
                 <>
                   <input
                     className="question-input"
+                    data-focus-next={hasChoices ? undefined : true}
                     aria-label="Your answer"
                     placeholder={hasChoices ? "Or type another answer" : "Type your answer"}
                     value={text}
@@ -133,7 +153,7 @@ export function QuestionCard(props: QuestionCardProps) {
                   <button type="submit" className="button button-primary" disabled={props.disabled || text.trim() === ""}>Answer</button>
                 </>
               )}
-              <button type="button" className="button button-ghost" disabled={props.disabled} onClick={() => setDeclining(true)}>Decline…</button>
+              <button type="button" ref={declineButton} className="button button-ghost" disabled={props.disabled} onClick={() => setDeclining(true)}>Decline…</button>
             </form>
           )}
           {declining && (
@@ -143,10 +163,16 @@ export function QuestionCard(props: QuestionCardProps) {
                 event.preventDefault();
                 respond(reason.trim() === "" ? { declined: true } : { declined: true, reason: reason.trim() });
               }}
+              onKeyDown={(event) => {
+                if (event.key === "Escape") {
+                  event.preventDefault();
+                  closeDecline();
+                }
+              }}
             >
               <input className="question-input" autoFocus aria-label="Message for the agent" placeholder="Why not? (optional, the agent sees it)" value={reason} onChange={(event) => setReason(event.target.value)} />
               <button type="submit" className="button button-reject" disabled={props.disabled}>Decline</button>
-              <button type="button" className="button button-ghost" onClick={() => setDeclining(false)}>Cancel</button>
+              <button type="button" className="button button-ghost" onClick={closeDecline}>Cancel</button>
             </form>
           )}
           <p className="muted small question-hint">The session waits, durably, until you answer: close the tab or restart the server, the question stays.</p>

@@ -2,7 +2,8 @@
 // arguments, and what came back. Calls that need a person show Approve and
 // Reject.
 import type { DynamicToolUIPart } from "ai";
-import { useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
+import { announce, moveFocusAfterAction } from "../../lib/a11y.tsx";
 import { describeMcpToolProgress, type McpToolProgressData, type ToolTaskData } from "../../lib/agent-parts.ts";
 import type { WireToolCall } from "../../lib/api.ts";
 import { formatDuration } from "../../lib/format.ts";
@@ -86,6 +87,25 @@ export function ToolCallCard(props: ToolCallCardProps) {
   const open = userOpen ?? (part.state !== "output-available" || part.approval !== undefined);
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState("");
+  /** Back to "Reject…" when the reason field closes without a decision. */
+  const rejectButton = useRef<HTMLButtonElement>(null);
+  const [returnFocus, setReturnFocus] = useState(false);
+  // Before the next frame is drawn, so the focus is never seen on <body>.
+  useLayoutEffect(() => {
+    if (returnFocus && !rejecting) {
+      rejectButton.current?.focus();
+      setReturnFocus(false);
+    }
+  }, [returnFocus, rejecting]);
+  const closeReason = (): void => {
+    setRejecting(false);
+    setReturnFocus(true);
+  };
+  const decide = (approved: boolean, why?: string): void => {
+    if (part.state === "approval-requested") props.onApprovalResponse(part.approval.id, approved, why);
+    announce(approved ? `Approved ${part.toolName}.` : `Rejected ${part.toolName}.`);
+    moveFocusAfterAction();
+  };
   const needsApproval = part.state === "approval-requested";
   const expanded = open || needsApproval || rejecting;
   const duration = record?.started_at !== undefined && record.finished_at !== undefined ? Date.parse(record.finished_at) - Date.parse(record.started_at) : undefined;
@@ -104,7 +124,7 @@ export function ToolCallCard(props: ToolCallCardProps) {
       {expanded && (
         <div className="tool-card-body">
           {needsApproval && (
-            <p className="approval-question">
+            <p className="approval-question" id={`approval-${part.toolCallId}`}>
               The agent wants to run <strong>{part.toolName}</strong> with these arguments. It waits, durably, until you decide.
             </p>
           )}
@@ -140,10 +160,10 @@ export function ToolCallCard(props: ToolCallCardProps) {
           )}
           {needsApproval && !rejecting && (
             <div className="approval-actions">
-              <button type="button" className="button button-approve" disabled={props.disabled} onClick={() => props.onApprovalResponse(part.approval.id, true)}>
+              <button type="button" className="button button-approve" data-focus-next aria-describedby={`approval-${part.toolCallId}`} disabled={props.disabled} onClick={() => decide(true)}>
                 Approve
               </button>
-              <button type="button" className="button button-reject" disabled={props.disabled} onClick={() => setRejecting(true)}>
+              <button type="button" ref={rejectButton} className="button button-reject" disabled={props.disabled} onClick={() => setRejecting(true)}>
                 Reject…
               </button>
             </div>
@@ -153,12 +173,18 @@ export function ToolCallCard(props: ToolCallCardProps) {
               className="approval-actions"
               onSubmit={(event) => {
                 event.preventDefault();
-                props.onApprovalResponse(part.approval.id, false, reason.trim() === "" ? undefined : reason.trim());
+                decide(false, reason.trim() === "" ? undefined : reason.trim());
+              }}
+              onKeyDown={(event) => {
+                if (event.key === "Escape") {
+                  event.preventDefault();
+                  closeReason();
+                }
               }}
             >
-              <input className="reject-reason" autoFocus placeholder="Reason for the agent (optional)" value={reason} onChange={(event) => setReason(event.target.value)} />
+              <input className="reject-reason" autoFocus aria-label="Reason for the agent (optional)" placeholder="Reason for the agent (optional)" value={reason} onChange={(event) => setReason(event.target.value)} />
               <button type="submit" className="button button-reject" disabled={props.disabled}>Reject</button>
-              <button type="button" className="button button-ghost" onClick={() => setRejecting(false)}>Cancel</button>
+              <button type="button" className="button button-ghost" onClick={closeReason}>Cancel</button>
             </form>
           )}
         </div>

@@ -4,6 +4,7 @@
 // started tool task is abandoned. "Stop session" in the session header is a
 // different thing: it stops the whole Flow.
 import { useEffect, useState } from "react";
+import { announce, focusComposerWhenReady } from "../../lib/a11y.tsx";
 import { api } from "../../lib/api.ts";
 
 export interface TurnControlsProps {
@@ -32,10 +33,15 @@ export function TurnControls(props: TurnControlsProps) {
     const turnId = activeTurnId;
     setStopping(turnId);
     setError(null);
+    // The button goes once the turn stops: the message box is where the person goes on.
+    void focusComposerWhenReady();
     api.cancelTurn(sessionId, turnId).then(
       ({ cancelled }) => {
         // False: the turn ended first (its answer committed before the stop), so there is nothing to stop.
-        if (cancelled) onStopped(turnId);
+        if (cancelled) {
+          onStopped(turnId);
+          announce(`Stopped ${turnId.replace("-", " ")}.`);
+        }
         else setStopping(null);
         onActivity();
       },

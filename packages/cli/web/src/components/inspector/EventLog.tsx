@@ -3,6 +3,7 @@
 // when its event was written: a tab that opens replays the retained events,
 // so the time they arrive says nothing about when they happened.
 import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { eventFamilyOf, eventText, summarizeEvent } from "../../lib/event-summary.ts";
 import { formatClock, oneLine } from "../../lib/format.ts";
 import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
 
@@ -21,63 +22,14 @@ interface LogLine {
   payload: Record<string, unknown>;
 }
 
-function familyOf(type: string): string {
-  if (type === "turn_failed") return "error";
-  if (type.startsWith("turn_")) return "turn";
-  if (type.endsWith("_delta")) return "text";
-  if (type.startsWith("tool_") || type === "timer_started" || type.startsWith("mcp.")) return "tool";
-  if (type.startsWith("interrupt_")) return "interrupt";
-  if (type === "usage_recorded") return "usage";
-  return "other";
-}
-
-function str(value: unknown): string {
-  return typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value);
-}
-
-function summarize(event: ReceivedEvent): string {
-  const payload = event.payload;
-  switch (event.type) {
-    case "turn_started":
-      return `user message #${str(payload.sequence)}`;
-    case "turn_completed":
-      return `${str(payload.message_count)} messages added`;
-    case "turn_failed":
-      return str(payload.error);
-    case "tool_call_deferred":
-      return `${str(payload.tool_name)} · ${str(payload.effect)}${payload.requires_approval === true ? " · needs approval" : ""}`;
-    case "tool_call_started":
-      return str(payload.tool_name);
-    case "tool_call_finished":
-      return `${str(payload.tool_name)} → ${str(payload.status)}`;
-    case "interrupt_raised":
-      return `${str(payload.kind)} for ${str(payload.tool_name)}`;
-    case "interrupt_resolved":
-      return payload.approved === true ? "approved" : payload.answered === true ? "answered" : `rejected${payload.rejection_message ? `: ${str(payload.rejection_message)}` : ""}`;
-    case "usage_recorded": {
-      const recorded = payload.recorded as { total_tokens?: number } | undefined;
-      const session = payload.session as { total_tokens?: number } | undefined;
-      return `+${recorded?.total_tokens ?? 0} tokens (session ${session?.total_tokens ?? 0})`;
-    }
-    case "mcp.tool_progress": {
-      const total = typeof payload.total === "number" ? ` of ${payload.total}` : "";
-      return `${str(payload.tool_name)} · ${str(payload.progress)}${total}${payload.message ? ` · ${str(payload.message)}` : ""}`;
-    }
-    case "mcp.task_status":
-      return `${str(payload.tool_name)} · task ${str(payload.task_id)} ${str(payload.status)}${payload.status_message ? `: ${str(payload.status_message)}` : ""}`;
-    default:
-      return oneLine(payload, 100);
-  }
-}
-
 function fold(events: readonly ReceivedEvent[]): LogLine[] {
   const lines: LogLine[] = [];
   for (const event of events) {
     const last = lines.at(-1);
-    const family = familyOf(event.type);
+    const family = eventFamilyOf(event.type);
     if (family === "text" && last !== undefined && last.type === event.type && last.step === event.step_execution_id && last.attempt === event.attempt) {
       last.count += 1;
-      last.summary += str(event.payload.text);
+      last.summary += eventText(event.payload.text);
       continue;
     }
     lines.push({
@@ -89,7 +41,7 @@ function fold(events: readonly ReceivedEvent[]): LogLine[] {
       attempt: event.attempt,
       at: event.written_at === null ? event.receivedAt : Date.parse(event.written_at),
       isWriteTime: event.written_at !== null,
-      summary: family === "text" ? str(event.payload.text) : summarize(event),
+      summary: family === "text" ? eventText(event.payload.text) : summarizeEvent(event),
       count: 1,
       payload: event.payload,
     });
@@ -119,7 +71,7 @@ export function EventLog(props: { events: readonly ReceivedEvent[]; state: Event
   return (
     <div className="event-log" data-testid="event-log">
       <div className="event-toolbar">
-        <span className={`live-dot live-${props.state}`} /> <span className="small">{stateLabels[props.state]}</span>
+        <span className={`live-dot live-${props.state}`} aria-hidden="true" /> <span className="small">{stateLabels[props.state]}</span>
         <span className="muted small">· {props.events.length} events</span>
         <span className="spacer" />
         <label className="small toggle">
@@ -130,6 +82,9 @@ export function EventLog(props: { events: readonly ReceivedEvent[]; state: Event
       <div
         className="event-scroll"
         ref={scroller}
+        tabIndex={0}
+        role="region"
+        aria-label="Event list"
         onScroll={(event) => {
           const element = event.currentTarget;
           stick.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
@@ -137,14 +92,17 @@ export function EventLog(props: { events: readonly ReceivedEvent[]; state: Event
       >
         {shown.length === 0 && <div className="empty-panel">Events appear here as the session emits them: send a message.</div>}
         {shown.map((line) => (
-          <div key={line.key} className={`event-line family-${line.family}${selected === line.key ? " selected" : ""}`} data-event-type={line.type} onClick={() => setSelected(selected === line.key ? null : line.key)}>
+          <div key={line.key} className={`event-row family-${line.family}${selected === line.key ? " selected" : ""}`} data-event-type={line.type}>
+          {/* A button, so the row opens from the keyboard too; text lines have no payload to open. */}
+          <button type="button" className="event-line" aria-expanded={line.family === "text" ? undefined : selected === line.key} onClick={() => setSelected(selected === line.key ? null : line.key)}>
             <time className="event-time mono" dateTime={new Date(line.at).toISOString()} title={line.isWriteTime ? "when the event was written" : "when this tab received it"}>{formatClock(new Date(line.at).toISOString())}</time>
             <span className={`event-type type-${line.family}`}>{line.type}{line.count > 1 ? ` ×${line.count}` : ""}</span>
             <span className="event-where mono" title={`turn ${line.turnId ?? "–"}, Step execution ${line.step}, attempt ${line.attempt}`}>
               {line.turnId ?? "–"} · #{line.step}{line.attempt > 1 ? `·a${line.attempt}` : ""}
             </span>
             <span className="event-summary" title={line.summary}>{line.family === "text" ? `“${oneLine(line.summary, 200)}”` : line.summary}</span>
-            {selected === line.key && line.family !== "text" && <pre className="json event-payload">{JSON.stringify(line.payload, null, 2)}</pre>}
+          </button>
+          {selected === line.key && line.family !== "text" && <pre className="json event-payload" tabIndex={0} aria-label={`Payload of ${line.type}`}>{JSON.stringify(line.payload, null, 2)}</pre>}
           </div>
         ))}
       </div>

@@ -1,5 +1,5 @@
 // The session inspector: what the durable session is made of right now.
-import { useState } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import type { SessionInspection } from "../../lib/api.ts";
 import type { EventStreamState, ReceivedEvent } from "../../lib/hooks.ts";
 import { useNow } from "../../lib/hooks.ts";
@@ -8,7 +8,7 @@ import { InterruptsPanel, Panel, SessionSummaryPanel, StatePanel, ToolCallsPanel
 import { MessageStoragePanel } from "./MessageStoragePanel.tsx";
 import { ContextSummaryPanel } from "./ContextSummaryPanel.tsx";
 import { StepTimeline } from "./StepTimeline.tsx";
-import { LineagePanel } from "./LineagePanel.tsx";
+import { hasLineage, LineagePanel } from "./LineagePanel.tsx";
 
 export type InspectorTab = "overview" | "state" | "events";
 
@@ -37,22 +37,50 @@ export function Inspector(props: InspectorProps) {
     { id: "events", label: "Events", count: props.events.length },
   ];
 
+  // The WAI-ARIA tabs pattern: one tab in the Tab order, arrows, Home and End move between tabs and select them.
+  const tabList = useRef<HTMLDivElement>(null);
+  const onTabKey = (event: KeyboardEvent<HTMLButtonElement>): void => {
+    const index = tabs.findIndex((tab) => tab.id === props.tab);
+    const target = event.key === "ArrowRight" ? (index + 1) % tabs.length
+      : event.key === "ArrowLeft" ? (index - 1 + tabs.length) % tabs.length
+        : event.key === "Home" ? 0
+          : event.key === "End" ? tabs.length - 1
+            : null;
+    const next = target === null ? undefined : tabs[target];
+    if (next === undefined) return;
+    event.preventDefault();
+    props.onTab(next.id);
+    tabList.current?.querySelector<HTMLElement>(`#inspector-tab-${next.id}`)?.focus();
+  };
+
   return (
     <section className="inspector" aria-label="Session inspector" data-testid="inspector">
-      <div className="inspector-tabs" role="tablist">
+      <div className="inspector-tabs" role="tablist" aria-label="Inspector views" ref={tabList}>
         {tabs.map((tab) => (
-          <button key={tab.id} type="button" role="tab" aria-selected={props.tab === tab.id} className={`tab${props.tab === tab.id ? " active" : ""}`} onClick={() => props.onTab(tab.id)}>
+          <button
+            key={tab.id}
+            id={`inspector-tab-${tab.id}`}
+            type="button"
+            role="tab"
+            aria-selected={props.tab === tab.id}
+            aria-controls="inspector-panel"
+            tabIndex={props.tab === tab.id ? 0 : -1}
+            className={`tab${props.tab === tab.id ? " active" : ""}`}
+            onClick={() => props.onTab(tab.id)}
+            onKeyDown={onTabKey}
+          >
             {tab.label}
             {tab.count !== undefined && tab.count > 0 && <span className="count">{tab.count > 999 ? "999+" : tab.count}</span>}
           </button>
         ))}
       </div>
+      <div className="inspector-panel" id="inspector-panel" role="tabpanel" aria-labelledby={`inspector-tab-${props.tab}`}>
       {props.error !== undefined && <div className="inline-error">Cannot read the session: {props.error.message}</div>}
       {inspection === undefined && props.error === undefined && <div className="empty-panel">Reading the session…</div>}
       {inspection !== undefined && props.tab === "overview" && (
         <div className="inspector-body">
           <SessionSummaryPanel inspection={inspection} now={now} />
-          {inspection.lineage !== undefined && inspection.lineage !== null && <LineagePanel lineage={inspection.lineage} onOpenSession={props.onOpenSession} />}
+          {hasLineage(inspection) && <LineagePanel lineage={inspection.lineage} forks={inspection.forks} onOpenSession={props.onOpenSession} />}
           <Panel
             title="Step timeline"
             testId="timeline-panel"
@@ -89,6 +117,7 @@ export function Inspector(props: InspectorProps) {
         </div>
       )}
       {props.tab === "events" && <EventLog events={props.events} state={props.eventState} onClear={props.onClearEvents} />}
+      </div>
     </section>
   );
 }

@@ -1,0 +1,33 @@
+/**
+ * The asynchronous-replication failover (`npm run test:soak`): the standby
+ * stops receiving 1.5 s before the primary dies, so the new primary lacks
+ * the last commits. What must hold: a Worker never runs a single-attempt
+ * write again as new when the store lost its commit (it records
+ * `CommitLost`, an `outcome_unknown` call, and logs that the database lost
+ * committed work); every session still finishes, with lost approvals given
+ * again. What it reports: lost approvals, lost commits, and refunds that
+ * ran twice because the store also lost the claim (another Worker then
+ * takes the call as new; see docs/postgres.md).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { runFailover } from "../test-fixtures/failover-run.ts";
+import { replicatedPostgresSkip } from "../test-fixtures/replicated-postgres.ts";
+
+const runs = Number(process.env.PERDURE_FAILOVER_RUNS ?? "3");
+
+for (let run = 1; run <= runs; run += 1) {
+  void test(`asynchronous replication, run ${run}: every session finishes, and no write runs twice without a Worker naming its session as one the store lost commits of`, { skip: replicatedPostgresSkip(), timeout: 300_000 }, async (t) => {
+    const result = await runFailover({ synchronous: false, sessions: 20, lagMs: 1500, log: (line) => t.diagnostic(line) });
+    const outcomes = [...result.statuses.values()];
+    const twice = [...result.refundRuns].filter(([, count]) => count > 1).map(([id]) => id);
+    const lostCommits = result.workerOutput.match(/the database lost committed work/g)?.length ?? 0;
+    if (process.env.PERDURE_FAILOVER_OUTPUT !== undefined) (await import("node:fs")).writeFileSync(process.env.PERDURE_FAILOVER_OUTPUT, result.workerOutput);
+    t.diagnostic(`recovery: first session ${result.firstMovedMs} ms, last ${result.allFinishedMs} ms after the promotion`);
+    t.diagnostic(`outcomes ${JSON.stringify(Object.fromEntries([...new Set(outcomes)].map((status) => [status, outcomes.filter((each) => each === status).length])))}; approvals lost and given again: ${result.reapproved.length}; lost commits a Worker caught: ${lostCommits}; refunds that ran twice: ${twice.length} ${JSON.stringify(twice)}`);
+    for (const [id, status] of result.statuses) assert.ok(status === "failed" || status === "outcome_unknown", `${id}'s refund ended ${status}`);
+    // A write that ran twice did so because the store forgot its claim and another Worker took it as new; never silently:
+    // a Worker names the session in an error saying the store went back in time or lost committed work.
+    for (const id of twice) assert.match(result.workerOutput, new RegExp(`(the store went back in time|the database lost committed work): session ${id} `), `${id} ran twice and no Worker reported its session`);
+  });
+}

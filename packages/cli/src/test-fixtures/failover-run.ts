@@ -1,0 +1,145 @@
+/**
+ * One PostgreSQL failover from outside: a primary and a streaming standby on
+ * loopback behind a TCP proxy that plays the virtual IP, two `perdure
+ * worker` processes of the gated support agent on it, sessions that ask for
+ * a refund (a `non_idempotent_write` run in a single attempt, after an
+ * approval). Half the approvals go in, the primary is killed mid-load, the
+ * proxy is cut (fencing the old primary), the standby promoted and the
+ * proxy pointed at it; then the other half go in. Reports what each session
+ * ended with and how often each refund ran.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AgentSessionTestClient } from "@perdure/agents/testing";
+import { Client } from "@perdure/engine";
+import { PostgresStore } from "@perdure/engine/postgres";
+import { CuttableTcpProxy, pollUntil } from "@perdure/engine/testing";
+import { gatedSupportAgentFlow } from "./gated-support-agent.ts";
+import { ReplicatedPostgres } from "./replicated-postgres.ts";
+import { WorkerCommandProcess } from "./worker-command-process.ts";
+
+export interface FailoverRunOptions {
+  synchronous: boolean;
+  sessions: number;
+  /** Asynchronous variant: how long the Workers run on the primary after the standby stopped receiving, before the primary dies. */
+  lagMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface FailoverRunResult {
+  /** Each session's refund call status at the end (`failed` when the tool ran and refused the unknown order, `outcome_unknown`, …). */
+  statuses: Map<string, string>;
+  /** How many times each session's refund tool started. */
+  refundRuns: Map<string, number>;
+  /** Sessions that showed their approval pending again after the failover (the store lost it) and were approved again. */
+  reapproved: string[];
+  /** Milliseconds from the promotion to the first session finishing its turn, and to the last. */
+  firstMovedMs: number;
+  allFinishedMs: number;
+  workerOutput: string;
+}
+
+/** `TurnToolCalls` key of turn 1: the turn number, 12 digits zero-padded. */
+const turnOneKey = "000000000001";
+
+function orderOf(index: number): string {
+  return String(8000 + index);
+}
+
+async function retrying<TResult>(description: string, work: () => Promise<TResult>): Promise<TResult> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${description} kept failing for 60 s`, { cause: error });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+export async function runFailover(options: FailoverRunOptions): Promise<FailoverRunResult> {
+  const log = options.log ?? (() => undefined);
+  const cluster = await ReplicatedPostgres.start({ synchronous: options.synchronous });
+  const proxy = new CuttableTcpProxy({ host: "127.0.0.1", port: cluster.primaryPort });
+  const folder = mkdtempSync(join(tmpdir(), "perdure-failover-gates-"));
+  const workers: WorkerCommandProcess[] = [];
+  let store: PostgresStore | undefined;
+  try {
+    await proxy.open();
+    const url = cluster.url(proxy.port);
+    for (let index = 0; index < 2; index += 1) {
+      workers.push(await WorkerCommandProcess.start({ gateDirectory: folder, args: ["--concurrency", "4", "--log-format", "json"], env: { PERDURE_DATABASE_URL: url } }));
+    }
+    store = await PostgresStore.open({ connectionString: url, connectTimeoutMs: 2000, onError: () => undefined });
+    const client = new Client({ store });
+    const sessions = new AgentSessionTestClient(client, gatedSupportAgentFlow);
+    const ids = Array.from({ length: options.sessions }, (_, index) => `failover-${index}`);
+    for (const [index, id] of ids.entries()) await sessions.startSession(id, { initialMessage: `please refund order ${orderOf(index)}` });
+    const pendingOf = async (id: string): Promise<string | undefined> => (await client.getAttributes(id, gatedSupportAgentFlow.pendingInterrupts))[0]?.[0]?.interruptId;
+    const interrupts = new Map<string, string>();
+    for (const id of ids) interrupts.set(id, await pollUntil(() => pendingOf(id), { timeoutMs: 60_000, description: `${id}'s approval` }));
+    log(`${ids.length} sessions wait for their refund's approval`);
+
+    const half = Math.ceil(ids.length / 2);
+    for (const id of ids.slice(0, half)) await sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true });
+    if (!options.synchronous) {
+      // The standby stops receiving: what the Workers commit from now on exists on the primary only.
+      await cluster.replicationLink.cut();
+      await new Promise((resolve) => setTimeout(resolve, options.lagMs ?? 1500));
+    }
+    // Fence the old primary (the virtual IP leaves it), then it dies mid-load.
+    await proxy.cut();
+    await cluster.killPrimary();
+    await cluster.promoteStandby();
+    proxy.retarget({ host: "127.0.0.1", port: cluster.standbyPort });
+    await proxy.open();
+    const promotedAt = Date.now();
+    log("the standby was promoted and the proxy points at it");
+
+    for (const id of ids.slice(half)) await retrying(`approving ${id}`, () => sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true }));
+    const finishedAt = new Map<string, number>();
+    const reapproved: string[] = [];
+    await pollUntil(async () => {
+      for (const id of ids) {
+        if (finishedAt.has(id)) continue;
+        const [state] = await retrying(`reading ${id}`, () => client.getAttributes(id, gatedSupportAgentFlow.agentState));
+        if (state !== undefined && state.turnCount >= 1 && state.activeTurnId === null) {
+          finishedAt.set(id, Date.now());
+          continue;
+        }
+        // An approval the store lost (asynchronous replication): the person approves again, as the UI would ask.
+        const pending = await retrying(`reading ${id}'s interrupts`, () => pendingOf(id));
+        if (pending !== undefined && !reapproved.includes(id)) {
+          reapproved.push(id);
+          await retrying(`re-approving ${id}`, () => sessions.resolveInterrupt(id, { interruptId: pending, approved: true }));
+        }
+      }
+      return finishedAt.size === ids.length ? true : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 100, description: "every session to finish its turn after the failover" });
+    const times = [...finishedAt.values()].map((time) => Math.max(0, time - promotedAt));
+
+    const statuses = new Map<string, string>();
+    for (const id of ids) {
+      const [turnCalls] = await client.getAttributes(id, gatedSupportAgentFlow.turnToolCalls.instance(turnOneKey));
+      statuses.set(id, turnCalls?.toolCalls.find((call) => call.toolName === "refund_order")?.status ?? "missing");
+    }
+    const invocations = readFileSync(join(folder, "invocations.jsonl"), "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { event?: string; name?: string; order_id?: string; details?: { order_id?: string } });
+    const refundRuns = new Map<string, number>(ids.map((id) => [id, 0]));
+    for (const entry of invocations) {
+      const name = entry.event ?? entry.name;
+      const orderId = entry.order_id ?? entry.details?.order_id;
+      if (name !== "refund_order:start" || orderId === undefined) continue;
+      const id = `failover-${Number(orderId) - 8000}`;
+      refundRuns.set(id, (refundRuns.get(id) ?? 0) + 1);
+    }
+    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: workers.map((worker) => worker.output).join("\n") };
+  } finally {
+    await store?.close().catch(() => undefined);
+    for (const worker of workers) await worker.stop();
+    await proxy.cut();
+    await cluster.dispose();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
