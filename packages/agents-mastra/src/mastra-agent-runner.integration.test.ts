@@ -204,5 +204,5 @@ void test("a model named by a string or a provider model describes the session's
   const warnings: unknown[] = [];
   t.mock.method(console, "warn", (...args: unknown[]) => warnings.push(args.join(" ")));
   createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents");
-  assert.deepEqual(warnings, ["perdure agents-mastra: agent lead has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools"]);
+  assert.deepEqual(warnings, ["perdure agents-mastra: agent lead has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools; make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise"]);
 });

@@ -50,7 +50,7 @@ function checkAgent(agent: AnyMastraAgent): void {
   // Mastra has no public synchronous accessor; the check is skipped if a later release drops this one.
   const hasSubAgents = (agent as unknown as { __hasSubAgentsConfigured?: () => boolean }).__hasSubAgentsConfigured;
   if (typeof hasSubAgents === "function" && hasSubAgents.call(agent)) {
-    console.warn(`perdure agents-mastra: agent ${agent.name} has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools`);
+    console.warn(`perdure agents-mastra: agent ${agent.name} has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools; make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise`);
   }
 }
 

@@ -112,7 +112,7 @@ void test("the next turn replays the stored SDK items to the model unchanged", a
 void test("agents with handoffs, MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
   const model = new ConformanceSdkModel({ reply: async () => ({ kind: "text", text: "" }) });
   const helper = new Agent({ name: "helper", model });
-  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "triage", model, handoffs: [handoff(helper)] }), "Refused1"), /agent triage has handoffs/);
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "triage", model, handoffs: [handoff(helper)] }), "Refused1"), /agent triage has handoffs; .*agentTool from @perdure\/agents\/stepwise/);
   const server = new MCPServerStdio({ name: "notes", command: "node", args: ["notes.js"] });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);

@@ -94,7 +94,7 @@ function builtInTool(definition: BuiltInToolDefinition): AnyFunctionTool {
 
 function checkAgent(agent: AnyAgent): void {
   if (agent.handoffs.length > 0) {
-    throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent (see the package README's limits)`);
+    throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent: make each other agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session (see the package README's limits)`);
   }
   if (agent.mcpServers.length > 0) {
     throw new TypeError(`agent ${agent.name} has MCP servers, which the SDK calls inline in the model call; wrap an McpToolSource's tools as function tools instead (see the package README)`);

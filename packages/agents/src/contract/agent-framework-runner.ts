@@ -287,6 +287,12 @@ export type DeferredToolOutcome = ToolExecutionResult | ToolInputRequested | Too
 /** A tool's result: the text recorded and shown to the model. */
 export interface ToolExecutionResult {
   output: string;
+  /**
+   * Model usage the tool's work spent elsewhere, such as a sub-agent
+   * session's (`agentTool`), added to this session's `AgentUsage` when a tool
+   * task's poll returns the result (a Perdure extension). @default none
+   */
+  usage?: AgentUsage;
 }
 
 /**

@@ -81,6 +81,8 @@ test("two sub-agent calls start one child session each, wait without polling, an
     const child = await client.invokeRPC(researcher.getAgentSnapshot, childId, undefined);
     assert.deepEqual(child.messages.map((message) => message.text), [topic, `findings on ${topic}`]);
   }
+  // The children's model calls roll up into the parent's usage: two of its own, one per child.
+  assert.equal(snapshot.usage.requests, 4);
   // One poll per call: the child's turn end woke the parent; nothing polled in a loop.
   const executes = completedExecutes(await readStepHistory(engine.address, "writer-1"));
   assert.equal(executes.filter((step) => step === "PollToolTask").length, 2, executes.join(", "));

@@ -112,7 +112,8 @@ export function agentTool(options: AgentToolOptions): FunctionTool<Record<string
     const snapshot = await client.invokeRPC(flow.getAgentSnapshot, childId, undefined);
     const answer = snapshot.messages.filter((message) => message.role === "assistant" && message.text.trim() !== "").at(-1);
     if (answer === undefined) throw new ToolExecutionError(`sub-agent ${name} (session ${childId}) ended its turn without an answer`);
-    return { output: answer.text };
+    // The child's model usage rolls up into the parent's.
+    return { output: answer.text, usage: snapshot.usage };
   };
 
   const askInParent = (childId: string, interrupt: AgentInterrupt): ToolInputRequested => {

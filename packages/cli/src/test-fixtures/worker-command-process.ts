@@ -52,8 +52,8 @@ export class WorkerCommandProcess {
     });
     let output = "";
     const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
-    const workerId = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`perdure worker did not start within 30 s:\n${output}`)), 30_000);
+    const started = new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`perdure worker did not start within 60 s:\n${output}`)), 60_000);
       const read = (chunk: Buffer): void => {
         output += chunk.toString();
         const match = workerStartedLinePattern.exec(output);
@@ -69,7 +69,14 @@ export class WorkerCommandProcess {
         reject(new Error(`perdure worker exited (${code}) before it started:\n${output}`));
       });
     });
-    return new WorkerCommandProcess(child, workerId, exited, () => output);
+    try {
+      return new WorkerCommandProcess(child, await started, exited, () => output);
+    } catch (error) {
+      // A process that never started must not outlive the test: it would keep the test file running.
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+      throw error;
+    }
   }
 
   /** Sends a signal (SIGTERM, SIGINT, SIGKILL). */

@@ -21,6 +21,8 @@ import { recordToolQuestion } from "./record-tool-question.ts";
 import { parseToolCallId } from "./tool-step-input.ts";
 import { isTurnCancelled } from "./turn-control-checks.ts";
 import { withToolSpan } from "../../tracing/tool-span.ts";
+import { agentUsageFromWire, agentUsageToWire, type AgentUsage } from "../../contract/values/agent-usage.ts";
+import { recordUsage } from "./run-model.ts";
 
 const timerIdCharacters = /[^A-Za-z0-9_.:-]/g;
 
@@ -93,6 +95,9 @@ async function poll(context: ExecuteContext, environment: SessionEnvironment, re
   if (typeof output !== "string") {
     throw new TerminalError(`pollToolTask for ${record.toolName} returned ${JSON.stringify(outcome)?.slice(0, 200)}; return { output: string }, a ToolInputRequested or a ToolTaskPending`);
   }
+  // Usage spent elsewhere for this result (a sub-agent session's) rolls up into the session's.
+  const usage = (outcome as { usage?: unknown }).usage;
+  if (typeof usage === "object" && usage !== null) await recordUsage(context, environment, agentUsageFromWire(agentUsageToWire(usage as AgentUsage)), events);
   await finishToolCall(context, persistence, settled, "succeeded", { output, error: null }, events);
   return deadEnd();
 }
@@ -102,7 +107,8 @@ export function createPollToolTaskStep(environment: SessionEnvironment): StepDef
   return defineStep<unknown>(AgentStepType.PollToolTask, {
     load: (input) => [persistence.agentToolCalls.instance(parseToolCallId(input))],
     failureRoute: AgentStepType.RecordToolFailure,
-    executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 3 } },
+    // AgentUsage is locked because a result may carry usage to add (a sub-agent's), and the polls of parallel calls commit apart.
+    executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 3 }, locks: [persistence.agentUsage] },
     waitUntil: (context, input) => {
       const record = readToolCallIfStored(context, persistence, parseToolCallId(input));
       if (record === undefined) return anyOf(timer("gone", { afterMs: 0 }));
