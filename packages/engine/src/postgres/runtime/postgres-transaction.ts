@@ -364,7 +364,7 @@ export class PostgresTransaction implements StoreTransaction {
       `SELECT ${executionColumns("e")} FROM ${this.schema}.executions e JOIN ${this.schema}.flows f ON f.flow_id = e.flow_id
        WHERE e.claimed_by IS NOT NULL AND e.flow_type = ANY($1::text[]) AND (e.lease_expires_at <= $2
          OR NOT EXISTS (SELECT 1 FROM ${this.schema}.workers w WHERE w.worker_id = e.claimed_by AND w.expires_at > $2))
-       LIMIT $3 FOR UPDATE OF e, f SKIP LOCKED`,
+       ORDER BY e.claimed_by LIMIT $3 FOR UPDATE OF e, f SKIP LOCKED`,
       [flowTypes, now, limit],
     );
     for (const row of rows) this.lockedFlows.add(row.flowId);
@@ -452,7 +452,12 @@ export class PostgresTransaction implements StoreTransaction {
   async nextTimerDueAt(flowTypes: readonly string[]): Promise<number | undefined> {
     if (flowTypes.length === 0) return undefined;
     const [row] = await this.rows<{ at: number | null }>(
-      `SELECT MIN(due_at) AS at FROM ${this.schema}.timers WHERE NOT fired AND flow_type = ANY($1::text[])`,
+      // The earliest pending Timer of each Flow type, each found by walking the due-time index to its first
+      // match. MIN() over \`flow_type = ANY(…)\` read every pending Timer, so an idle Worker read as many rows
+      // per poll as Flows waited with a Timer.
+      `SELECT MIN(first.due_at) AS at FROM unnest($1::text[]) AS hosted(flow_type)
+       CROSS JOIN LATERAL (SELECT t.due_at FROM ${this.schema}.timers t WHERE NOT t.fired AND t.flow_type = hosted.flow_type
+         ORDER BY t.due_at LIMIT 1) AS first`,
       [flowTypes],
     );
     return row?.at ?? undefined;
