@@ -76,12 +76,12 @@ function previewOfWaitingMessage(message: WireWaitingMessage): WireWaitingMessag
 }
 
 /** Reads a session for the inspector: Flow status, Step timeline and the session snapshot as wire JSON. */
-export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string): Promise<SessionInspection> {
-  const [description, history, snapshot, [index, lineage]] = await Promise.all([
+export async function inspectSession(client: Client, flow: AgentSessionFlow, flowId: string, servedFlows: readonly AgentSessionFlow[] = [flow]): Promise<SessionInspection> {
+  const [description, history, snapshot, [index, lineage, parentSession]] = await Promise.all([
     client.describe(flowId),
     client.getStepHistory(flowId, { limit: 1000 }),
     client.invokeRPC(flow.getAgentSnapshot, flowId),
-    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage),
+    client.getAttributes(flowId, flow.agentMessageIndex, flow.sessionLineage, flow.parentSession),
   ]);
   const forks = await findSessionForks(client, flow, flowId, description.createdAt);
   const active = new Set(description.executions.map((execution) => execution.executionId));
@@ -99,5 +99,29 @@ export async function inspectSession(client: Client, flow: AgentSessionFlow, flo
     messageStorage: describeMessageStorage(index, snapshot.state?.messageCount ?? 0),
     lineage: lineage ?? null,
     forks,
+    parentSession: parentSession ?? null,
+    childSessions: await findChildSessions(client, servedFlows, flowId),
   };
+}
+
+/** How many sub-agent sessions the inspector lists. */
+const maxListedChildSessions = 100;
+
+/**
+ * The sub-agent sessions `agentTool` started for `flowId`: their IDs start
+ * with `<flowId>.` (`childSessionId`), so each served agent's sessions are
+ * read from that prefix on, and each candidate's `ParentSession` confirms it.
+ */
+async function findChildSessions(client: Client, servedFlows: readonly AgentSessionFlow[], flowId: string): Promise<{ sessionId: string; agent: string }[]> {
+  const prefix = `${flowId}.`;
+  const children: { sessionId: string; agent: string }[] = [];
+  for (const served of servedFlows) {
+    const rows = await client.listFlows({ flowType: served.flowType, afterFlowId: prefix, limit: maxListedChildSessions });
+    for (const row of rows) {
+      if (!row.flowId.startsWith(prefix)) continue;
+      const [link] = await client.getAttributes(row.flowId, served.parentSession);
+      if (link?.sessionId === flowId) children.push({ sessionId: row.flowId, agent: served.flowType });
+    }
+  }
+  return children.slice(0, maxListedChildSessions);
 }

@@ -17,6 +17,7 @@ import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts"
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
+import { inspectSession } from "../http/session-inspection.ts";
 import { agentTool, childSessionId } from "./agent-tool.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
 import { ScriptedModelClient } from "./scripted-model-client.ts";
@@ -81,6 +82,13 @@ test("two sub-agent calls start one child session each, wait without polling, an
     const child = await client.invokeRPC(researcher.getAgentSnapshot, childId, undefined);
     assert.deepEqual(child.messages.map((message) => message.text), [topic, `findings on ${topic}`]);
   }
+  // The inspector lists the children and shows each child's parent.
+  const inspection = await inspectSession(client, sessions.flow, "writer-1", flows);
+  assert.deepEqual(inspection.childSessions?.map((child) => child.agent), ["Researcher", "Researcher"]);
+  assert.deepEqual(inspection.childSessions?.map((child) => child.sessionId).sort(), ["r1", "r2"].map((callId) => childSessionId("writer-1", "research", `writer-1/turn-1/${callId}`)).sort());
+  const childInspection = await inspectSession(client, researcher, inspection.childSessions?.[0]?.sessionId ?? "", flows);
+  assert.equal(childInspection.parentSession?.sessionId, "writer-1");
+  assert.deepEqual(childInspection.childSessions, []);
   // The children's model calls roll up into the parent's usage: two of its own, one per child.
   assert.equal(snapshot.usage.requests, 4);
   // One poll per call: the child's turn end woke the parent; nothing polled in a loop.

@@ -219,6 +219,10 @@ export interface SessionInspection {
   lineage: SessionLineage | null;
   /** The sessions forked from this one, as far as the inspector looked. @default none */
   forks?: InspectedForks;
+  /** For a sub-agent session (`agentTool`): its parent session and the tool call that waits for it. @default none */
+  parentSession?: { sessionId: string; toolCallId: string; depth: number } | null;
+  /** The sub-agent sessions this one started, with their agents, by session ID. @default none */
+  childSessions?: { sessionId: string; agent: string }[];
 }
 
 /** One session forked from the inspected one. */

@@ -127,7 +127,7 @@ export const sessionRoutes: readonly AgentHttpRoute[] = [
     method: "GET", path: "/sessions/:id/inspect", action: "inspectSession",
     handle: async (context) => {
       const { sessionId, flow } = await sessionOfPath(context);
-      return Response.json(await inspectSession(context.options.client, flow, sessionId));
+      return Response.json(await inspectSession(context.options.client, flow, sessionId, [...context.options.flows.values()]));
     },
   },
   {
