@@ -35,8 +35,18 @@ export function replicatedPostgresSkip(): string | false {
 
 const execFileAsync = promisify(execFile);
 
+/** Whom a root process runs the servers as, as scripts/start-test-postgres.sh decides: `postgres`, else `nobody`. */
+const clusterUser = ((): string => {
+  try {
+    execFileSync("id", ["postgres"], { stdio: "ignore" });
+    return "postgres";
+  } catch {
+    return "nobody";
+  }
+})();
+
 /**
- * Runs a PostgreSQL binary, as the `postgres` user when this process is root
+ * Runs a PostgreSQL binary, as the cluster user when this process is root
  * (initdb refuses root); asynchronously, since the replication link's proxy
  * runs in this process.
  */
@@ -44,7 +54,7 @@ async function runBinary(name: string, args: readonly string[]): Promise<string>
   const bindir = process.env.PERDURE_TEST_POSTGRES_BINDIR ?? "";
   const command = join(bindir, name);
   const isRoot = process.getuid?.() === 0;
-  const { stdout } = await execFileAsync(isRoot ? "runuser" : command, isRoot ? ["-u", "postgres", "--", command, ...args] : [...args], { encoding: "utf8", timeout: 120_000 });
+  const { stdout } = await execFileAsync(isRoot ? "runuser" : command, isRoot ? ["-u", clusterUser, "--", command, ...args] : [...args], { encoding: "utf8", timeout: 120_000 });
   return stdout;
 }
 
@@ -68,8 +78,8 @@ export class ReplicatedPostgres {
     const folder = mkdtempSync(join(tmpdir(), "perdure-failover-"));
     chmodSync(folder, 0o755);
     if (process.getuid?.() === 0) {
-      const postgresUid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
-      const postgresGid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+      const postgresUid = Number(execFileSync("id", ["-u", clusterUser], { encoding: "utf8" }).trim());
+      const postgresGid = Number(execFileSync("id", ["-g", clusterUser], { encoding: "utf8" }).trim());
       chownSync(folder, postgresUid, postgresGid);
     }
     const [primaryPort = 0, standbyPort = 0] = await findFreeLoopbackPorts(2);
