@@ -86,16 +86,27 @@ export class ReplicatedPostgres {
     const link = new CuttableTcpProxy({ host: "127.0.0.1", port: primaryPort });
     await link.open();
     const cluster = new ReplicatedPostgres(folder, primaryPort, standbyPort, link);
+    try {
+      await cluster.initialize(options);
+    } catch (error) {
+      // A half-started pair must not outlive the test: stop what runs and remove the folder.
+      await cluster.dispose();
+      throw error;
+    }
+    return cluster;
+  }
+
+  private async initialize(options: ReplicatedPostgresOptions): Promise<void> {
+    const { folder, primaryPort, standbyPort, replicationLink: link } = this;
     const primary = join(folder, "primary");
     await runBinary("initdb", ["-D", primary, "-U", databaseUser, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]);
     const synchronous = options.synchronous ? ["-c", "synchronous_standby_names=standby1", "-c", "synchronous_commit=on"] : ["-c", "synchronous_standby_names="];
-    await cluster.startServer(primary, primaryPort, synchronous);
+    await this.startServer(primary, primaryPort, synchronous);
     const standby = join(folder, "standby");
     await runBinary("pg_basebackup", ["-D", standby, "-R", "-X", "stream", "-d", `host=127.0.0.1 port=${link.port} user=${databaseUser} application_name=standby1`]);
     // A lone survivor must not wait for a standby it does not have: the promoted server runs without one.
-    await cluster.startServer(standby, standbyPort, ["-c", "synchronous_standby_names="]);
-    await cluster.waitForStreaming(options.synchronous ? "sync" : "async");
-    return cluster;
+    await this.startServer(standby, standbyPort, ["-c", "synchronous_standby_names="]);
+    await this.waitForStreaming(options.synchronous ? "sync" : "async");
   }
 
   private async startServer(dataFolder: string, port: number, settings: readonly string[]): Promise<void> {
