@@ -35,8 +35,18 @@ export function replicatedPostgresSkip(): string | false {
 
 const execFileAsync = promisify(execFile);
 
+/** Whom a root process runs the servers as, as scripts/start-test-postgres.sh decides: `postgres`, else `nobody`. */
+const clusterUser = ((): string => {
+  try {
+    execFileSync("id", ["postgres"], { stdio: "ignore" });
+    return "postgres";
+  } catch {
+    return "nobody";
+  }
+})();
+
 /**
- * Runs a PostgreSQL binary, as the `postgres` user when this process is root
+ * Runs a PostgreSQL binary, as the cluster user when this process is root
  * (initdb refuses root); asynchronously, since the replication link's proxy
  * runs in this process.
  */
@@ -44,7 +54,7 @@ async function runBinary(name: string, args: readonly string[]): Promise<string>
   const bindir = process.env.PERDURE_TEST_POSTGRES_BINDIR ?? "";
   const command = join(bindir, name);
   const isRoot = process.getuid?.() === 0;
-  const { stdout } = await execFileAsync(isRoot ? "runuser" : command, isRoot ? ["-u", "postgres", "--", command, ...args] : [...args], { encoding: "utf8", timeout: 120_000 });
+  const { stdout } = await execFileAsync(isRoot ? "runuser" : command, isRoot ? ["-u", clusterUser, "--", command, ...args] : [...args], { encoding: "utf8", timeout: 120_000 });
   return stdout;
 }
 
@@ -68,24 +78,35 @@ export class ReplicatedPostgres {
     const folder = mkdtempSync(join(tmpdir(), "perdure-failover-"));
     chmodSync(folder, 0o755);
     if (process.getuid?.() === 0) {
-      const postgresUid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
-      const postgresGid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+      const postgresUid = Number(execFileSync("id", ["-u", clusterUser], { encoding: "utf8" }).trim());
+      const postgresGid = Number(execFileSync("id", ["-g", clusterUser], { encoding: "utf8" }).trim());
       chownSync(folder, postgresUid, postgresGid);
     }
     const [primaryPort = 0, standbyPort = 0] = await findFreeLoopbackPorts(2);
     const link = new CuttableTcpProxy({ host: "127.0.0.1", port: primaryPort });
     await link.open();
     const cluster = new ReplicatedPostgres(folder, primaryPort, standbyPort, link);
+    try {
+      await cluster.initialize(options);
+    } catch (error) {
+      // A half-started pair must not outlive the test: stop what runs and remove the folder.
+      await cluster.dispose();
+      throw error;
+    }
+    return cluster;
+  }
+
+  private async initialize(options: ReplicatedPostgresOptions): Promise<void> {
+    const { folder, primaryPort, standbyPort, replicationLink: link } = this;
     const primary = join(folder, "primary");
     await runBinary("initdb", ["-D", primary, "-U", databaseUser, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]);
     const synchronous = options.synchronous ? ["-c", "synchronous_standby_names=standby1", "-c", "synchronous_commit=on"] : ["-c", "synchronous_standby_names="];
-    await cluster.startServer(primary, primaryPort, synchronous);
+    await this.startServer(primary, primaryPort, synchronous);
     const standby = join(folder, "standby");
     await runBinary("pg_basebackup", ["-D", standby, "-R", "-X", "stream", "-d", `host=127.0.0.1 port=${link.port} user=${databaseUser} application_name=standby1`]);
     // A lone survivor must not wait for a standby it does not have: the promoted server runs without one.
-    await cluster.startServer(standby, standbyPort, ["-c", "synchronous_standby_names="]);
-    await cluster.waitForStreaming(options.synchronous ? "sync" : "async");
-    return cluster;
+    await this.startServer(standby, standbyPort, ["-c", "synchronous_standby_names="]);
+    await this.waitForStreaming(options.synchronous ? "sync" : "async");
   }
 
   private async startServer(dataFolder: string, port: number, settings: readonly string[]): Promise<void> {

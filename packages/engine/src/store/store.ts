@@ -133,6 +133,12 @@ export interface Store {
   wake(event: WakeEvent): void;
   /** Listens for wake events; returns the function that stops listening. */
   subscribe(listener: (event: WakeEvent) => void): () => void;
+  /**
+   * A position that only grows as the store commits (PostgreSQL's WAL
+   * position). A Worker remembers the highest it saw and reports a store
+   * that went back in time when it falls. Absent: not checked.
+   */
+  commitPosition?(): Promise<bigint>;
   /** A secret of this store, used to sign resume tokens. */
   tokenSecret(): Promise<Buffer>;
   close(): Promise<void>;

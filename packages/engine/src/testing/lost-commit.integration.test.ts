@@ -98,3 +98,30 @@ for (const variant of [
   assert.equal(logged[0]?.fields.stepType, "Charge");
   assert.equal((await client.waitForFlow("other-1", { timeoutMs: 10_000 })).status, "completed", "the adopted claim still ran");
 });
+
+void test("a store whose commit position falls is reported once as having gone back in time, naming the sessions this Worker committed lately", { timeout: 60_000 }, async (t) => {
+  const temporary = createTemporarySqliteStore();
+  let position = 100n;
+  // The store as a server that failed over would show it: SQLite has no commit position, so the test gives it one.
+  const store = Object.assign(Object.create(temporary.store) as typeof temporary.store, { commitPosition: async () => position });
+  const Done = defineStep<null>("Done", { execute: () => completeFlow("done") });
+  const flow = defineFlow({ type: "PositionedFlow", start: "Done", steps: [Done] });
+  const logger = new RecordingLogger();
+  const worker = new Worker({ store, flows: [flow], pollIntervalMs: 20, livenessTimeoutMs: 500, logger, onError: () => undefined });
+  t.after(async () => {
+    await worker.close();
+    await temporary.dispose();
+  });
+  await worker.start();
+  const client = new Client({ store: temporary.store });
+  await client.start(flow, "positioned-1");
+  assert.equal((await client.waitForFlow("positioned-1", { timeoutMs: 10_000 })).status, "completed");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(logger.errors.length, 0, "a position that grows is no news");
+  position = 40n;
+  await pollUntil(() => logger.errors.length > 0 ? true : undefined, { timeoutMs: 10_000, description: "the fall to be reported" });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(logger.errors.length, 1, "reported once per fall");
+  assert.match(logger.errors[0]?.message ?? "", /^the store went back in time: its commit position fell from 100 to 40, .*sessions this Worker committed in the last minute: positioned-1$/);
+  assert.deepEqual(logger.errors[0]?.fields.sessions, ["positioned-1"]);
+});

@@ -155,6 +155,10 @@ function loopBackoffMs(pollIntervalMs: number, failures: number): number {
   return Math.min(pollIntervalMs * 2 ** Math.min(Math.max(0, failures - 1), 10), Math.max(pollIntervalMs, 5000));
 }
 
+/** How far back, and how many, sessions a Worker names when the store's commit position falls. */
+const recentCommitsWindowMs = 60_000;
+const recentCommitsRemembered = 10_000;
+
 /** How many committed leases a Worker remembers: far more than it commits within any failover's reach. */
 const committedLeasesRemembered = 100_000;
 
@@ -216,6 +220,10 @@ export class Worker {
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
   private readonly metrics = new WorkerMetrics();
+  /** The highest commit position the store reported (see `Store.commitPosition`). */
+  private highestCommitPosition: bigint | undefined;
+  /** Sessions this Worker committed recently, with when, oldest first (bounded). */
+  private readonly recentCommits = new Map<string, number>();
   /** Loop rounds in a row that failed (the store did not answer), for the backoff. */
   private loopFailures = 0;
   /**
@@ -486,6 +494,7 @@ export class Worker {
     const onCommitted = (claimedAll: boolean) => {
       this.running.delete(key);
       this.committedLeases.add(key);
+      this.noteCommit(claim.execution.flowId);
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
@@ -539,6 +548,42 @@ export class Worker {
       + `so the database lost its commits since then (input acknowledged to callers may be lost too); ${outcome}`;
     if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
     else this.options.logger.error(fields, message);
+  }
+
+  /**
+   * Reads the store's commit position (where it has one) and reports, once
+   * per fall, a position below the highest seen: the store lost commits. It
+   * names the sessions this Worker committed in the last minute, the ones
+   * whose latest work may be gone.
+   */
+  private async checkCommitPosition(): Promise<void> {
+    const store = this.options.store;
+    if (store.commitPosition === undefined) return;
+    // A failed read tells nothing new: the liveness write just before reports an unreachable store.
+    const position = await store.commitPosition().catch(() => undefined);
+    if (position === undefined) return;
+    const highest = this.highestCommitPosition;
+    if (highest === undefined || position >= highest) {
+      this.highestCommitPosition = position;
+      return;
+    }
+    this.highestCommitPosition = position;
+    const since = Date.now() - recentCommitsWindowMs;
+    const sessions = [...this.recentCommits].filter(([, at]) => at >= since).map(([flowId]) => flowId);
+    const message = `the store went back in time: its commit position fell from ${highest} to ${position}, so the database lost commits `
+      + `(a failover to a standby that had not received them?): messages, approvals and Step results acknowledged since then may be gone; `
+      + `sessions this Worker committed in the last minute: ${sessions.length === 0 ? "none" : sessions.join(", ")}`;
+    if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
+    else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
+  }
+
+  private noteCommit(flowId: string): void {
+    this.recentCommits.delete(flowId);
+    this.recentCommits.set(flowId, Date.now());
+    if (this.recentCommits.size > recentCommitsRemembered) {
+      const oldest = this.recentCommits.keys().next().value;
+      if (oldest !== undefined) this.recentCommits.delete(oldest);
+    }
   }
 
   /** Logs, as an error, an attempt whose confirmed commit the store lost (see `adoptLostClaims`). */
@@ -624,6 +669,7 @@ export class Worker {
       await this.touchLiveness();
       // The store answers again: a loop backing off from failures need not wait out its delay.
       if (this.loopFailures > 0) this.requestWake();
+      await this.checkCommitPosition();
       await this.checkCancellations();
       this.claims.adoptWhenSettled();
       const now = this.now();

@@ -383,6 +383,29 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * How far the database's commits are safe from a failover, as a
+   * write-ahead log position: what the synchronous standbys have flushed
+   * when there are any (and this role may read `pg_stat_replication`), else
+   * the server's own position (`pg_current_wal_lsn()`). It only grows; a
+   * Worker that sees it fall knows the store went back in time (a failover
+   * to a standby that had not received everything).
+   */
+  async commitPosition(): Promise<bigint> {
+    const connection = await this.checkOut();
+    try {
+      const result = await connection.client.query<{ lsn: string }>(
+        "SELECT COALESCE((SELECT max(flush_lsn) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')), pg_current_wal_lsn())::text AS lsn",
+      );
+      connection.release();
+      const [high = "0", low = "0"] = (result.rows[0]?.lsn ?? "0/0").split("/");
+      return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+    } catch (error) {
+      connection.release(error);
+      throw error;
+    }
+  }
+
   /** Waits for running transactions, sends pending wake-ups, and closes every connection. */
   async close(): Promise<void> {
     if (this.closed) return;
