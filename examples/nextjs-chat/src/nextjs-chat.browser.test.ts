@@ -77,12 +77,32 @@ async function stop(started: Started): Promise<void> {
   await started.exited;
 }
 
+/**
+ * `next build` resolves Perdure's packages through their built JavaScript
+ * (Turbopack knows no `perdure-source` condition), and in a fresh clone
+ * `npm test`'s typecheck lane builds them while the tests run: wait for the
+ * build of each project the app imports (its `tsconfig.tsbuildinfo` is
+ * written last) and its entry points.
+ */
+async function waitForPerdureBuild(): Promise<void> {
+  const repository = join(appFolder, "..", "..");
+  const needed = [
+    "packages/engine/tsconfig.tsbuildinfo", "packages/engine/dist/index.js", "packages/engine/dist/sqlite/index.js",
+    "packages/agents/tsconfig.tsbuildinfo", "packages/agents/dist/http/index.js", "packages/agents/dist/stepwise/index.js",
+  ].map((path) => join(repository, path));
+  await pollUntil(() => needed.every((path) => existsSync(path)), {
+    timeoutMs: 900_000, intervalMs: 500,
+    description: `Perdure's packages to be built (npx tsc -b): ${needed.filter((path) => !existsSync(path)).join(", ")}`,
+  });
+}
+
 /** Runs `next build` unless a build newer than every source of the app is there. */
 async function ensureBuilt(): Promise<void> {
   const buildId = join(appFolder, ".next", "BUILD_ID");
   // The lock file too: the client bundle holds ai and @ai-sdk/react (Perdure's packages are external, so not them).
   const sources = ["app", "lib", "agents", "next.config.ts", "package.json", "../../package-lock.json"].map((name) => newestModification(join(appFolder, name)));
   if (existsSync(buildId) && statSync(buildId).mtimeMs >= Math.max(...sources)) return;
+  await waitForPerdureBuild();
   const build = await start("next build", [nextBin, "build"], {}, undefined);
   const code = await build.exited;
   assert.equal(code, 0, `next build failed:\n${build.output()}`);
@@ -116,7 +136,7 @@ async function getJson(request: APIRequestContext, path: string): Promise<Record
   return (await response.json()) as Record<string, unknown>;
 }
 
-test("the Next.js chat: a turn with an approval survives a killed Worker, and a second user reaches none of the first one's sessions", { timeout: 480_000, skip: chromiumMissing && !inCi ? `Chromium is not installed at ${chromiumPath}` : false }, async (t: TestContext) => {
+test("the Next.js chat: a turn with an approval survives a killed Worker, and a second user reaches none of the first one's sessions", { timeout: 1_200_000, skip: chromiumMissing && !inCi ? `Chromium is not installed at ${chromiumPath}` : false }, async (t: TestContext) => {
   assert.ok(!chromiumMissing, `Chromium is not installed at ${chromiumPath}: apt-get install -y chromium (.ci/run does)`);
   await ensureBuilt();
   const folder = mkdtempSync(join(tmpdir(), "perdure-nextjs-chat-"));
