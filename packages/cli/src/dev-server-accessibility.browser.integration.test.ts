@@ -117,7 +117,8 @@ void test("perdure dev in Chromium: axe-core finds no WCAG 2.1 A or AA violation
   assert.deepEqual(await subAgents.getByTestId("sub-agents-child").allTextContents(), ["s.research.a", "s.research.b"]);
   assert.equal(await subAgents.getByRole("link", { name: "writer-1" }).getAttribute("href"), "/sessions/writer-1");
   await checkBothThemes(page, "the inspector's sub-agents panel");
-  await page.unroute(inspectRoute);
+  // The page polls /inspect: wait for a read still in the handler, or its fulfill meets a route already handed back.
+  await page.unrouteAll({ behavior: "wait" });
   await subAgents.waitFor({ state: "detached" });
   await inspector.getByRole("tab", { name: /State/ }).click();
   await inspector.getByTestId("usage-panel").waitFor();
