@@ -9,20 +9,6 @@ import type { AgentInterrupt } from "../contract/values/agent-interrupt.ts";
 import { questionDeadlinePassed } from "../contract/values/result-texts.ts";
 import type { AgentQuestionChunk, AgentQuestionResolution, AgentQuestionResolutionChunk, AgentTimerChunk } from "../contract/ui-stream/data-parts.ts";
 
-export type {
-  AgentDataChunk,
-  AgentPlanChunk,
-  AgentPlanData,
-  AgentQuestionChunk,
-  AgentQuestionData,
-  AgentQuestionResolution,
-  AgentQuestionResolutionChunk,
-  AgentQuestionResolutionData,
-  AgentQuestionResponseData,
-  AgentTimerChunk,
-  AgentTimerData,
-} from "../contract/ui-stream/data-parts.ts";
-
 function stringOf(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
