@@ -21,7 +21,7 @@ import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 
 /** How much of a refused upload is read and thrown away while the connection lingers. */
-export const maxDiscardBytes = 256 * 1024;
+export const maxDiscardBytes = 4 * 1024 * 1024;
 /**
  * How long the connection may linger for the client to read its answer: as
  * long as nginx's lingering timeout. The client normally closes first, once
