@@ -15,6 +15,8 @@ export async function assertNoAxeViolations(page: Page, state: string): Promise<
   // A running transition would leave axe measuring a colour half-way.
   await page.evaluate(() => Promise.all(document.getAnimations().filter((animation) => animation.effect?.getTiming().iterations !== Infinity).map((animation) => animation.finished.catch(() => undefined))));
   // Legacy mode runs axe in the page itself: the UI has no frames, and it spares a new page for every check.
+  // Colours are measured as they rest: a fade that starts during the check (a hover) would blend them.
+  await page.addStyleTag({ content: "*, *::before, *::after { transition: none !important; animation-play-state: paused !important; }" });
   const results = await new AxeBuilder({ page }).withTags(wcag21aaTags).setLegacyMode(true).analyze();
   const found = results.violations.map((violation) => ({
     rule: violation.id,
