@@ -12,7 +12,8 @@ export function hasLineage(inspection: SessionInspection): boolean {
   return (inspection.lineage !== undefined && inspection.lineage !== null) || (inspection.forks?.sessions.length ?? 0) > 0;
 }
 
-function SessionLink(props: { sessionId: string; testId: string; onOpenSession: (sessionId: string) => void }) {
+/** A session ID as a link that opens it in this page (also used by the Sub-agents panel). */
+export function SessionLink(props: { sessionId: string; testId: string; onOpenSession: (sessionId: string) => void }) {
   return (
     <a
       href={`/sessions/${encodeURIComponent(props.sessionId)}`}

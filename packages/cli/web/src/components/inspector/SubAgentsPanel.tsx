@@ -1,23 +1,8 @@
 // The sub-agent tree around a session (`agentTool`): the parent session that
 // called this one, and the child sessions it started, each a link that opens it.
+import { SessionLink } from "./LineagePanel.tsx";
 import type { SubAgentTree } from "../../lib/sub-agents.ts";
 import { Panel } from "./Panels.tsx";
-
-function SessionLink(props: { sessionId: string; testId: string; onOpenSession: (sessionId: string) => void }) {
-  return (
-    <a
-      href={`/sessions/${encodeURIComponent(props.sessionId)}`}
-      className="mono"
-      data-testid={props.testId}
-      onClick={(event) => {
-        event.preventDefault();
-        props.onOpenSession(props.sessionId);
-      }}
-    >
-      {props.sessionId}
-    </a>
-  );
-}
 
 export function SubAgentsPanel(props: { tree: SubAgentTree; onOpenSession: (sessionId: string) => void }) {
   const { parent, children } = props.tree;
