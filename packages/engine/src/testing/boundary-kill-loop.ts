@@ -65,7 +65,7 @@ export async function runBoundaryKillLoop<TRun>(scenario: BoundaryKillScenario<T
   const lane = async (): Promise<void> => {
     while (failure === undefined && nextBoundary <= lastBoundary && startedRuns < resolved.maxRuns) {
       const killAtBoundary = nextBoundary;
-      nextBoundary += 1;
+      nextBoundary += resolved.boundaryStep;
       startedRuns += 1;
       try {
         const outcome = await runOnce(scenario, killAtBoundary, resolved, sharedEnvironment);

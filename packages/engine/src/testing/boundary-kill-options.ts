@@ -17,6 +17,13 @@ export interface BoundaryKillLoopOptions {
    */
   toBoundary?: number;
   /**
+   * Kill at every `boundaryStep`-th boundary only: `fromBoundary`,
+   * `fromBoundary + boundaryStep`, … A sample for a quick suite; the
+   * loop still ends at the first run that reaches the end without a kill.
+   * @default 1 (every boundary)
+   */
+  boundaryStep?: number;
+  /**
    * The most runs the loop starts; a scenario that still kills after that
    * many (its boundaries never end) fails the loop.
    * @default 1000
@@ -78,6 +85,7 @@ export interface BoundaryKillLoopOptions {
 export interface ResolvedBoundaryKillLoopOptions {
   fromBoundary: number;
   toBoundary: number;
+  boundaryStep: number;
   maxRuns: number;
   concurrency: number;
   firstProcessTimeoutMs: number;
@@ -102,6 +110,7 @@ export function resolveBoundaryKillLoopOptions(options: BoundaryKillLoopOptions)
   const resolved: ResolvedBoundaryKillLoopOptions = {
     fromBoundary: positiveInteger("fromBoundary", options.fromBoundary, 1),
     toBoundary: positiveInteger("toBoundary", options.toBoundary, Infinity),
+    boundaryStep: positiveInteger("boundaryStep", options.boundaryStep, 1),
     maxRuns: positiveInteger("maxRuns", options.maxRuns, 1000),
     concurrency: positiveInteger("concurrency", options.concurrency, 1),
     firstProcessTimeoutMs: positiveInteger("firstProcessTimeoutMs", options.firstProcessTimeoutMs, 60_000),

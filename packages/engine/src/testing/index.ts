@@ -24,6 +24,8 @@ export { runWorkerProcess, runWorkerProcessOnStore, startWorkerProcess, workerRe
 export type { RunWorkerProcessOptions, StartWorkerProcessOptions, WorkerProcess } from "./worker-process.ts";
 export { runBoundaryKillLoop } from "./boundary-kill-loop.ts";
 export type { BoundaryKillLoopOptions } from "./boundary-kill-options.ts";
+export { boundaryKillAllEnvironmentVariable, boundaryKillSample, boundaryKillSeedEnvironmentVariable } from "./boundary-kill-sample.ts";
+export type { BoundaryKillSample } from "./boundary-kill-sample.ts";
 export type {
   BoundaryKillHistoryEntry, BoundaryKillProcess, BoundaryKillProcessStart, BoundaryKillRunInfo, BoundaryKillRunResult, BoundaryKillScenario,
 } from "./boundary-kill-scenario.ts";
