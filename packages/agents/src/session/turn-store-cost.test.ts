@@ -196,12 +196,12 @@ const sqliteRequestsPerTurn = {
 const postgresRequestsPerTurn = {
   "AwaitUserMessage.execute appendStream": 1,
   "AwaitUserMessage.execute commitStep": 1,
-  "AwaitUserMessage.waitUntil transaction": 1,
+  "AwaitUserMessage.waitUntil commitStep": 1,
   "CallTool.execute appendStream": 4,
+  "CallTool.execute commitStep": 2,
   "CallTool.execute heartbeat": 2,
-  "CallTool.execute transaction": 2,
   "ResumeTurn.execute commitStep": 2,
-  "ResumeTurn.waitUntil transaction": 2,
+  "ResumeTurn.waitUntil commitStep": 2,
   "RPC transaction": 1,
   "RunModel.execute appendStream": 7,
   "RunModel.execute commitStep": 3,
@@ -212,7 +212,7 @@ const postgresRequestsPerTurn = {
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 154;
+const postgresStatementsPerTurn = 104;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migrations 0002–0006, sent
+ * named prepared statement calling a function of migrations 0002–0009, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
 import type { AttributeRow, ExecutionRow, FlowRow } from "../../store/store.ts";
@@ -92,6 +92,12 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
     holdsLocks: commit.holdsLocks,
     claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
     handover: handover === undefined ? null : [handover.timeoutMs, handover.heartbeatTimeoutMs],
+    // Migration 0009's fields, sent only when used (a schema without it takes neither).
+    ...(commit.wait === undefined || commit.wait === null ? {} : { wait: { conditions: commit.wait.conditions, flowType: commit.wait.flowType, expiresAt: commit.wait.expiresAt } }),
+    ...(commit.publishes === undefined || commit.publishes.length === 0 ? {} : {
+      publishes: commit.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
+      readyTotals: commit.readyTotals ?? {},
+    }),
   };
 }
 
@@ -123,10 +129,13 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   /** The schema has migration 0008: claims take locks and tasks whose Step selects loads. */
   readonly claimsLocksAndLoads: boolean;
+  /** The schema has migration 0009: a Step commit takes waits with conditions and publishes. */
+  readonly commitsWaitsAndPublishes: boolean;
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false) {
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false) {
     this.run = run;
     this.claimsLocksAndLoads = claimsLocksAndLoads;
+    this.commitsWaitsAndPublishes = commitsWaitsAndPublishes;
     this.onSkippedRows = onSkippedRows;
     const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
     const startText = `SELECT ${quotedSchema}.perdure_start_flow($1::jsonb, $2::jsonb) AS reply`;
@@ -181,6 +190,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       claimed?: ClaimedReply | null;
       handed?: HandedReply;
       ended?: StepCommitReply["ended"] | null;
+      readied?: boolean;
     };
     const ended = reply.ended ?? undefined;
     if (reply.handed !== undefined && handover !== undefined) {
@@ -190,7 +200,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       const execution = leasedExecution({ ...movement, flowId: commit.flowId, seq, executionId: String(seq) }, commit.workerId, handover, commit.now);
       return { outcome: reply.outcome, claims: [{ execution, plainAttributes: plainAttributesOf(attributes) }], claimStopped: false, ended };
     }
-    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended };
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended, readied: reply.readied };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
