@@ -104,7 +104,7 @@ function countRequests(store: Store, flow: FlowCore, countStatements: boolean): 
     };
   }
   const oneRequest = store.oneRequest as unknown as Record<string, unknown> | undefined;
-  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "appendStream", "heartbeat"]) {
+  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "heartbeat"]) {
     const original = oneRequest?.[method];
     if (typeof original !== "function") continue;
     const bound = (original as (...args: unknown[]) => unknown).bind(oneRequest);
@@ -212,7 +212,7 @@ const postgresRequestsPerTurn = {
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 104;
+const postgresStatementsPerTurn = 49;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

@@ -99,5 +99,6 @@ void test("Step commits, starts, Stream appends and heartbeats in one request le
   }
   assert.ok(matched.some((text) => text.includes('"firedTimers":["due"]')), "Gather's all-of wait fired its due Timer");
   assert.ok(matched.some((text) => text.includes('"key":"key\\u0001one"')), "Listen's wait took the message under its escaped key");
+  assert.ok(general.rows["attributes"]!.some((row) => (row as { name: string; value: string }).name === "SeenQueued" && (row as { value: string }).value !== ""), "a Channel load read queued messages");
   assert.deepEqual(general.rows["messages"]!.map((row) => (row as { value: string }).value), [], "every message was consumed");
 });

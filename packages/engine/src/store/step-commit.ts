@@ -14,7 +14,7 @@
  * both paths, and the conformance suite runs the general one through the
  * fault-injecting store. A store may leave them out.
  */
-import type { AttributeRow, ExecutionRow, FlowRow } from "./store-rows.ts";
+import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "./store-rows.ts";
 
 /**
  * Method options of one Step method that the store may claim on its own:
@@ -239,6 +239,12 @@ export interface OneRequestOperations {
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;
+  /**
+   * Reads a Flow's plain Attributes and what `loads` select, in one
+   * statement that locks and writes nothing (one moment, as a read
+   * transaction of `Snapshot.load` would). Absent: a read transaction.
+   */
+  readSelection?(flowId: string, loads: readonly SelectedLoad[]): Promise<SelectionRead>;
   /** Reads a Flow and its executions in one statement that locks and writes nothing; undefined when no Flow has the ID. */
   readFlow(flowId: string): Promise<FlowRead | undefined>;
   /**
@@ -263,6 +269,24 @@ export interface OneRequestOperations {
    * checkpoint is stored. False when the attempt no longer holds the lease.
    */
   heartbeat?(heartbeat: LeaseHeartbeat): Promise<boolean>;
+}
+
+/** One load selection as an execution stores it (the shape of the engine's `StoredLoad`). */
+export type SelectedLoad =
+  | { kind: "instance"; name: string; key: string }
+  | { kind: "range"; name: string; fromKey?: string; toKey?: string; limit?: number }
+  | { kind: "channel"; name: string; key: string };
+
+/**
+ * One load's result: an instance's stored value (undefined when unset), a
+ * range's rows in key order, or a Channel's queued messages in publish order.
+ */
+export type LoadedSelection = string | undefined | AttributeRow[] | MessageRow[];
+
+/** What {@link OneRequestOperations.readSelection} read: the plain Attributes, and each load's result in order. */
+export interface SelectionRead {
+  plain: AttributeRow[];
+  loaded: LoadedSelection[];
 }
 
 /** One Stream message to append (see {@link OneRequestOperations.appendStream}). */

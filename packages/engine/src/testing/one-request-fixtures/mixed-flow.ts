@@ -66,6 +66,8 @@ export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", s
 const results = channel<number>("Results");
 const signals = channelMap<string>("Signals");
 const gathered = attribute<number[]>("Gathered");
+/** What each Produce saw queued (a Channel load, one of them under the escaped key). */
+const seenQueued = attributeMap<string>("SeenQueued");
 /** A key with U+0001, which a store may escape: matching must find the messages under it. */
 const signalKey = "key\u0001one";
 /** Far in the future and absolute, so the stored conditions are the same text on every run. */
@@ -90,7 +92,10 @@ const CollectStep = defineStep("Collect", {
   },
 });
 const ProduceStep = defineStep<{ remaining: number }>("Produce", {
+  load: [results, signals.instance(signalKey)],
   execute: (context, input) => {
+    const queued = [...context.pendingMessages(results), ...context.pendingMessages(signals.instance(signalKey))];
+    context.write(seenQueued.instance(String(input.remaining)), queued.map((message) => String(message.message)).join(" "));
     context.publish(results, input.remaining);
     if (input.remaining === 2) context.publish(signals.instance(signalKey), `signal ${input.remaining}`);
     return input.remaining > 1 ? moveTo("Produce", { remaining: input.remaining - 1 }) : deadEnd();
@@ -112,7 +117,7 @@ export const waitsFlow = defineFlow({
   type: "OneRequestWaits",
   start: "Spread",
   steps: [SpreadStep, CollectStep, ProduceStep, ListenStep, GatherStep],
-  persistence: { results, signals, gathered, note },
+  persistence: { results, signals, gathered, note, seenQueued },
 });
 
 /** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
