@@ -166,8 +166,8 @@ export async function loadSelectedSnapshots(store: Store, workerId: string, atte
  * read transaction decides, exactly as before.
  */
 async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt): Promise<Snapshot | undefined> {
-  const readSelection = store.oneRequest?.readSelection;
-  if (readSelection === undefined) return undefined;
+  const oneRequest = store.oneRequest;
+  if (oneRequest?.readSelection === undefined) return undefined;
   const { flow, execution, options, input } = attempt;
   const dynamic = typeof options.step.options.load === "function";
   let loads: StoredLoad[];
@@ -176,7 +176,7 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
   } catch {
     return undefined;
   }
-  const read = await readSelection.call(store.oneRequest, execution.flowId, loads);
+  const read = await oneRequest.readSelection(execution.flowId, loads);
   if (dynamic && !attempt.snapshot.holdsPlainAttributes(read.plain)) return undefined;
   return Snapshot.ofLoaded(flow, read.plain, loads, read.loaded);
 }
