@@ -11,8 +11,9 @@
  * final result, no single-attempt tool ran twice, every pending interrupt
  * belonged to the active turn, and the session takes a new message.
  *
- * `PERDURE_TURN_CONTROL_SEEDS` (default 200) and
- * `PERDURE_TURN_CONTROL_FIRST_SEED` (default 1) choose the seeds;
+ * `PERDURE_TURN_CONTROL_SEEDS` (default 100) and
+ * `PERDURE_TURN_CONTROL_FIRST_SEED` (default 1) choose the seeds (`npm run
+ * test:soak` runs seeds 101 to 1200);
  * `PERDURE_TURN_CONTROL_SEED=<n>` replays one seed alone.
  */
 import assert from "node:assert/strict";
@@ -68,7 +69,7 @@ function randomCallsText(random: () => number): string {
 const replaySeed = process.env.PERDURE_TURN_CONTROL_SEED;
 const seeds = replaySeed !== undefined && replaySeed !== ""
   ? [positiveIntegerFromEnvironment("PERDURE_TURN_CONTROL_SEED", 1)]
-  : Array.from({ length: positiveIntegerFromEnvironment("PERDURE_TURN_CONTROL_SEEDS", 200) }, (_, index) => positiveIntegerFromEnvironment("PERDURE_TURN_CONTROL_FIRST_SEED", 1) + index);
+  : Array.from({ length: positiveIntegerFromEnvironment("PERDURE_TURN_CONTROL_SEEDS", 100) }, (_, index) => positiveIntegerFromEnvironment("PERDURE_TURN_CONTROL_FIRST_SEED", 1) + index);
 const batchSize = 50;
 const maxKillsPerBatch = 3;
 
