@@ -41,9 +41,9 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
     return "text" in reply ? { kind: "text", text: reply.text } : { kind: "tool_use", id: `toolu_user_${claudeCalls}`, name: `mcp__perdure__${reply.toolCall.name}`, input: reply.toolCall.arguments };
   });
   const servers: DevServer[] = [];
-  let watchingFolders: NodeJS.Timeout | undefined;
+  const watchers: NodeJS.Timeout[] = [];
   t.after(async () => {
-    clearInterval(watchingFolders);
+    watchers.forEach((watcher) => clearInterval(watcher));
     for (const server of servers) await killGroup(server);
     await openAi.close();
     await anthropic.close();
@@ -82,7 +82,7 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
 
   // Row 8: the modes of the harness's config folders while they exist.
   const configFolderModes = new Map<string, number>();
-  watchingFolders = setInterval(() => {
+  const watchingFolders = setInterval(() => {
     for (const name of readdirSync(devTmp)) {
       if (!name.startsWith("perdure-claude-code-") || name.endsWith("-stale")) continue;
       try {
@@ -92,6 +92,7 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
       }
     }
   }, 20);
+  watchers.push(watchingFolders);
 
   await Promise.all(userAgents.map(async ({ flowType, framework }) => {
     const sessionId = `user-${flowType}`;
