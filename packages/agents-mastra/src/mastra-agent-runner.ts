@@ -47,10 +47,10 @@ function checkAgent(agent: AnyMastraAgent): void {
   if (agent.hasOwnMemory()) {
     throw new TypeError(`agent ${agent.name} has Mastra memory; the session stores the conversation, so create the agent without memory (see the package README's limits)`);
   }
-  // Mastra has no public synchronous accessor; the check is skipped if a later release drops this one.
+  // Mastra has no public synchronous accessor; should a later release drop this one, activeTools still keeps sub-agents from the model.
   const hasSubAgents = (agent as unknown as { __hasSubAgentsConfigured?: () => boolean }).__hasSubAgentsConfigured;
   if (typeof hasSubAgents === "function" && hasSubAgents.call(agent)) {
-    console.warn(`perdure agents-mastra: agent ${agent.name} has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools; make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise`);
+    throw new TypeError(`agent ${agent.name} has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session`);
   }
 }
 

@@ -109,10 +109,14 @@ void test("the next turn replays the stored SDK items to the model unchanged", a
   assert.equal(model.requests[0]?.systemInstructions, "Help.");
 });
 
-void test("agents with handoffs, MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
+void test("agents with handoffs, another agent's asTool(), MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
   const model = new ConformanceSdkModel({ reply: async () => ({ kind: "text", text: "" }) });
   const helper = new Agent({ name: "helper", model });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "triage", model, handoffs: [handoff(helper)] }), "Refused1"), /agent triage has handoffs; .*agentTool from @perdure\/agents\/stepwise/);
+  const researcher = helper.asTool({ toolName: "research", toolDescription: "Researches." });
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "lead", model, tools: [researcher] }), "RefusedAsTool"), /agent lead has the tool research, another agent's asTool\(\), .*agentTool from @perdure\/agents\/stepwise/);
+  // A plain function tool of the same shape is accepted.
+  createOpenAiAgentsSessionFlow(new Agent({ name: "plain", model, tools: [tool({ name: "research", description: "Researches.", parameters: z.object({ input: z.string() }), execute: () => "" })] }), "PlainTool");
   const server = new MCPServerStdio({ name: "notes", command: "node", args: ["notes.js"] });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);

@@ -92,6 +92,15 @@ function builtInTool(definition: BuiltInToolDefinition): AnyFunctionTool {
   }) as AnyFunctionTool;
 }
 
+/**
+ * Whether a function tool is another agent's `agent.asTool()`: the SDK's
+ * public `AgentTool` type is a function tool with an `on` method for the
+ * nested run's events, which `tool()` never adds.
+ */
+function isAgentAsTool(candidate: AnyFunctionTool): boolean {
+  return typeof (candidate as { on?: unknown }).on === "function";
+}
+
 function checkAgent(agent: AnyAgent): void {
   if (agent.handoffs.length > 0) {
     throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent: make each other agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session (see the package README's limits)`);
@@ -101,6 +110,9 @@ function checkAgent(agent: AnyAgent): void {
   }
   for (const candidate of agent.tools) {
     if (!isFunctionTool(candidate)) throw new TypeError(`agent ${agent.name} has the ${candidate.type} tool ${candidate.name}; only function tools can run in their own Steps`);
+    if (isAgentAsTool(candidate)) {
+      throw new TypeError(`agent ${agent.name} has the tool ${candidate.name}, another agent's asTool(), which would run that agent inline in one tool Step, without its own Steps, approvals or crash recovery: make that agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session`);
+    }
   }
 }
 

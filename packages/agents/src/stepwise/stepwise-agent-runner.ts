@@ -325,7 +325,10 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
         ? toolApproval
         : definitionPolicy.requiresApproval ?? (defaultRequiresApproval(definitionPolicy.effect) || toolApproval === true);
       const framework = { ...(effect === undefined ? {} : { effect }), ...(requiresApproval === undefined ? {} : { requiresApproval }) };
-      return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework) };
+      return {
+        toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework),
+        ...(tool.startsSubAgent === true ? { startsSubAgent: true } : {}),
+      };
     }
     const listed = listing.bySource.get(call.toolName);
     if (listed !== undefined) {
