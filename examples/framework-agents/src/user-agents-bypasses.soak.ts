@@ -15,7 +15,8 @@
  * | 6   | an approved write throwing Error("upstream 503")     | AI SDK, Mastra, Claude       | the message in the UI stream's error and the next request  |
  * | 7   | OpenAI tools with the default errorFunction          | OpenAI Agents                | a throwing read retried; a throwing write an error         |
  * | 8   | any Claude agent                                     | Claude                       | no title request; stale config folder removed              |
- * | 9   | AI SDK output/prepareStep/activeTools, Mastra memory | AI SDK, Mastra               | refused at start by name; stopWhen, sub-agents warned      |
+ * | 9   | AI SDK output/prepareStep/activeTools/stopWhen,      | AI SDK, Mastra               | refused at start by name; stopWhen warned                  |
+ * |     | Mastra memory and sub-agents (agents)                |                              |                                                            |
  *
  * SIGKILL during an approved write (one effect) runs in the npm test file
  * for all four frameworks.
@@ -74,6 +75,7 @@ test("every approval bypass of issue 32, on a user-written agent per framework b
     await checkRefusedAtStart(folder, env, "ai-sdk-prepare-step.ts", /AI SDK agent setting prepareStep is refused/);
     await checkRefusedAtStart(folder, env, "ai-sdk-active-tools.ts", /AI SDK agent setting activeTools is refused/);
     await checkRefusedAtStart(folder, env, "mastra-memory.ts", /has Mastra memory/);
+    await checkRefusedAtStart(folder, env, "mastra-sub-agents.ts", /has sub-agents \(agents\)/);
   });
 
   const [port] = await findFreeLoopbackPorts(1);
@@ -82,9 +84,8 @@ test("every approval bypass of issue 32, on a user-written agent per framework b
   servers.push(server);
   const { origin } = server;
 
-  // Row 9 (warned): settings the session's loop replaces are named when perdure dev loads the agents.
+  // Row 9 (warned): a setting the session's loop replaces is named when perdure dev loads the agents.
   assert.match(server.log(), /AI SDK agent settings do not apply: stopWhen/);
-  assert.match(server.log(), /has sub-agents \(agents\)/);
 
   // Rows 3 to 7, each framework in its own session, the frameworks at once.
   const chargeOrders: Record<string, string> = { "ai-sdk": "141", "openai-agents": "142", mastra: "143", claude: "144" };

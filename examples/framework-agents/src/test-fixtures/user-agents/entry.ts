@@ -1,5 +1,5 @@
-/** The entry `perdure dev` serves in the user-agents tests: one agent per framework, and a Mastra supervisor it warns about. */
+/** The entry `perdure dev` serves in the user-agents tests: one agent per framework. */
 export { aiSdkAgent } from "./ai-sdk-agent.ts";
 export { openAiAgentsAgent } from "./openai-agents-agent.ts";
-export { mastraAgent, mastraSupervisorAgent } from "./mastra-agent.ts";
+export { mastraAgent } from "./mastra-agent.ts";
 export { claudeAgent } from "./claude-agent.ts";

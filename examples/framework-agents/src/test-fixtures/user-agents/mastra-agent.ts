@@ -8,8 +8,6 @@ import { createMastraAgentSessionFlow } from "@perdure/agents-mastra";
 import { cancelOrder, chargeOrder, lookUpOrder, refundOrder, resetPassword } from "./order-effects.ts";
 
 const orderInput = z.object({ order_id: z.string() });
-// Mastra 1.71's model type predates @ai-sdk/openai 4's newest model interface, hence the cast.
-const model = openai("gpt-5-mini") as unknown as MastraModelConfig;
 
 const lookupOrder = createTool({
   id: "lookup_order",
@@ -54,7 +52,8 @@ const agent = new Agent({
   id: "order-desk",
   name: "Order desk",
   instructions: "You help customers with their orders.",
-  model,
+  // Mastra 1.71's model type predates @ai-sdk/openai 4's newest model interface, hence the cast.
+  model: openai("gpt-5-mini") as unknown as MastraModelConfig,
   tools: { lookup_order: lookupOrder, refund_order: refundOrderTool, cancel_order: cancelOrderTool, reset_password: resetPasswordTool, charge_order: chargeOrderTool },
 });
 
@@ -66,26 +65,4 @@ export const mastraAgent = createMastraAgentSessionFlow(agent, "UserMastraAgent"
     reset_password: { effect: "idempotent_write" },
     charge_order: { effect: "non_idempotent_write" },
   },
-});
-
-/** A supervisor with a sub-agent, as Mastra's docs build agent networks: the session runs one agent, so perdure dev warns. */
-const billingAgent = new Agent({
-  id: "billing",
-  name: "Billing",
-  description: "Answers billing questions",
-  instructions: "You answer billing questions.",
-  model,
-});
-
-const supervisor = new Agent({
-  id: "order-desk-supervisor",
-  name: "Order desk supervisor",
-  instructions: "You route customers to the right agent.",
-  model,
-  tools: { lookup_order: lookupOrder },
-  agents: { billing: billingAgent },
-});
-
-export const mastraSupervisorAgent = createMastraAgentSessionFlow(supervisor, "UserMastraSupervisorAgent", {
-  toolPolicies: { lookup_order: { effect: "read" } },
 });
