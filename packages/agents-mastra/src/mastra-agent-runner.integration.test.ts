@@ -17,7 +17,9 @@ import { createTool } from "@mastra/core/tools";
 import { MCPClient } from "@mastra/mcp";
 import { jsonSchema, tool as aiSdkTool } from "ai";
 import { z } from "zod";
+import { Client } from "@perdure/engine";
 import { describeAgentSessionModel, type AgentSessionFlow } from "@perdure/agents";
+import { agentTool, childSessionId, createStepwiseAgentSessionFlow, ScriptedModelClient } from "@perdure/agents/stepwise";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createMastraAgentSessionFlow } from "./create-mastra-agent-session-flow.ts";
 import { idempotencyKeyRequestContextKey } from "./idempotency-key.ts";
@@ -172,6 +174,34 @@ void test("Mastra's own MCP client tools run in tool Steps: a read-only tool in 
   assert.equal(stepTypes.filter((type) => type === "CallSingleAttemptTool").length, 1, "the approved cancel");
 });
 
+void test("agentTools: a call starts a durable child session whose answer (and usage) returns as the tool result", async (t) => {
+  const engine = await PrivateEngine.start();
+  const client = new Client({ store: engine.openStore() });
+  const researcher = createStepwiseAgentSessionFlow({
+    name: "researcher", instructions: "Research.",
+    model: new ScriptedModelClient((request) => ({ text: `findings on ${ScriptedModelClient.userTexts(request).at(-1) ?? ""}` })),
+  }, "MastraChildResearcher");
+  const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client });
+  const model = oneToolModel("research", { task: "tides" });
+  const lead = createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: asMastraModel(model) }), "MastraLead", { agentTools: [research] });
+  const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [lead, researcher], workerOptions: { pollIntervalMs: 20 } });
+  t.after(async () => {
+    await environment.close();
+    await engine.stop();
+  });
+  const sessions = new AgentSessionTestClient(client, lead);
+  await sessions.startSession("lead-1", { initialMessage: "Research tides." });
+  await sessions.waitForTurnCount("lead-1", 1);
+  const snapshot = await sessions.getAgentSnapshot("lead-1");
+  assert.equal(snapshot.messages.at(-1)?.text, "Done: findings on tides");
+  assert.deepEqual(model.doStreamCalls[0]?.tools?.map((offered) => offered.name), ["research"], "the agentTool is offered to Mastra's model");
+  const [childState, link] = await client.getAttributes(childSessionId("lead-1", "research", "lead-1/turn-1/call-1"), researcher.agentState, researcher.parentSession);
+  assert.equal(childState?.turnCount, 1);
+  assert.deepEqual(link, { sessionId: "lead-1", toolCallId: "call-1", depth: 1 });
+  // Two model calls of the lead and one of the child.
+  assert.equal(snapshot.usage.requests, 3);
+});
+
 void test("a Mastra input validation error records the call failed with Mastra's message; an agent with memory is refused", async (t) => {
   const lookupOrder = createTool({
     id: "lookup_order",
@@ -199,7 +229,7 @@ void test("a model named by a string or a provider model describes the session's
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(named, "MastraNamedModel")), "openai/gpt-5-mini");
   const scripted = new Agent({ id: "scripted", name: "scripted", instructions: "Help.", model: asMastraModel(scriptedLanguageModel(async () => textParts("hi"))) });
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(scripted, "MastraProviderModel")), "perdure.scripted scripted-model");
-  const refusal = "agent lead has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session";
+  const refusal = "agent lead has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session";
   assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents"), { name: "TypeError", message: refusal });
   assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: () => ({ named }) }), "MastraWithDynamicSubAgents"), { name: "TypeError", message: refusal });
 });
