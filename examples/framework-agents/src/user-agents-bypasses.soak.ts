@@ -4,7 +4,7 @@
  * framework, as each framework's docs write one), served by one real
  * `perdure dev` against loopback fakes of the providers, driven over its
  * HTTP API as `useChat` drives it. Run by `npm run test:soak`; a sample
- * (rows 1, 4, 6, 8, 9 and SIGKILL during an approved write) runs in
+ * (rows 1, 4, 5, 6, 8, 9 and SIGKILL during an approved write) runs in
  * `npm test` through user-agents-dev-server.integration.test.ts.
  *
  * | row | what the user wrote                                  | frameworks                   | observed                                                   |

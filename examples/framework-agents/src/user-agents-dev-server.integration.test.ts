@@ -12,11 +12,12 @@
  *
  * Then a sample of issue 32's bypass rows on the same processes (every row,
  * for every framework, runs in user-agents-bypasses.soak.ts under
- * `npm run test:soak`): the Claude harness sends no title request and its
- * stale config folder is gone (row 8), the ignored settings are warned
- * about by name (row 9: the AI SDK's stopWhen), the AI SDK's per-call `needsApproval` function
- * (row 4) and a throwing approved write (row 6), and Claude `allowedTools`
- * naming a write refused at start (row 1).
+ * `npm run test:soak`): the Claude harness sends no title request, its
+ * config folders are mode 0700 and a stale one is removed (row 8); the AI
+ * SDK's ignored stopWhen is warned about by name (row 9); the AI SDK's
+ * per-call `needsApproval` function (row 4), its `needsApproval: true` under
+ * an effect-only policy (row 5) and a throwing approved write (row 6), over
+ * the UI stream; Claude `allowedTools` naming a write refused at start (row 1).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -26,7 +27,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { findFreeLoopbackPorts, pollUntil } from "@perdure/agents/testing";
 import { readFakeRequest, startFakeMessagesApi } from "@perdure/agents-claude-agent-sdk/testing";
-import { checkPerCallApproval, checkRefusedAtStart, checkThrowingWrite, effectLines } from "./test-fixtures/user-agents/bypass-rows.ts";
+import { checkEffectOnlyPolicyKeepsApproval, checkPerCallApproval, checkRefusedAtStart, checkThrowingWrite, effectLines } from "./test-fixtures/user-agents/bypass-rows.ts";
 import { chat, createSession, inspect, killGroup, script, startDevServer, turnEnded, userAgents, waitMs, call, type DevServer } from "./test-fixtures/user-agents/dev-server-driver.ts";
 import { LoopbackOpenAiResponses } from "./test-fixtures/user-agents/loopback-openai-responses.ts";
 
@@ -144,10 +145,11 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
   assert.ok(configFolderModes.size > 0, "a harness run's config folder was seen");
   for (const [name, mode] of configFolderModes) assert.equal(mode, 0o700, `${name} is mode 0700`);
 
-  // Rows 4 and 6 on the AI SDK agent, on the restarted perdure dev.
+  // Rows 4, 5 and 6 on the AI SDK agent, on the restarted perdure dev.
   const context = { origin: second.origin, sessionId: "rows-UserAiSdkAgent", framework: "ai-sdk", effectsFile, toolOutputsSentToModel: () => openAi.toolOutputs() };
   await createSession(second.origin, context.sessionId, "UserAiSdkAgent");
   await checkPerCallApproval(context);
+  await checkEffectOnlyPolicyKeepsApproval(context);
   await checkThrowingWrite(context, "141", /upstream 503/);
 
   // Row 1: Claude allowedTools naming a non-idempotent write: perdure dev refuses to start, naming the option.
