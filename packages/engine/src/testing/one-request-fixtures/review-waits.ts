@@ -41,7 +41,7 @@ const WaitAllStep = defineStep("WaitAll", {
   },
 });
 const WaitOddStep = defineStep("WaitOdd", {
-  waitUntil: () => anyOf(received(keyed.instance(oddKey), { atMost: 5 })),
+  waitUntil: () => anyOf(received(keyed.instance(oddKey), { atMost: 1 })),
   execute: (context) => {
     context.write(seen.instance("odd"), record("odd", context.consumed(keyed.instance(oddKey))));
     return deadEnd();
@@ -76,17 +76,25 @@ export const reviewWaitsFlow = defineFlow({
 /** A lone surrogate, as a string cut in the middle of an emoji has. */
 export const loneKey = "cut \ud83d";
 const lone = channelMap<string>("Lone");
+const plain = channel<string>("Plain");
 const LoneStartStep = defineStep("LoneStart", {
   execute: () => moveToMany([movement("LoneWait", {}), movement("LonePub", {})]),
 });
 const LoneWaitStep = defineStep("LoneWait", {
-  waitUntil: () => anyOf(received(lone.instance(loneKey), { exactly: 1 })),
-  execute: (context) => completeFlow({ got: context.consumed(lone.instance(loneKey)).map((message) => message.message) }),
+  // Stored by the general path; a later one-request publish to the well-formed Channel must leave its matching to that path too.
+  waitUntil: () => allOf(received(lone.instance(loneKey), { exactly: 1 }), received(plain, { exactly: 1 })),
+  execute: (context) => completeFlow({ got: [...context.consumed(lone.instance(loneKey)), ...context.consumed(plain)].map((message) => message.message) }),
 });
 const LonePubStep = defineStep("LonePub", {
   execute: (context) => {
     context.publish(lone.instance(loneKey), "hello");
+    return moveTo("LonePlain", {});
+  },
+});
+const LonePlainStep = defineStep("LonePlain", {
+  execute: (context) => {
+    context.publish(plain, "world");
     return deadEnd();
   },
 });
-export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep], persistence: { lone } });
+export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LonePlainStep], persistence: { lone, plain } });
