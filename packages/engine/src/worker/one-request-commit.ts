@@ -127,6 +127,8 @@ export interface OneRequestCapabilities {
 
 /** JSON.stringify's escape of a lone surrogate (it writes well-formed pairs as they are); a literal backslash before such text only costs a fallback. */
 const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
+/** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
+const loneSurrogate = /\p{Surrogate}/u;
 
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
@@ -141,8 +143,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
   if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
   // A string that is not well-formed UTF-16 (a lone surrogate, as a string cut inside an emoji has) is
   // escaped as \uD8xx in the request's JSON, which PostgreSQL's jsonb refuses: the general path stores it.
-  if (!outcome.writes.every((write) => write.key.isWellFormed() && (write.value?.isWellFormed() ?? true))
-    || !outcome.publishes.every((publish) => publish.key.isWellFormed() && (publish.value?.isWellFormed() ?? true))) return undefined;
+  if (outcome.writes.some((write) => loneSurrogate.test(write.key) || (write.value !== null && loneSurrogate.test(write.value)))
+    || outcome.publishes.some((publish) => loneSurrogate.test(publish.key) || (publish.value !== undefined && publish.value !== null && loneSurrogate.test(publish.value)))) return undefined;
   const { execution, flow } = claim;
   const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {
