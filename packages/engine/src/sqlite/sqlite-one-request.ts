@@ -86,9 +86,9 @@ function perFlowTypeCount(build: (count: number) => string): (count: number) => 
   };
 }
 
-/** Whether any task of `count` Flow types is queued and available: the claim index alone, no row read. */
-const anyQueuedSql = perFlowTypeCount((count) => `SELECT 1 AS found FROM executions INDEXED BY executions_queued
-    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)}) LIMIT 1`);
+/** Whether a task of `count` Flow types is queued ahead of a place in the claim order: the claim index alone, no row read. */
+const anyQueuedAheadSql = perFlowTypeCount((count) => `SELECT 1 AS found FROM executions INDEXED BY executions_queued
+    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at < ? AND flow_type IN (${placeholders(count)}) LIMIT 1`);
 const plainAttributesSql = "SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''";
 
 /** The claim scan with each candidate's plain Attributes, for `count` Flow types: in the general path's claim order. */
@@ -189,15 +189,18 @@ export class SqliteOneRequest implements OneRequestOperations {
    * The lease times for handing a commit's one new movement straight to the
    * committing Worker, or undefined when its claim must scan the queue: it
    * claims nothing, the movement is not one the store may claim alone, or
-   * another task is queued (the claim takes the oldest first). With nothing
-   * queued, the claim in the same transaction would take exactly this task,
-   * so inserting it leased writes the same row and saves the scan.
+   * another task is queued ahead of it (the claim takes the lowest
+   * `available_at` first; a movement that continues a chain keeps the
+   * chain's place). With nothing ahead, the claim in the same transaction
+   * would take this task first, so inserting it leased writes the same row
+   * and saves the scan.
    */
   private handoverOf(commit: StepCommit): LeaseTimes | undefined {
     const times = handoverLeaseTimesOf(commit);
-    if (times === undefined || commit.claim === undefined) return undefined;
+    const movement = commit.movements[0];
+    if (times === undefined || commit.claim === undefined || movement === undefined) return undefined;
     const { flowTypes } = commit.claim;
-    return this.host.statement(anyQueuedSql(flowTypes.length)).get(commit.now, ...flowTypes) === undefined ? times : undefined;
+    return this.host.statement(anyQueuedAheadSql(flowTypes.length)).get(movement.availableAt, ...flowTypes) === undefined ? times : undefined;
   }
 
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {

@@ -4,7 +4,7 @@
  * Flow types, and the claimed attempts built from the store's reply.
  */
 import type { FlowCore } from "../flow/flow.ts";
-import { newExecutionRow } from "../flow/flow-transaction.ts";
+import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
@@ -131,7 +131,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     try {
       // Numbered by the store; the placeholder sequence number is dropped.
       movements = decision.movements.map((movement) => {
-        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now));
+        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now, continuationPlace(execution, claim.claimedAt, now)));
       });
     } catch {
       // An unknown Step type: the general path reports it as it always does.

@@ -103,7 +103,8 @@ export class WorkerMetrics {
     const attributes = attributesOf(claim);
     instruments.started.add(1, attributes);
     if (claim.execution.attempt > 1) instruments.retried.add(1, attributes);
-    const claimableAt = claim.execution.availableAt;
+    // A task that continues a chain keeps the chain's older `available_at` (its place in the queue); it was inserted at `created_at`.
+    const claimableAt = Math.max(claim.execution.availableAt, claim.execution.createdAt);
     if (claimableAt <= now) instruments.claimDelay.record((claim.claimedAt - claimableAt) / 1000, attributes);
   }
 
