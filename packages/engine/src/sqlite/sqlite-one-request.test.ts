@@ -173,3 +173,19 @@ void test("a task queued after the place of a commit's new Step does not stop th
   const queued = await operations.readFlow("queued-after");
   assert.deepEqual(queued?.executions.map((execution) => [execution.executionId, execution.claimedBy]), [["1", null]], "the later start still waits");
 });
+
+void test("a commit that hands its new Step over with more free slots claims the tasks queued behind it for them, in claim order", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const { operations, close } = spiedOperations(temporary.path);
+  t.after(close);
+
+  const continuing = await startAndClaim(temporary.store, operations, "continuing");
+  await new Client({ store: temporary.store }).start(chainFlow, "queued-after", { remaining: 1 });
+  const claim = continuing.claim!;
+  const reply = await operations.commitStep({ ...continuing, now: temporary.store.clock.now(), claim: { ...claim, limit: 3 } });
+  assert.deepEqual(reply.claims.map((each) => [each.execution.flowId, each.execution.executionId, each.execution.claimedBy]), [
+    ["continuing", "2", "worker-a"],
+    ["queued-after", "1", "worker-a"],
+  ]);
+});
