@@ -18,6 +18,7 @@ export interface MastraAgentSessionOptions extends AgentSessionOptions, MastraAg
  * });
  */
 export function createMastraAgentSessionFlow(agent: AnyMastraAgent, flowType: string, options: MastraAgentSessionOptions = {}): AgentSessionFlow {
-  const { createRequestContext, ...sessionOptions } = options;
-  return createAgentSessionFlow(new MastraAgentRunner(agent, createRequestContext === undefined ? {} : { createRequestContext }), flowType, sessionOptions);
+  const { createRequestContext, agentTools, ...sessionOptions } = options;
+  const runnerOptions = { ...(createRequestContext === undefined ? {} : { createRequestContext }), ...(agentTools === undefined ? {} : { agentTools }) };
+  return createAgentSessionFlow(new MastraAgentRunner(agent, runnerOptions), flowType, sessionOptions);
 }

@@ -17,7 +17,9 @@ import { createTool } from "@mastra/core/tools";
 import { MCPClient } from "@mastra/mcp";
 import { jsonSchema, tool as aiSdkTool } from "ai";
 import { z } from "zod";
+import { Client } from "@perdure/engine";
 import { describeAgentSessionModel, type AgentSessionFlow } from "@perdure/agents";
+import { agentTool, childSessionId, createStepwiseAgentSessionFlow, ScriptedModelClient } from "@perdure/agents/stepwise";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine, readStepHistory } from "@perdure/agents/testing";
 import { createMastraAgentSessionFlow } from "./create-mastra-agent-session-flow.ts";
 import { idempotencyKeyRequestContextKey } from "./idempotency-key.ts";
@@ -172,17 +174,43 @@ void test("Mastra's own MCP client tools run in tool Steps: a read-only tool in 
   assert.equal(stepTypes.filter((type) => type === "CallSingleAttemptTool").length, 1, "the approved cancel");
 });
 
-void test("a Mastra input validation error records the call failed with Mastra's message; sub-agents are not offered; an agent with memory is refused", async (t) => {
+void test("agentTools: a call starts a durable child session whose answer (and usage) returns as the tool result", async (t) => {
+  const engine = await PrivateEngine.start();
+  const client = new Client({ store: engine.openStore() });
+  const researcher = createStepwiseAgentSessionFlow({
+    name: "researcher", instructions: "Research.",
+    model: new ScriptedModelClient((request) => ({ text: `findings on ${ScriptedModelClient.userTexts(request).at(-1) ?? ""}` })),
+  }, "MastraChildResearcher");
+  const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client });
+  const model = oneToolModel("research", { task: "tides" });
+  const lead = createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: asMastraModel(model) }), "MastraLead", { agentTools: [research] });
+  const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [lead, researcher], workerOptions: { pollIntervalMs: 20 } });
+  t.after(async () => {
+    await environment.close();
+    await engine.stop();
+  });
+  const sessions = new AgentSessionTestClient(client, lead);
+  await sessions.startSession("lead-1", { initialMessage: "Research tides." });
+  await sessions.waitForTurnCount("lead-1", 1);
+  const snapshot = await sessions.getAgentSnapshot("lead-1");
+  assert.equal(snapshot.messages.at(-1)?.text, "Done: findings on tides");
+  assert.deepEqual(model.doStreamCalls[0]?.tools?.map((offered) => offered.name), ["research"], "the agentTool is offered to Mastra's model");
+  const [childState, link] = await client.getAttributes(childSessionId("lead-1", "research", "lead-1/turn-1/call-1"), researcher.agentState, researcher.parentSession);
+  assert.equal(childState?.turnCount, 1);
+  assert.deepEqual(link, { sessionId: "lead-1", toolCallId: "call-1", depth: 1 });
+  // Two model calls of the lead and one of the child.
+  assert.equal(snapshot.usage.requests, 3);
+});
+
+void test("a Mastra input validation error records the call failed with Mastra's message; an agent with memory is refused", async (t) => {
   const lookupOrder = createTool({
     id: "lookup_order",
     description: "Look up an order.",
     inputSchema: z.object({ order_id: z.string().regex(/^\d+$/) }),
     execute: async ({ order_id }) => `order ${order_id} shipped`,
   });
-  const helperModel = scriptedLanguageModel(async () => textParts("helper"));
-  const helper = new Agent({ id: "helper", name: "helper", description: "Helps.", instructions: "Help.", model: asMastraModel(helperModel) });
   const model = oneToolModel("lookup_order", { order_id: "seven" });
-  const agent = new Agent({ id: "strict", name: "strict", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder }, agents: { helper } });
+  const agent = new Agent({ id: "strict", name: "strict", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder } });
   const { sessions } = await startAgent(t, createMastraAgentSessionFlow(agent, "MastraValidation", { toolPolicies: { lookup_order: { effect: "read" } } }));
   await sessions.startSession("invalid-1", { initialMessage: "Where is order seven?" });
   const state = await sessions.waitForTurnCount("invalid-1", 1);
@@ -190,19 +218,18 @@ void test("a Mastra input validation error records the call failed with Mastra's
   const result = (await sessions.getAgentSnapshot("invalid-1")).messages.find((message) => message.role === "tool");
   // Recorded failed (ToolExecutionError), not as an output the tool returned.
   assert.ok(result?.text.startsWith("The tool call failed: Tool input validation failed for lookup_order"), result?.text);
-  assert.deepEqual(model.doStreamCalls[0]?.tools?.map((offered) => offered.name), ["lookup_order"], "the sub-agent is not offered");
+  assert.deepEqual(model.doStreamCalls[0]?.tools?.map((offered) => offered.name), ["lookup_order"]);
 
   const remembering = new Agent({ id: "remembering", name: "remembering", instructions: "Help.", model: asMastraModel(model), memory: new MockMemory() });
   assert.throws(() => createMastraAgentSessionFlow(remembering, "MastraMemory"), /agent remembering has Mastra memory/);
 });
 
-void test("a model named by a string or a provider model describes the session's model; sub-agents the session does not offer are named in a warning", (t) => {
+void test("a model named by a string or a provider model describes the session's model; an agent with sub-agents (agents, a record or a function) is refused naming agentTool", () => {
   const named = new Agent({ id: "named", name: "named", instructions: "Help.", model: "openai/gpt-5-mini" });
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(named, "MastraNamedModel")), "openai/gpt-5-mini");
   const scripted = new Agent({ id: "scripted", name: "scripted", instructions: "Help.", model: asMastraModel(scriptedLanguageModel(async () => textParts("hi"))) });
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(scripted, "MastraProviderModel")), "perdure.scripted scripted-model");
-  const warnings: unknown[] = [];
-  t.mock.method(console, "warn", (...args: unknown[]) => warnings.push(args.join(" ")));
-  createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents");
-  assert.deepEqual(warnings, ["perdure agents-mastra: agent lead has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools; make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise"]);
+  const refusal = "agent lead has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session";
+  assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents"), { name: "TypeError", message: refusal });
+  assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: () => ({ named }) }), "MastraWithDynamicSubAgents"), { name: "TypeError", message: refusal });
 });

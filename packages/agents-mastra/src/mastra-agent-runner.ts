@@ -19,11 +19,15 @@ import {
   type AgentUsage,
   type DeferredToolCall,
   type DeferredToolExecution,
+  type DeferredToolOutcome,
   type FrameworkMessage,
   type ModelCallMetadata,
   type RecordedModelReplay,
-  type ToolExecutionResult,
+  type ToolTaskCancellation,
+  type ToolTaskPoll,
+  type ToolTaskPollOutcome,
 } from "@perdure/agents";
+import { AgentToolSet, type FunctionTool } from "@perdure/agents/stepwise";
 import { assistantMessage, modelMessagesOf, toolResultMessage, userMessage, type MastraModelMessage } from "./mastra-messages.ts";
 import { recordedMastraModel, type MastraModelCallScope } from "./mastra-model-calls.ts";
 import { readMastraStep, type MastraStep } from "./mastra-step.ts";
@@ -41,16 +45,24 @@ export interface MastraAgentRunnerOptions {
    * @default () => new RequestContext()
    */
   createRequestContext?: () => RequestContext;
+  /**
+   * Sub-agents as durable child sessions: tools made by `agentTool` from
+   * `@perdure/agents/stepwise`, offered to the model beside the agent's own
+   * tools. Each call starts a child session and waits for its answer as a
+   * tool task, as in a Stepwise agent. Use them instead of Mastra `agents`.
+   * @default []
+   */
+  agentTools?: readonly FunctionTool[];
 }
 
 function checkAgent(agent: AnyMastraAgent): void {
   if (agent.hasOwnMemory()) {
     throw new TypeError(`agent ${agent.name} has Mastra memory; the session stores the conversation, so create the agent without memory (see the package README's limits)`);
   }
-  // Mastra has no public synchronous accessor; the check is skipped if a later release drops this one.
+  // Mastra has no public synchronous accessor; should a later release drop this one, activeTools still keeps sub-agents from the model.
   const hasSubAgents = (agent as unknown as { __hasSubAgentsConfigured?: () => boolean }).__hasSubAgentsConfigured;
   if (typeof hasSubAgents === "function" && hasSubAgents.call(agent)) {
-    console.warn(`perdure agents-mastra: agent ${agent.name} has sub-agents (agents), which the session does not offer to the model: a durable session runs one agent, and only its own tools; make each sub-agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise`);
+    throw new TypeError(`agent ${agent.name} has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session`);
   }
 }
 
@@ -91,9 +103,10 @@ function modelNameOf(model: unknown): string | undefined {
  * const runner = new MastraAgentRunner(supportAgent);
  * export const supportFlow = createAgentSessionFlow(runner, "SupportAgent", { toolPolicies });
  */
-export class MastraAgentRunner implements AgentFrameworkRunner {
+export class MastraAgentRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly agent: AnyMastraAgent;
   private readonly createRequestContext: () => RequestContext;
+  private readonly agentTools: AgentToolSet;
   /** The agent's model when it names one up front (not a function or fallbacks), for `perdure dev`'s banner. */
   readonly modelDescription: string | undefined;
   /** Set on a runner that `withRecordedModel` made: model calls are answered from the recording. */
@@ -104,6 +117,7 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     checkAgent(agent);
     this.agent = agent;
     this.createRequestContext = options.createRequestContext ?? (() => new RequestContext());
+    this.agentTools = new AgentToolSet(options.agentTools, agent.name);
     this.modelDescription = modelNameOf((agent as unknown as { model?: unknown }).model);
   }
 
@@ -142,7 +156,10 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
   /** The agent's own tools, each checked to be runnable in a Step. */
   private async deferrableTools(requestContext: RequestContext): Promise<Record<string, MastraTool>> {
     const tools = (await this.agent.listTools({ requestContext })) as Record<string, MastraTool>;
-    for (const [name, tool] of Object.entries(tools)) checkDeferrableTool(this.agent.name, name, tool);
+    for (const [name, tool] of Object.entries(tools)) {
+      checkDeferrableTool(this.agent.name, name, tool);
+      if (this.agentTools.has(name)) throw new TypeError(`agent ${this.agent.name} has a tool and an agentTool both named ${name}`);
+    }
     return tools;
   }
 
@@ -150,7 +167,8 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     const requestContext = this.createRequestContext();
     const tools = await this.deferrableTools(requestContext);
     const clientTools: Record<string, MastraTool> = Object.fromEntries(Object.entries(tools).map(([name, tool]) => [name, schemaOnlyTool(tool)]));
-    for (const definition of turn.enabledBuiltInTools ?? []) clientTools[definition.name] = builtInClientTool(definition);
+    // The session runs agentTools and built-in tools itself; Mastra sees their schemas.
+    for (const definition of [...this.agentTools.list, ...(turn.enabledBuiltInTools ?? [])]) clientTools[definition.name] = builtInClientTool(definition);
     // The previous round's results, stored with this model call's output.
     const results = selectUnstoredToolCalls(turn).map((call) => toolResultMessage(call, call.output ?? outcomeUnknownToolResult));
     const input = [...modelMessagesOf(turn.messages), ...results.map((result) => result.frameworkItem as MastraModelMessage)];
@@ -170,6 +188,7 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     const modelCall = scope.recorded === undefined ? {} : { modelCall: scope.recorded };
     if (step.toolCalls.length === 0) return { kind: "turn_completed", newMessages, usage, modelCallMetadata, ...modelCall };
     const toolCalls = await Promise.all(step.toolCalls.map(async (call): Promise<DeferredToolCall> => {
+      if (this.agentTools.has(call.toolName)) return this.agentTools.deferredToolCall(turn, call);
       const tool = tools[call.toolName];
       return {
         toolCallId: call.toolCallId,
@@ -183,12 +202,23 @@ export class MastraAgentRunner implements AgentFrameworkRunner {
     return { kind: "tool_calls_requested", frameworkRunState, toolCalls, usage, newMessages, modelCallMetadata, ...modelCall };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
+    if (this.agentTools.has(call.toolCall.toolName)) return this.agentTools.executeDeferredToolCall(call);
     const requestContext = this.createRequestContext();
     const tools = (await this.agent.listTools({ requestContext })) as Record<string, MastraTool>;
     const tool = tools[call.toolCall.toolName];
     if (tool === undefined) throw new ToolExecutionError(`agent ${this.agent.name} has no tool ${call.toolCall.toolName}`);
     return { output: await executeMastraTool(String(this.agent.id), tool, call, requestContext) };
+  }
+
+  /** Follows an agentTool's child session; Mastra's own tools start no tasks. */
+  pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
+    return this.agentTools.pollToolTask(poll);
+  }
+
+  /** Cancels an abandoned agentTool call's child turn. */
+  cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
+    return this.agentTools.cancelToolTask(cancellation);
   }
 
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {

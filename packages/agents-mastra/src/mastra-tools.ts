@@ -40,7 +40,7 @@ export function schemaOnlyTool(tool: MastraTool): MastraTool {
 }
 
 /** A session built-in tool (such as `ask_user`) as a schema-only Mastra tool; the session handles its calls. */
-export function builtInClientTool(definition: BuiltInToolDefinition): MastraTool {
+export function builtInClientTool(definition: Pick<BuiltInToolDefinition, "description" | "parameters"> & { name: string }): MastraTool {
   return createTool({ id: definition.name, description: definition.description, inputSchema: definition.parameters as never }) as MastraTool;
 }
 

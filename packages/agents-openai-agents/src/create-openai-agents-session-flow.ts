@@ -19,6 +19,7 @@ export interface OpenAiAgentsSessionOptions extends AgentSessionOptions, OpenAiA
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent, whatever its context and output type
 export function createOpenAiAgentsSessionFlow(agent: Agent<any, any>, flowType: string, options: OpenAiAgentsSessionOptions = {}): AgentSessionFlow {
-  const { runConfig, ...sessionOptions } = options;
-  return createAgentSessionFlow(new OpenAiAgentsRunner(agent, runConfig === undefined ? {} : { runConfig }), flowType, sessionOptions);
+  const { runConfig, agentTools, ...sessionOptions } = options;
+  const runnerOptions = { ...(runConfig === undefined ? {} : { runConfig }), ...(agentTools === undefined ? {} : { agentTools }) };
+  return createAgentSessionFlow(new OpenAiAgentsRunner(agent, runnerOptions), flowType, sessionOptions);
 }

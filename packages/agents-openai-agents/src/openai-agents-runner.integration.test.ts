@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { Agent, handoff, MCPServerStdio, RunContext, RunState, tool, webSearchTool, type ModelRequest } from "@openai/agents";
 import { z } from "zod";
-import { describeAgentSessionModel, outcomeUnknownAfterToolErrorResult, type AgentSessionFlow } from "@perdure/agents";
+import { Client } from "@perdure/engine";
+import { describeAgentSessionModel, outcomeUnknownAfterToolErrorResult, subAgentLimitResult, type AgentSessionFlow } from "@perdure/agents";
+import { agentTool, childSessionId, createStepwiseAgentSessionFlow, ScriptedModelClient } from "@perdure/agents/stepwise";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
 import { createOpenAiAgentsSessionFlow } from "./create-openai-agents-session-flow.ts";
 import { currentToolExecution } from "@perdure/agents";
@@ -109,14 +111,55 @@ void test("the next turn replays the stored SDK items to the model unchanged", a
   assert.equal(model.requests[0]?.systemInstructions, "Help.");
 });
 
-void test("agents with handoffs, MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
+void test("agents with handoffs, another agent's asTool(), MCP servers or hosted tools are refused by name, and no call scope exists outside a tool Step", () => {
   const model = new ConformanceSdkModel({ reply: async () => ({ kind: "text", text: "" }) });
   const helper = new Agent({ name: "helper", model });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "triage", model, handoffs: [handoff(helper)] }), "Refused1"), /agent triage has handoffs; .*agentTool from @perdure\/agents\/stepwise/);
+  const researcher = helper.asTool({ toolName: "research", toolDescription: "Researches." });
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "lead", model, tools: [researcher] }), "RefusedAsTool"), /agent lead has the tool research, another agent's asTool\(\), .*agentTool from @perdure\/agents\/stepwise/);
+  // A plain function tool of the same shape is accepted.
+  createOpenAiAgentsSessionFlow(new Agent({ name: "plain", model, tools: [tool({ name: "research", description: "Researches.", parameters: z.object({ input: z.string() }), execute: () => "" })] }), "PlainTool");
   const server = new MCPServerStdio({ name: "notes", command: "node", args: ["notes.js"] });
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "notes", model, mcpServers: [server] }), "Refused2"), /agent notes has MCP servers/);
   assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "search", model, tools: [webSearchTool()] }), "Refused3"), /agent search has the hosted_tool tool/);
   assert.equal(currentToolExecution(), undefined);
+});
+
+void test("agentTools: a call starts a durable child session whose answer (and usage) returns as the tool result; the turn's call over maxSubAgentsPerTurn is refused without a child", async (t) => {
+  const engine = await PrivateEngine.start();
+  const client = new Client({ store: engine.openStore() });
+  const researcher = createStepwiseAgentSessionFlow({
+    name: "researcher", instructions: "Research.",
+    model: new ScriptedModelClient((request) => ({ text: `findings on ${ScriptedModelClient.userTexts(request).at(-1) ?? ""}` })),
+  }, "OpenAiChildResearcher");
+  const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client });
+  // One research call per model call, two in all: the second is over the limit of 1.
+  const model = new ConformanceSdkModel({
+    reply: async ({ turnToolResults }) => turnToolResults.length < 2
+      ? { kind: "tool_call", toolName: "research", arguments: { task: ["tides", "winds"][turnToolResults.length] } }
+      : { kind: "text", text: `Report: ${turnToolResults.map((result) => result.output).join(" | ")}` },
+  });
+  const lead = createOpenAiAgentsSessionFlow(new Agent({ name: "lead", instructions: "Lead.", model }), "OpenAiLead", { agentTools: [research], maxSubAgentsPerTurn: 1 });
+  const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [lead, researcher], workerOptions: { pollIntervalMs: 20 } });
+  t.after(async () => {
+    await environment.close();
+    await engine.stop();
+  });
+  const sessions = new AgentSessionTestClient(client, lead);
+  await sessions.startSession("lead-1", { initialMessage: "Research tides and winds." });
+  await sessions.waitForTurnCount("lead-1", 1);
+  const snapshot = await sessions.getAgentSnapshot("lead-1");
+  assert.equal(snapshot.messages.at(-1)?.text, `Report: findings on tides | ${subAgentLimitResult("research", 1)}`);
+  assert.deepEqual(model.requests[0]?.tools.map((offered) => offered.name), ["research"], "the agentTool is offered to the SDK's model");
+  const childId = childSessionId("lead-1", "research", "lead-1/turn-1/call-u1-m1");
+  const [childState, link] = await client.getAttributes(childId, researcher.agentState, researcher.parentSession);
+  assert.equal(childState?.turnCount, 1);
+  assert.deepEqual(link, { sessionId: "lead-1", toolCallId: "call-u1-m1", depth: 1 });
+  // Three model calls of the lead and one of the child.
+  assert.equal(snapshot.usage.requests, 4);
+  const second = childSessionId("lead-1", "research", "lead-1/turn-1/call-u1-m2");
+  await assert.rejects(client.getAttributes(second, researcher.agentState), "the refused call started no child");
+  assert.throws(() => createOpenAiAgentsSessionFlow(new Agent({ name: "bad", model }), "OpenAiBadAgentTools", { agentTools: [tool({ name: "x", description: "", parameters: z.object({}), execute: () => "" })] as never }), /agentTools of agent bad: "x" is not an agentTool/);
 });
 
 void test("tools as the SDK's docs write them (the default errorFunction): a throwing read is retried, a throwing write is never recorded as succeeded", async (t) => {

@@ -18,11 +18,15 @@ import {
   type BuiltInToolDefinition,
   type DeferredToolCall,
   type DeferredToolExecution,
+  type DeferredToolOutcome,
   type FrameworkMessage,
   type FrameworkToolPolicy,
   type RecordedModelReplay,
-  type ToolExecutionResult,
+  type ToolTaskCancellation,
+  type ToolTaskPoll,
+  type ToolTaskPollOutcome,
 } from "@perdure/agents";
+import { AgentToolSet, type FunctionTool as PerdureFunctionTool, type JsonSchema } from "@perdure/agents/stepwise";
 import { itemsOfMessages, messageOfItem, userItem } from "./openai-agents-items.ts";
 import { modelCallScope, RecordedSdkModel, recordingModelProvider, type ModelCallScope } from "./openai-agents-model-calls.ts";
 
@@ -36,6 +40,14 @@ export interface OpenAiAgentsRunnerOptions {
    * @default { tracingDisabled: true }
    */
   runConfig?: Partial<RunConfig>;
+  /**
+   * Sub-agents as durable child sessions: tools made by `agentTool` from
+   * `@perdure/agents/stepwise`, offered to the model beside the agent's own
+   * tools. Each call starts a child session and waits for its answer as a
+   * tool task, as in a Stepwise agent. Use them instead of `asTool()`.
+   * @default []
+   */
+  agentTools?: readonly PerdureFunctionTool[];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent, whatever its context and output type
@@ -80,27 +92,40 @@ function deferredTool(original: AnyFunctionTool): AnyFunctionTool {
   };
 }
 
-function builtInTool(definition: BuiltInToolDefinition): AnyFunctionTool {
+/** A tool the session runs itself (a built-in tool or an agentTool), offered to the SDK as its schema. */
+function schemaTool(definition: { name: string; description: string; parameters: JsonSchema | BuiltInToolDefinition["parameters"] }): AnyFunctionTool {
   return tool({
     name: definition.name,
     description: definition.description,
     parameters: definition.parameters as never,
     strict: false,
     execute: () => {
-      throw new Error(`built-in tool ${definition.name} is handled by the session`);
+      throw new Error(`tool ${definition.name} is run by the session`);
     },
   }) as AnyFunctionTool;
 }
 
+/**
+ * Whether a function tool is another agent's `agent.asTool()`: the SDK's
+ * public `AgentTool` type is a function tool with an `on` method for the
+ * nested run's events, which `tool()` never adds.
+ */
+function isAgentAsTool(candidate: AnyFunctionTool): boolean {
+  return typeof (candidate as { on?: unknown }).on === "function";
+}
+
 function checkAgent(agent: AnyAgent): void {
   if (agent.handoffs.length > 0) {
-    throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent: make each other agent a session Flow of its own and offer it to a Stepwise agent with agentTool from @perdure/agents/stepwise, which runs it as a durable child session (see the package README's limits)`);
+    throw new TypeError(`agent ${agent.name} has handoffs; a durable session runs one agent: make each other agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session that answers this agent (see the package README's limits)`);
   }
   if (agent.mcpServers.length > 0) {
     throw new TypeError(`agent ${agent.name} has MCP servers, which the SDK calls inline in the model call; wrap an McpToolSource's tools as function tools instead (see the package README)`);
   }
   for (const candidate of agent.tools) {
     if (!isFunctionTool(candidate)) throw new TypeError(`agent ${agent.name} has the ${candidate.type} tool ${candidate.name}; only function tools can run in their own Steps`);
+    if (isAgentAsTool(candidate)) {
+      throw new TypeError(`agent ${agent.name} has the tool ${candidate.name}, another agent's asTool(), which would run that agent inline in one tool Step, without its own Steps, approvals or crash recovery: make that agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session`);
+    }
   }
 }
 
@@ -140,10 +165,11 @@ function modelNameOf(model: unknown): string | undefined {
  * const runner = new OpenAiAgentsRunner(supportAgent);
  * export const supportFlow = createAgentSessionFlow(runner, "SupportAgent", { toolPolicies });
  */
-export class OpenAiAgentsRunner implements AgentFrameworkRunner {
+export class OpenAiAgentsRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly agent: AnyAgent;
   private readonly runner: Runner;
   private readonly tools: ReadonlyMap<string, AnyFunctionTool>;
+  private readonly agentTools: AgentToolSet;
   /** The model the run configuration or the agent names, for `perdure dev`'s banner. */
   readonly modelDescription: string | undefined;
   /** The model instance the SDK would pick over the provider (the agent's, else the run configuration's), or undefined for a model name. */
@@ -156,6 +182,10 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
     checkAgent(agent);
     this.agent = agent;
     this.tools = new Map(agent.tools.filter(isFunctionTool).map((candidate) => [candidate.name, candidate]));
+    this.agentTools = new AgentToolSet(options.agentTools, agent.name);
+    for (const agentTool of this.agentTools.list) {
+      if (this.tools.has(agentTool.name)) throw new TypeError(`agent ${agent.name} has a tool and an agentTool both named ${agentTool.name}`);
+    }
     this.runner = new Runner({ tracingDisabled: true, ...options.runConfig });
     // Every model call is recorded for export and replay: models named by string through the provider, an instance by wrapping it.
     this.runner.config.modelProvider = recordingModelProvider(this.runner.config.modelProvider);
@@ -182,7 +212,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
 
   /** The agent the SDK runs in this turn: every tool deferred, and the session's enabled built-in tools. */
   private durableAgent(turn: AgentTurnContext): AnyAgent {
-    const builtIns = (turn.enabledBuiltInTools ?? []).map(builtInTool);
+    const builtIns = [...this.agentTools.list, ...(turn.enabledBuiltInTools ?? [])].map(schemaTool);
     const instance = this.modelInstance;
     const model = instance === undefined ? {} : { model: new RecordedSdkModel(() => Promise.resolve(instance)) };
     return this.agent.clone({ tools: [...this.tools.values(), ...builtIns].map(deferredTool), ...model });
@@ -217,6 +247,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
   private async deferredCall(turn: AgentTurnContext, item: RunToolApprovalItem, runContext: RunContext<unknown>): Promise<DeferredToolCall> {
     const raw = item.rawItem;
     if (raw.type !== "function_call") throw new Error(`the SDK stopped for a ${raw.type} item, which is not a function tool call`);
+    if (this.agentTools.has(raw.name)) return this.agentTools.deferredToolCall(turn, { toolCallId: raw.callId, toolName: raw.name, arguments: raw.arguments });
     const original = this.tools.get(raw.name);
     return {
       toolCallId: raw.callId,
@@ -226,7 +257,8 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
     };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
+    if (this.agentTools.has(call.toolCall.toolName)) return this.agentTools.executeDeferredToolCall(call);
     const original = this.tools.get(call.toolCall.toolName);
     if (original === undefined) throw new Error(`agent ${this.agent.name} has no tool ${call.toolCall.toolName}`);
     const details = {
@@ -238,6 +270,16 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner {
     // is retried and a write is recorded as failed with an unknown outcome, never as succeeded.
     if (output === openAiAgentsDefaultToolErrorText) throw new Error(hiddenToolErrorMessage(call.toolCall.toolName));
     return { output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+
+  /** Follows an agentTool's child session; the SDK's own tools start no tasks. */
+  pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
+    return this.agentTools.pollToolTask(poll);
+  }
+
+  /** Cancels an abandoned agentTool call's child turn. */
+  cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
+    return this.agentTools.cancelToolTask(cancellation);
   }
 }
 

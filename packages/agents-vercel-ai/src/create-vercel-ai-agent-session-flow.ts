@@ -7,7 +7,7 @@
 import { ToolLoopAgent, type Instructions, type LanguageModel, type ToolSet } from "ai";
 import type { AgentSessionFlow } from "@perdure/agents";
 import { createAiSdkModelClient, type AiSdkModelClientOptions } from "@perdure/agents/ai-sdk";
-import { createStepwiseAgentSessionFlow, type AgentDefinition, type ModelSettings } from "@perdure/agents/stepwise";
+import { AgentToolSet, createStepwiseAgentSessionFlow, type AgentDefinition, type FunctionTool, type ModelSettings } from "@perdure/agents/stepwise";
 import { checkVercelAiAgentSettings } from "./vercel-ai-settings-check.ts";
 import { toFunctionTools } from "./vercel-ai-tools.ts";
 
@@ -29,6 +29,12 @@ export interface VercelAiAgentSettings {
 export interface VercelAiAgentSessionOptions extends Omit<AgentDefinition, "name" | "instructions" | "model" | "tools" | "modelSettings"> {
   /** Options of the AI SDK model client (`createAiSdkModelClient`). @default {} */
   modelClientOptions?: AiSdkModelClientOptions;
+  /**
+   * Sub-agents as durable child sessions: tools made by `agentTool` from
+   * `@perdure/agents/stepwise`, offered beside the agent's own tools.
+   * @default []
+   */
+  agentTools?: readonly FunctionTool[];
 }
 
 /** A `ToolLoopAgent` or its settings. */
@@ -91,7 +97,7 @@ function modelSettingsOf(settings: VercelAiAgentSettings): ModelSettings | undef
 export function createVercelAiAgentSessionFlow(agent: VercelAiAgent, flowType: string, options: VercelAiAgentSessionOptions = {}): AgentSessionFlow {
   const settings = settingsOf(agent);
   checkVercelAiAgentSettings(settings);
-  const { modelClientOptions, ...sessionOptions } = options;
+  const { modelClientOptions, agentTools, ...sessionOptions } = options;
   const modelSettings = modelSettingsOf(settings);
   return createStepwiseAgentSessionFlow(
     {
@@ -100,7 +106,7 @@ export function createVercelAiAgentSessionFlow(agent: VercelAiAgent, flowType: s
       instructions: instructionsText(settings.instructions),
       model: createAiSdkModelClient(settings.model, modelClientOptions ?? {}),
       ...(modelSettings === undefined ? {} : { modelSettings }),
-      tools: toFunctionTools(settings.tools ?? {}),
+      tools: [...toFunctionTools(settings.tools ?? {}), ...new AgentToolSet(agentTools, settings.id ?? "agent").list],
     },
     flowType,
   );

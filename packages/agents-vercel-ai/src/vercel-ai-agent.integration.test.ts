@@ -9,7 +9,9 @@ import { test, type TestContext } from "node:test";
 import { jsonSchema, tool, ToolLoopAgent, type ToolSet } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
+import { Client } from "@perdure/engine";
 import type { AgentSessionFlow } from "@perdure/agents";
+import { agentTool, childSessionId, createStepwiseAgentSessionFlow, functionTool, ScriptedModelClient } from "@perdure/agents/stepwise";
 import { AgentSessionTestClient, AgentTestEnvironment, PrivateEngine } from "@perdure/agents/testing";
 import { createVercelAiAgentSessionFlow } from "./create-vercel-ai-agent-session-flow.ts";
 import { currentToolExecution } from "@perdure/agents";
@@ -148,6 +150,30 @@ void test("the next turn replays the stored AI SDK messages to the model unchang
   const secondTurnStart = JSON.parse(JSON.stringify(model.doStreamCalls[2]?.prompt)) as unknown[];
   const answer = { role: "assistant", content: [{ type: "text", text: 'Done: [{"type":"text","value":"order 7 shipped"}]' }] };
   assert.deepEqual(secondTurnStart, [...firstTurnEnd, answer, { role: "user", content: [{ type: "text", text: "Thanks" }] }]);
+});
+
+void test("agentTools: a call starts a durable child session whose answer returns as the tool result; a tool that is not an agentTool is refused", async (t) => {
+  const engine = await PrivateEngine.start();
+  const client = new Client({ store: engine.openStore() });
+  const researcher = createStepwiseAgentSessionFlow({
+    name: "researcher", instructions: "Research.",
+    model: new ScriptedModelClient((request) => ({ text: `findings on ${ScriptedModelClient.userTexts(request).at(-1) ?? ""}` })),
+  }, "AiSdkChildResearcher");
+  const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client });
+  const lead = createVercelAiAgentSessionFlow({ id: "lead", model: oneToolModel("research", { task: "tides" }) }, "AiSdkLead", { agentTools: [research] });
+  const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [lead, researcher], workerOptions: { pollIntervalMs: 20 } });
+  t.after(async () => {
+    await environment.close();
+    await engine.stop();
+  });
+  const sessions = new AgentSessionTestClient(client, lead);
+  await sessions.startSession("lead-1", { initialMessage: "Research tides." });
+  await sessions.waitForTurnCount("lead-1", 1);
+  assert.equal((await sessions.getAgentSnapshot("lead-1")).messages.at(-1)?.text, 'Done: [{"type":"text","value":"findings on tides"}]');
+  const [childState] = await client.getAttributes(childSessionId("lead-1", "research", "lead-1/turn-1/call-1"), researcher.agentState);
+  assert.equal(childState?.turnCount, 1);
+  const plain = functionTool({ name: "plain", description: "", parameters: { type: "object" }, execute: () => "" });
+  assert.throws(() => createVercelAiAgentSessionFlow({ id: "bad", model: oneToolModel("plain", {}) }, "AiSdkBadAgentTools", { agentTools: [plain] }), /agentTools of agent bad: "plain" is not an agentTool/);
 });
 
 void test("a tool without execute, and a ToolLoopAgent without readable settings, are refused by name", () => {

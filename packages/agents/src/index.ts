@@ -137,6 +137,7 @@ export {
   planningTurnToolRejectedResult,
   questionDeadlinePassed,
   questionDeclinedResult,
+  subAgentLimitResult,
   toolCallCancelledBySteeringResult,
   toolCallCancelledByTurnCancellationResult,
   toolCallNotRunErrorPrefix,

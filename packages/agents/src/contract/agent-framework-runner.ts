@@ -100,6 +100,12 @@ export interface DeferredToolCall {
   policy: ResolvedToolPolicy;
   /** Opaque text stored on the record, so the tool's source resolves it without listing again. */
   toolSourceReference?: string;
+  /**
+   * The call starts a sub-agent session (`agentTool`), so it counts toward
+   * the session's `maxSubAgentsPerTurn`; a call over the limit is recorded
+   * as failed and never runs (a Perdure extension). @default false
+   */
+  startsSubAgent?: boolean;
 }
 
 /** What `runModelStep` gets: the committed state of the turn. */

@@ -88,6 +88,7 @@ export {
   planningTurnToolRejectedResult,
   questionDeadlinePassed,
   questionDeclinedResult,
+  subAgentLimitResult,
   toolCallCancelledBySteeringResult,
   toolCallCancelledByTurnCancellationResult,
   toolCallNotRunErrorPrefix,

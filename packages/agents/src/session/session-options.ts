@@ -63,6 +63,13 @@ export interface AgentSessionOptions {
    */
   maxDurableWaitMs?: number;
   /**
+   * Most sub-agent sessions (`agentTool` calls) one turn may start, counted
+   * over all its model responses as their calls are recorded; a call over
+   * it fails at once, naming this option, and starts no child.
+   * @default 10
+   */
+  maxSubAgentsPerTurn?: number;
+  /**
    * Accept `planMode` user messages. Needs `"write_todos"` in `builtInTools`
    * and a runner whose `supportsPlanMode` is true.
    * @default false
@@ -135,6 +142,7 @@ export interface ResolvedAgentSessionOptions extends ResolvedMessageStorageOptio
   maxQueuedUserMessageBytes: number;
   builtInTools: readonly BuiltInToolName[];
   maxDurableWaitMs: number;
+  maxSubAgentsPerTurn: number;
   planModeEnabled: boolean;
   compaction: ResolvedCompactionPolicy | null;
 }
@@ -224,6 +232,7 @@ export function resolveAgentSessionOptions(options: AgentSessionOptions = {}): R
     maxQueuedUserMessageBytes,
     builtInTools,
     maxDurableWaitMs,
+    maxSubAgentsPerTurn: positiveInteger("maxSubAgentsPerTurn", options.maxSubAgentsPerTurn, 10),
     planModeEnabled,
     compaction: resolveCompactionPolicy(options.compaction),
     ...resolveMessageStorageOptions(options),

@@ -104,7 +104,7 @@ function countRequests(store: Store, flow: FlowCore, countStatements: boolean): 
     };
   }
   const oneRequest = store.oneRequest as unknown as Record<string, unknown> | undefined;
-  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "appendStream", "heartbeat"]) {
+  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "heartbeat"]) {
     const original = oneRequest?.[method];
     if (typeof original !== "function") continue;
     const bound = (original as (...args: unknown[]) => unknown).bind(oneRequest);
@@ -196,12 +196,12 @@ const sqliteRequestsPerTurn = {
 const postgresRequestsPerTurn = {
   "AwaitUserMessage.execute appendStream": 1,
   "AwaitUserMessage.execute commitStep": 1,
-  "AwaitUserMessage.waitUntil transaction": 1,
+  "AwaitUserMessage.waitUntil commitStep": 1,
   "CallTool.execute appendStream": 4,
+  "CallTool.execute commitStep": 2,
   "CallTool.execute heartbeat": 2,
-  "CallTool.execute transaction": 2,
   "ResumeTurn.execute commitStep": 2,
-  "ResumeTurn.waitUntil transaction": 2,
+  "ResumeTurn.waitUntil commitStep": 2,
   "RPC transaction": 1,
   "RunModel.execute appendStream": 7,
   "RunModel.execute commitStep": 3,
@@ -212,7 +212,7 @@ const postgresRequestsPerTurn = {
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 154;
+const postgresStatementsPerTurn = 49;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

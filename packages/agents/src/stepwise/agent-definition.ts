@@ -82,6 +82,8 @@ export interface AgentDefinition {
   toolSourceListingTimeoutMs?: number;
   /** Passed to the session options. @default none */
   interruptDeadlineMs?: number | null;
+  /** Most `agentTool` calls one turn may make; passed to the session options. @default 10 */
+  maxSubAgentsPerTurn?: number;
   /** Passed to the session options. @default 10_485_760 */
   eventStreamCapacityBytes?: number;
   /**

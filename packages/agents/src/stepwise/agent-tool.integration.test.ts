@@ -5,8 +5,8 @@
  * Worker until the child's turn ends (one poll per call, woken by the
  * child, not a poll loop), and returns the child's answer. A child whose
  * turn fails fails the parent's call with the child's reason; a sub-agent
- * deeper than maxDepth is refused; cancelling the parent's turn cancels the
- * child's.
+ * deeper than maxDepth is refused; a call over maxSubAgentsPerTurn fails
+ * without a child; cancelling the parent's turn cancels the child's.
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
@@ -123,6 +123,33 @@ test("a sub-agent deeper than maxDepth is refused with an error naming the limit
   await sessions.start("top", { initialMessage: "plan a trip" });
   await sessions.waitForTurnCount("top", 1, { timeoutMs: 60_000 });
   assert.match((await sessions.getAgentSnapshot("top")).messages.at(-1)?.text ?? "", /^Report: Report: .*agentTool delegate: a sub-agent at depth 2 is over maxDepth 1/);
+});
+
+test("maxSubAgentsPerTurn counts a turn's sub-agent calls before any runs: the call over it fails naming the limit and starts no child", async (t) => {
+  const { sessions, client, flows } = await start(t, (created) => {
+    const researcher = createStepwiseAgentSessionFlow({ name: "researcher", instructions: "Research.", model: researcherModel() }, "FanOutResearcher");
+    // One call, then two in parallel in one response: with the limit at 2 the third is refused.
+    const fanOutModel = new ScriptedModelClient((request) => {
+      const results = ScriptedModelClient.toolResults(request);
+      if (results.length === 0) return { toolCalls: [{ name: "research", id: "a", arguments: { task: "tides" } }] };
+      if (results.length === 1) return { toolCalls: [{ name: "research", id: "b", arguments: { task: "winds" } }, { name: "research", id: "c", arguments: { task: "waves" } }] };
+      return { text: `Report: ${results.map((result) => result.output).join(" | ")}` };
+    });
+    const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client: created });
+    const writer = createStepwiseAgentSessionFlow({ name: "writer", instructions: "Write.", model: fanOutModel, tools: [research], maxSubAgentsPerTurn: 2 }, "FanOutWriter");
+    return [writer, researcher];
+  });
+  await sessions.start("writer-5", { initialMessage: "three topics" });
+  await sessions.waitForTurnCount("writer-5", 1, { timeoutMs: 30_000 });
+  const finished = (await sessions.readEvents("writer-5")).filter((event) => event.type === "tool_call_finished").map((event) => `${String(event.payload["tool_call_id"])}:${String(event.payload["status"])}`);
+  assert.deepEqual(finished.sort(), ["a:succeeded", "b:succeeded", "c:failed"]);
+  assert.equal(
+    (await sessions.getAgentSnapshot("writer-5")).messages.at(-1)?.text,
+    "Report: findings on tides | findings on winds | sub-agent call refused: this turn has made 2 sub-agent calls, the limit maxSubAgentsPerTurn (2), so research did not run. Finish without more sub-agents in this turn, or raise maxSubAgentsPerTurn in the agent's options.",
+  );
+  const inspection = await inspectSession(client, sessions.flow, "writer-5", flows);
+  assert.equal(inspection.childSessions?.length, 2, "the refused call started no child");
+  assert.throws(() => createStepwiseAgentSessionFlow({ name: "writer", instructions: "Write.", model: researcherModel(), maxSubAgentsPerTurn: 0 }, "NoSubAgents"), /maxSubAgentsPerTurn 0 is invalid/);
 });
 
 test("cancel_turn on the parent cancels the child's running turn", async (t) => {

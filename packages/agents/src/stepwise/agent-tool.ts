@@ -156,7 +156,7 @@ export function agentTool(options: AgentToolOptions): FunctionTool<Record<string
     await client.invokeRPC(flow.cancelTurn, childId, {});
   };
 
-  return functionTool<Record<string, unknown>>({
+  const tool = functionTool<Record<string, unknown>>({
     name,
     description: options.description,
     parameters: input.parameters,
@@ -166,4 +166,6 @@ export function agentTool(options: AgentToolOptions): FunctionTool<Record<string
     pollTask: poll,
     cancelTask: cancel,
   });
+  // Marked, so the session counts each call toward maxSubAgentsPerTurn before any runs.
+  return Object.freeze({ ...tool, startsSubAgent: true });
 }

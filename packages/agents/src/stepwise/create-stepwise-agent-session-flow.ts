@@ -33,6 +33,7 @@ export function createStepwiseAgentSessionFlow(definition: AgentDefinition, flow
     planModeEnabled: runner.definition.planModeEnabled,
     ...(definition.maxDurableWaitMs === undefined ? {} : { maxDurableWaitMs: definition.maxDurableWaitMs }),
     ...(definition.interruptDeadlineMs === undefined ? {} : { interruptDeadlineMs: definition.interruptDeadlineMs }),
+    ...(definition.maxSubAgentsPerTurn === undefined ? {} : { maxSubAgentsPerTurn: definition.maxSubAgentsPerTurn }),
     ...(definition.compaction === undefined ? {} : { compaction: definition.compaction }),
     ...(definition.eventStreamCapacityBytes === undefined ? {} : { eventStreamCapacityBytes: definition.eventStreamCapacityBytes }),
     ...(definition.tracing === undefined ? {} : { tracing: definition.tracing }),

@@ -70,6 +70,8 @@ export interface FunctionTool<TArguments = Record<string, unknown>> {
   readonly pollTask: ((poll: ToolTaskPoll) => Promise<ToolTaskPollOutcome>) | undefined;
   /** Stops an abandoned task best-effort, idempotent by `taskId`. @default none */
   readonly cancelTask: ((cancellation: ToolTaskCancellation) => Promise<void>) | undefined;
+  /** True for an `agentTool`: each call starts a sub-agent session and counts toward `maxSubAgentsPerTurn`. @default false */
+  readonly startsSubAgent?: boolean;
 }
 
 /** What {@link functionTool} takes. */

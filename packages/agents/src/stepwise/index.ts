@@ -20,6 +20,7 @@ export {
 } from "./compaction/context-summary-texts.ts";
 export { functionTool } from "./function-tool.ts";
 export { agentTool, childSessionId } from "./agent-tool.ts";
+export { AgentToolSet, executeFunctionToolCall } from "./function-tool-call.ts";
 export type { AgentToolOptions } from "./agent-tool.ts";
 export type { FunctionTool, FunctionToolSpec, ToolApprovalSetting, ToolCallContext } from "./function-tool.ts";
 export type { ListedTool, ToolSource, ToolSourceCallRequest, ToolSourceExecution } from "./tool-source.ts";

@@ -8,11 +8,9 @@ import type {
   DeferredToolExecution,
   DeferredToolOutcome,
   RecordedModelCall,
-  ToolInputRequested,
   ToolTaskCancellation,
   ToolTaskPoll,
   ToolTaskPollOutcome,
-  ToolTaskStarted,
 } from "../contract/agent-framework-runner.ts";
 import { buildModelInput } from "./stepwise-input.ts";
 import { buildPlanNote } from "../contract/plan-note.ts";
@@ -27,18 +25,12 @@ import type { FrameworkMessage } from "../contract/values/agent-message.ts";
 import type { AgentToolCall } from "../contract/values/agent-tool-call.ts";
 import { missingToolTaskPoller, outcomeUnknownToolResult } from "../contract/values/result-texts.ts";
 import { resolveAgentDefinition, type AgentDefinition, type ResolvedAgentDefinition } from "./agent-definition.ts";
-import type { FunctionTool, ToolCallContext } from "./function-tool.ts";
-import { parseFunctionToolArguments } from "./function-tool-arguments.ts";
+import { executeFunctionToolCall } from "./function-tool-call.ts";
 import { evaluateToolApproval } from "./tool-approval.ts";
 import { defaultRequiresApproval } from "../contract/values/tool-effect.ts";
 import type { ModelClient, ModelOutputItem, ModelRequest, ModelResponse, ModelToolDefinition, ToolResultItem } from "./model-client.ts";
-import { pythonJsonDumps } from "../contract/python-json.ts";
 import { listToolSources, type SourceListing } from "./tool-source-listing.ts";
 import type { ListedTool, ToolSource } from "./tool-source.ts";
-
-function isToolInputRequested(value: unknown): value is ToolInputRequested {
-  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tool_input_requested";
-}
 
 /** The run state between a turn's model calls: only the count. */
 interface StepwiseRunState {
@@ -325,7 +317,10 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
         ? toolApproval
         : definitionPolicy.requiresApproval ?? (defaultRequiresApproval(definitionPolicy.effect) || toolApproval === true);
       const framework = { ...(effect === undefined ? {} : { effect }), ...(requiresApproval === undefined ? {} : { requiresApproval }) };
-      return { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework) };
+      return {
+        toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments, policy: turn.resolveToolPolicy(call.toolName, framework),
+        ...(tool.startsSubAgent === true ? { startsSubAgent: true } : {}),
+      };
     }
     const listed = listing.bySource.get(call.toolName);
     if (listed !== undefined) {
@@ -344,34 +339,7 @@ export class StepwiseAgentRunner implements AgentFrameworkRunner<DeferredToolOut
     if (reference !== undefined) return this.executeSourceCall(call, reference);
     const tool = this.definition.tools.get(call.toolCall.toolName);
     if (tool === undefined) throw new ToolExecutionError(`unknown tool ${call.toolCall.toolName}`);
-    return this.executeFunctionTool(tool, call);
-  }
-
-  private async executeFunctionTool(tool: FunctionTool, call: DeferredToolExecution): Promise<DeferredToolOutcome> {
-    const parsed = await parseFunctionToolArguments(tool, call.toolCall.arguments);
-    if (!parsed.ok) throw new ToolExecutionError(parsed.message);
-    const context: ToolCallContext = {
-      flowId: call.flowId,
-      turnId: call.toolCall.turnId,
-      toolCallId: call.toolCall.toolCallId,
-      idempotencyKey: call.idempotencyKey,
-      attempt: call.attempt,
-      events: call.events,
-      heartbeat: call.heartbeat,
-      heartbeatCheckpoint: call.heartbeatCheckpoint,
-      saveHeartbeatCheckpoint: call.saveHeartbeatCheckpoint,
-      signal: call.cancellationSignal,
-      deadline: call.deadline,
-      inputAnswers: call.inputAnswers ?? [],
-      inputContinuation: call.toolCall.inputContinuation,
-    };
-    const result = await tool.execute(parsed.value, context);
-    if (isToolInputRequested(result)) return result;
-    if ((result as { kind?: unknown } | null)?.kind === "tool_task_started") {
-      if (tool.pollTask === undefined) throw new ToolExecutionError(missingToolTaskPoller);
-      return result as ToolTaskStarted;
-    }
-    return { output: typeof result === "string" ? result : pythonJsonDumps(result ?? null) };
+    return executeFunctionToolCall(tool, call);
   }
 
   /** Polls a function tool's task through the tool's own `pollTask`, or a tool source's through the source. */

@@ -148,6 +148,8 @@ export class SqliteOneRequest implements OneRequestOperations {
     const expectedStatus = commit.method === "execute" ? "ready" : "asking";
     if (fenced.status !== expectedStatus || (commit.movements.length > 0 && fenced.flowStatus !== "running")) return { outcome: "fallback" };
     if (commit.method === "wait_until" && commit.ready === null) return { outcome: "fallback" };
+    // Waits with conditions and publishes are not this store's to match (it does not offer commitsWaitsAndPublishes).
+    if ((commit.wait ?? null) !== null || (commit.publishes?.length ?? 0) > 0) return { outcome: "fallback" };
     // Ending the Flow cancels its other executions: the general path does that.
     if (commit.finish !== null && this.get(otherExecutionSql, flowId, executionId) !== undefined) return { outcome: "fallback" };
     let seq = fenced.nextSeq;

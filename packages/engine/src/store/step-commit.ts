@@ -14,7 +14,7 @@
  * both paths, and the conformance suite runs the general one through the
  * fault-injecting store. A store may leave them out.
  */
-import type { AttributeRow, ExecutionRow, FlowRow } from "./store-rows.ts";
+import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "./store-rows.ts";
 
 /**
  * Method options of one Step method that the store may claim on its own:
@@ -89,6 +89,8 @@ export function handoverLeaseTimesOf(commit: StepCommit): LeaseTimes | undefined
   const movement = commit.movements.length === 1 ? commit.movements[0] : undefined;
   const claim = commit.claim;
   if (movement === undefined || claim === undefined || claim.limit <= 0 || !claim.flowTypes.includes(movement.flowType)) return undefined;
+  // Publishes may make another task ready first.
+  if ((commit.publishes?.length ?? 0) > 0) return undefined;
   return claimLeaseTimesOf(claim.catalog, movement);
 }
 
@@ -118,6 +120,26 @@ export interface StepCommit {
   finish: { status: "completed" | "failed"; output: string | null; error: string | null } | null;
   /** `wait_until` only (a wait without conditions): the execution becomes ready with this wait result and retry window. */
   ready: { waitResult: string; expiresAt: number | null } | null;
+  /**
+   * `wait_until` only, for a store with {@link OneRequestOperations.commitsWaitsAndPublishes}:
+   * the conditions `waitUntil` returned, as stored (`StoredConditions` JSON,
+   * also the history entry's outcome). The store inserts their Timers, makes
+   * the execution wait and matches the wait at once; `expiresAt` is the
+   * retry window should it match.
+   */
+  wait?: StepCommitWait | null;
+  /**
+   * For a store with {@link OneRequestOperations.commitsWaitsAndPublishes}:
+   * publishes in order, each taking the Flow's next sequence number before
+   * any movement; the store then matches every waiting execution of the Flow.
+   */
+  publishes?: readonly { name: string; key: string; value: string }[];
+  /**
+   * With publishes: each Step type's `execute` retry window (total duration,
+   * `null` for none), for the waits that become ready. The store answers
+   * `fallback` when a wait that may match has movement options.
+   */
+  readyTotals?: Readonly<Record<string, number | null>>;
   /** The history entry's outcome text. */
   outcome: string | null;
   /** The Flow's history retention; 0 records no history. */
@@ -125,6 +147,17 @@ export interface StepCommit {
   /** The attempt's method holds locks, which the commit releases. */
   holdsLocks: boolean;
   claim: StepCommitClaim | undefined;
+}
+
+/** A wait with conditions in a {@link StepCommit}. */
+export interface StepCommitWait {
+  /** The stored conditions' JSON text (`StoredConditions`). */
+  conditions: string;
+  /** The Flow type, which the Timers' rows carry. */
+  flowType: string;
+  expiresAt: number | null;
+  /** The earliest due time of its Timers that does not fire at once, for the Workers' wake-up. */
+  earliestTimerAt: number | undefined;
 }
 
 /** One task the store claimed along with a commit: its leased row and the Flow's plain Attributes. */
@@ -146,6 +179,8 @@ export interface StepCommitReply {
   claimStopped: boolean;
   /** A commit that ended the Flow: the stored fields the commit did not send, where the store returns them. */
   ended?: { input: string; createdAt: number; updatedAt: number } | undefined;
+  /** An execution of the Flow became ready (a new movement, or a wait that was matched), where the store says so. */
+  readied?: boolean | undefined;
 }
 
 /** A flow start: the Flow row and, when the Flow has a start Step, its first execution (sequence number 1). */
@@ -195,9 +230,21 @@ export interface OneRequestOperations {
    * @default false
    */
   readonly claimsLocksAndLoads?: boolean;
+  /**
+   * The store's Step commit takes waits with conditions and publishes
+   * ({@link StepCommit.wait}, {@link StepCommit.publishes}): it matches
+   * waits as `FlowTransaction` does. @default false
+   */
+  readonly commitsWaitsAndPublishes?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;
+  /**
+   * Reads a Flow's plain Attributes and what `loads` select, in one
+   * statement that locks and writes nothing (one moment, as a read
+   * transaction of `Snapshot.load` would). Absent: a read transaction.
+   */
+  readSelection?(flowId: string, loads: readonly SelectedLoad[]): Promise<SelectionRead>;
   /** Reads a Flow and its executions in one statement that locks and writes nothing; undefined when no Flow has the ID. */
   readFlow(flowId: string): Promise<FlowRead | undefined>;
   /**
@@ -222,6 +269,24 @@ export interface OneRequestOperations {
    * checkpoint is stored. False when the attempt no longer holds the lease.
    */
   heartbeat?(heartbeat: LeaseHeartbeat): Promise<boolean>;
+}
+
+/** One load selection as an execution stores it (the shape of the engine's `StoredLoad`). */
+export type SelectedLoad =
+  | { kind: "instance"; name: string; key: string }
+  | { kind: "range"; name: string; fromKey?: string; toKey?: string; limit?: number }
+  | { kind: "channel"; name: string; key: string };
+
+/**
+ * One load's result: an instance's stored value (undefined when unset), a
+ * range's rows in key order, or a Channel's queued messages in publish order.
+ */
+export type LoadedSelection = string | undefined | AttributeRow[] | MessageRow[];
+
+/** What {@link OneRequestOperations.readSelection} read: the plain Attributes, and each load's result in order. */
+export interface SelectionRead {
+  plain: AttributeRow[];
+  loaded: LoadedSelection[];
 }
 
 /** One Stream message to append (see {@link OneRequestOperations.appendStream}). */

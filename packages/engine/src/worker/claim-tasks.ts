@@ -2,6 +2,7 @@ import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
+import type { StoredLoad } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
@@ -135,6 +136,8 @@ export async function loadSelectedSnapshots(store: Store, workerId: string, atte
     if (!selectsLoads(attempt)) return attempt;
     const { flow, execution, options, input } = attempt;
     try {
+      const selected = await readSelectionInOneRequest(store, attempt);
+      if (selected !== undefined) return { ...attempt, snapshot: selected };
       const read = store.read === undefined ? store.transaction.bind(store) : store.read.bind(store);
       const snapshot = await read((transaction) => Snapshot.load(transaction, flow, execution.flowId, options.step, input, options.extraLoads));
       return { ...attempt, snapshot };
@@ -153,6 +156,29 @@ export async function loadSelectedSnapshots(store: Store, workerId: string, atte
     }
   }));
   return loaded.filter((attempt) => attempt !== undefined);
+}
+
+/**
+ * The snapshot `Snapshot.load` would read, in one statement of the store's
+ * `readSelection`; undefined when the store has none, or when a load
+ * function chose its selection from plain Attributes (those of the claim)
+ * that differ from the ones the statement read, or threw on them. Then the
+ * read transaction decides, exactly as before.
+ */
+async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt): Promise<Snapshot | undefined> {
+  const oneRequest = store.oneRequest;
+  if (oneRequest?.readSelection === undefined) return undefined;
+  const { flow, execution, options, input } = attempt;
+  const dynamic = typeof options.step.options.load === "function";
+  let loads: StoredLoad[];
+  try {
+    loads = Snapshot.selectedLoads(options.step, input, attempt.snapshot, options.extraLoads);
+  } catch {
+    return undefined;
+  }
+  const read = await oneRequest.readSelection(execution.flowId, loads);
+  if (dynamic && !attempt.snapshot.holdsPlainAttributes(read.plain)) return undefined;
+  return Snapshot.ofLoaded(flow, read.plain, loads, read.loaded);
 }
 
 function selectsLoads(attempt: ClaimedAttempt): boolean {

@@ -66,9 +66,12 @@ async function commitInOneRequest(
     claims.push(...rest.claims);
     for (const changed of rest.changed) changed.announce(store);
   }
-  const queuedTask = plan.movements.length > 0 || plan.ready !== null;
+  // A wait with conditions or a publish queues a task only when a wait was matched, which the store tells.
+  const queuedTask = plan.movements.length > 0 || plan.ready !== null || reply.readied === true;
   const othersMayClaim = next === undefined || claims.length >= next.limit;
   if (reply.outcome === "committed" && queuedTask && othersMayClaim) store.wake({ kind: "tasks", at: now });
+  const timerAt = plan.wait?.earliestTimerAt;
+  if (reply.outcome === "committed" && timerAt !== undefined) store.wake({ kind: "timers", dueAt: timerAt });
   if (reply.outcome === "committed" && plan.finish !== null) {
     const { ended } = reply;
     if (ended !== undefined && awaitsLocalFlowEnd(store, execution.flowId)) {

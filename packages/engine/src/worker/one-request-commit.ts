@@ -8,7 +8,7 @@ import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts"
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
 import type { ResolvedMethodOptions } from "../step/step-options.ts";
-import type { StoredWaitResult } from "../step/stored-conditions.ts";
+import { storeConditions, type StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
 import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type ClaimCatalogEntry, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
 import type { AttemptOutcome, ClaimedAttempt, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
@@ -90,16 +90,41 @@ export function withoutNumber(row: ExecutionRow): Omit<ExecutionRow, "seq" | "ex
   return copy as Omit<ExecutionRow, "seq" | "executionId">;
 }
 
+const readyTotalsByFlow = new WeakMap<FlowCore, Readonly<Record<string, number | null>>>();
+
+/** Each Step type's `execute` retry window without movement options, for waits a commit's publishes make ready. Computed once per Flow. */
+function readyTotalsOf(flow: FlowCore): Readonly<Record<string, number | null>> {
+  let totals = readyTotalsByFlow.get(flow);
+  if (totals === undefined) {
+    const computed: Record<string, number | null> = {};
+    for (const stepType of flow.stepsByName.keys()) computed[stepType] = resolveExecutionOptions(flow, stepType, null).execute.retry.totalDurationMs;
+    totals = computed;
+    readyTotalsByFlow.set(flow, totals);
+  }
+  return totals;
+}
+
+/** What a one-request commit may take besides plain results, by what the store offers. */
+export interface OneRequestCapabilities {
+  /** `OneRequestOperations.claimsLocksAndLoads`. */
+  locksAndLoads?: boolean;
+  /** `OneRequestOperations.commitsWaitsAndPublishes`. */
+  waitsAndPublishes?: boolean;
+}
+
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
 /**
  * The one-request commit of an outcome, or undefined when the outcome needs
- * the general path: a failed attempt, publishes (they may complete waits),
- * cancellations, or a wait with conditions (Timers and matching).
+ * the general path: a failed attempt or cancellations; publishes (they may
+ * complete waits) and a wait with conditions (Timers and matching) unless
+ * the store matches waits itself (`waitsAndPublishes`).
  */
-export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, locksAndLoads = false): StepCommit | undefined {
-  if (outcome.kind === "error" || outcome.publishes.length > 0) return undefined;
+export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, capabilities: OneRequestCapabilities = {}): StepCommit | undefined {
+  const waitsAndPublishes = capabilities.waitsAndPublishes === true;
+  if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
   const { execution, flow } = claim;
+  const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {
     flowId: execution.flowId,
     executionId: execution.executionId,
@@ -110,17 +135,38 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
     historyKeep: flow.historyRetention,
     holdsLocks: claim.methodOptions.lockNames.length > 0,
-    claim: oneRequestClaimOf(next, locksAndLoads),
+    claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true),
+    ...(publishes.length > 0 ? { publishes, readyTotals: readyTotalsOf(flow) } : {}),
   };
   if (outcome.kind === "wait_until") {
-    if (outcome.conditions !== null || claim.method !== "wait_until") return undefined;
+    if (claim.method !== "wait_until") return undefined;
     const total = claim.options.execute.retry.totalDurationMs;
+    const expiresAt = total === null ? null : now + total;
+    if (outcome.conditions !== null) {
+      if (!waitsAndPublishes) return undefined;
+      let conditions: string;
+      let earliestTimerAt: number | undefined;
+      try {
+        const stored = storeConditions(execution.stepType, outcome.conditions, now);
+        conditions = JSON.stringify(stored);
+        for (const item of stored.items) {
+          if (item.kind === "timer" && item.dueAt > now) earliestTimerAt = Math.min(earliestTimerAt ?? item.dueAt, item.dueAt);
+        }
+      } catch {
+        // Conditions the engine refuses: the general path reports them as it always does.
+        return undefined;
+      }
+      // A key with U+0000, which the store's JSON cannot hold: the general path stores it as text.
+      if (conditions.includes("\\u0000")) return undefined;
+      const wait = { conditions, flowType: execution.flowType, expiresAt, earliestTimerAt };
+      return { ...base, method: "wait_until", movements: [], finish: null, ready: null, wait, outcome: conditions };
+    }
     return {
       ...base,
       method: "wait_until",
       movements: [],
       finish: null,
-      ready: { waitResult: noWaitResult, expiresAt: total === null ? null : now + total },
+      ready: { waitResult: noWaitResult, expiresAt },
       outcome: null,
     };
   }
@@ -161,7 +207,10 @@ function claimStopsAt(commit: StepCommit, claimed: ClaimedAttempt): boolean {
  * `OneRequestOperations.embedded`).
  */
 export function planOneRequestCommitFor(oneRequest: OneRequestOperations, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number): StepCommit | undefined {
-  const plan = planOneRequestCommit(claim, workerId, outcome, next, now, oneRequest.claimsLocksAndLoads === true);
+  const plan = planOneRequestCommit(claim, workerId, outcome, next, now, {
+    locksAndLoads: oneRequest.claimsLocksAndLoads === true,
+    waitsAndPublishes: oneRequest.commitsWaitsAndPublishes === true,
+  });
   if (plan === undefined || oneRequest.embedded !== true || plan.claim === undefined) return plan;
   return claimStopsAt(plan, claim) ? undefined : plan;
 }

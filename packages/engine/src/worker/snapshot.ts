@@ -5,7 +5,8 @@ import type { FlowCore } from "../flow/flow.ts";
 import { decodeValue } from "../internal/encode.ts";
 import type { PlainAttributeReader, StoredLoad } from "../step/step-options.ts";
 import { storedLoad } from "../step/step-options.ts";
-import type { MessageRow, StoreTransaction } from "../store/store.ts";
+import type { AttributeRow, MessageRow, StoreTransaction } from "../store/store.ts";
+import type { LoadedSelection } from "../store/step-commit.ts";
 import type { StepDefinition } from "../step/step.ts";
 
 function slot(name: string, key: string): string {
@@ -53,22 +54,58 @@ export class Snapshot implements PlainAttributeReader {
   ): Promise<Snapshot> {
     const snapshot = new Snapshot(flow);
     for (const row of await transaction.readPlainAttributes(flowId)) snapshot.values.set(slot(row.name, ""), row.value);
-    const selected = typeof step.options.load === "function" ? step.options.load(input, snapshot) : (step.options.load ?? []);
-    for (const load of [...selected.map(storedLoad), ...extraLoads]) await snapshot.loadOne(transaction, flowId, load);
+    for (const load of Snapshot.selectedLoads(step, input, snapshot, extraLoads)) await snapshot.loadOne(transaction, flowId, load);
     return snapshot;
+  }
+
+  /**
+   * The loads a Step selects (its `load` option, evaluated against `plain`
+   * when it is a function) and its movement adds, in the order
+   * {@link Snapshot.load} reads them.
+   */
+  static selectedLoads(step: StepDefinition<unknown>, input: unknown, plain: Snapshot, extraLoads: readonly StoredLoad[]): StoredLoad[] {
+    const selected = typeof step.options.load === "function" ? step.options.load(input, plain) : (step.options.load ?? []);
+    return [...selected.map(storedLoad), ...extraLoads];
+  }
+
+  /** A snapshot from plain Attributes and each load's result, read at one moment (see `OneRequestOperations.readSelection`). */
+  static ofLoaded(flow: FlowCore, plain: readonly AttributeRow[], loads: readonly StoredLoad[], results: readonly LoadedSelection[]): Snapshot {
+    const snapshot = Snapshot.ofPlainAttributes(flow, plain);
+    loads.forEach((load, index) => snapshot.apply(load, results[index]));
+    return snapshot;
+  }
+
+  /** Whether this snapshot's values are exactly these plain Attributes (a snapshot of plain Attributes only). */
+  holdsPlainAttributes(rows: readonly AttributeRow[]): boolean {
+    return this.values.size === rows.length && rows.every((row) => this.values.get(slot(row.name, "")) === row.value);
   }
 
   private async loadOne(transaction: StoreTransaction, flowId: string, load: StoredLoad): Promise<void> {
     switch (load.kind) {
+      case "instance":
+        if (load.key === "") return;
+        this.apply(load, await transaction.readAttribute(flowId, load.name, load.key));
+        return;
+      case "range":
+        this.apply(load, await transaction.readAttributeRange(flowId, load.name, load));
+        return;
+      case "channel":
+        this.apply(load, await transaction.listMessages(flowId, load.name, load.key));
+        return;
+    }
+  }
+
+  /** Records one load's result: an instance's value (undefined when unset), a range's rows, or a Channel's messages. */
+  private apply(load: StoredLoad, result: LoadedSelection | undefined): void {
+    switch (load.kind) {
       case "instance": {
         if (load.key === "") return;
         this.instances.add(slot(load.name, load.key));
-        const value = await transaction.readAttribute(flowId, load.name, load.key);
-        if (value !== undefined) this.values.set(slot(load.name, load.key), value);
+        if (typeof result === "string") this.values.set(slot(load.name, load.key), result);
         return;
       }
       case "range": {
-        const rows = await transaction.readAttributeRange(flowId, load.name, load);
+        const rows = (Array.isArray(result) ? result : []) as AttributeRow[];
         for (const row of rows) this.values.set(slot(row.name, row.key), row.value);
         const cut = load.limit !== undefined && rows.length >= load.limit;
         const ranges = this.ranges.get(load.name) ?? [];
@@ -77,7 +114,7 @@ export class Snapshot implements PlainAttributeReader {
         return;
       }
       case "channel":
-        this.channels.set(slot(load.name, load.key), await transaction.listMessages(flowId, load.name, load.key));
+        this.channels.set(slot(load.name, load.key), (Array.isArray(result) ? result : []) as MessageRow[]);
         return;
     }
   }

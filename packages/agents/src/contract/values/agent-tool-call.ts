@@ -53,6 +53,8 @@ export interface AgentToolCall {
   taskPollIntervalSeconds?: number;
   /** True while a task's question was resolved and the next poll hands the resolution over. */
   taskAnswerPending?: boolean;
+  /** True for a call that starts a sub-agent session and counted toward `maxSubAgentsPerTurn`. */
+  startsSubAgent?: boolean;
 }
 
 /** An answer to one of a tool's own questions. */
@@ -112,6 +114,7 @@ export function agentToolCallToWire(call: AgentToolCallRecord): WireObject {
     task_id: call.taskId,
     task_poll_interval_seconds: call.taskPollIntervalSeconds,
     task_answer_pending: call.taskAnswerPending,
+    starts_sub_agent: call.startsSubAgent,
   });
 }
 
@@ -173,4 +176,5 @@ function readWaitingFields(object: WireObject, call: AgentToolCallRecord): void 
   if (taskId !== null) call.taskId = taskId;
   if (typeof object.task_poll_interval_seconds === "number" && Number.isFinite(object.task_poll_interval_seconds)) call.taskPollIntervalSeconds = object.task_poll_interval_seconds;
   if (object.task_answer_pending === true) call.taskAnswerPending = true;
+  if (object.starts_sub_agent === true) call.startsSubAgent = true;
 }

@@ -117,3 +117,11 @@ export function isBlankText(text: string): boolean {
   for (const character of text) if (!pythonWhitespace.has(character.codePointAt(0) ?? 0)) return false;
   return true;
 }
+
+/**
+ * The result and error of a sub-agent call over the session's
+ * `maxSubAgentsPerTurn`: recorded failed, it never starts a child.
+ */
+export function subAgentLimitResult(toolName: string, limit: number): string {
+  return `sub-agent call refused: this turn has made ${limit} sub-agent calls, the limit maxSubAgentsPerTurn (${limit}), so ${toolName} did not run. Finish without more sub-agents in this turn, or raise maxSubAgentsPerTurn in the agent's options.`;
+}

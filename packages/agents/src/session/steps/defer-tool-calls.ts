@@ -11,7 +11,7 @@ import type { AgentEventWriter } from "../../contract/values/agent-event.ts";
 import { approvalInterruptId, type AgentInterrupt } from "../../contract/values/agent-interrupt.ts";
 import type { AgentState } from "../../contract/values/agent-state.ts";
 import type { AgentToolCallRecord } from "../../contract/values/agent-tool-call.ts";
-import { planningTurnToolRejectedResult } from "../../contract/values/result-texts.ts";
+import { planningTurnToolRejectedResult, subAgentLimitResult } from "../../contract/values/result-texts.ts";
 import { isRetryableEffect } from "../../contract/values/tool-effect.ts";
 import { loadedToolCalls } from "../build-turn-context.ts";
 import { settleBuiltInCall } from "../built-in-tools/settle-built-in-call.ts";
@@ -63,6 +63,15 @@ async function rejectInPlanningTurn(deferral: DeferralContext, record: AgentTool
   return {};
 }
 
+/** A sub-agent call over `maxSubAgentsPerTurn` fails in this commit, starting no child. */
+async function refuseOverSubAgentLimit(deferral: DeferralContext, record: AgentToolCallRecord): Promise<DeferredCallWork> {
+  const { context, environment, events } = deferral;
+  const result = subAgentLimitResult(record.toolName, environment.options.maxSubAgentsPerTurn);
+  await events.write("tool_call_deferred", { tool_call_id: record.toolCallId, tool_name: record.toolName, effect: record.effect, requires_approval: record.requiresApproval });
+  await finishToolCall(context, environment.persistence, record, "failed", { output: result, error: result }, events);
+  return {};
+}
+
 /** Records every call of the response and moves to one Step per call plus `ResumeTurn`. */
 export async function deferToolCalls(
   context: ExecuteContext,
@@ -75,7 +84,10 @@ export async function deferToolCalls(
   const { persistence, options } = environment;
   const appended = appendMessages(context, persistence, state, outcome.newMessages ?? [], turnId);
   // The turn keeps every round's records until it ends; the order continues across rounds.
-  const firstOrder = loadedToolCalls(context, environment).reduce((next, record) => Math.max(next, record.deferralOrder + 1), 0);
+  const turnCalls = loadedToolCalls(context, environment);
+  const firstOrder = turnCalls.reduce((next, record) => Math.max(next, record.deferralOrder + 1), 0);
+  // Every call of the response is known here, before any runs: the fan-out limit counts them in order, with the turn's earlier ones.
+  let subAgentCalls = turnCalls.filter((record) => record.startsSubAgent === true).length;
   context.write(persistence.frameworkRunState, outcome.frameworkRunState);
   const now = isoNow(context);
   const builtIns = options.builtInTools as readonly string[];
@@ -89,11 +101,20 @@ export async function deferToolCalls(
   for (const [index, call] of outcome.toolCalls.entries()) {
     const record: AgentToolCallRecord = { ...newRecord(call, turnId, firstOrder + index), ...activationTraceContextField(context, environment) };
     const isBuiltIn = builtIns.includes(call.toolName);
-    const work = state.interactionMode === "planning" && !(isBuiltIn && call.toolName === "write_todos")
+    const isPlanningRejected = state.interactionMode === "planning" && !(isBuiltIn && call.toolName === "write_todos");
+    const isSubAgent = call.startsSubAgent === true && !isBuiltIn && !isPlanningRejected;
+    const isOverSubAgentLimit = isSubAgent && subAgentCalls >= options.maxSubAgentsPerTurn;
+    if (isSubAgent && !isOverSubAgentLimit) {
+      subAgentCalls += 1;
+      record.startsSubAgent = true;
+    }
+    const work = isPlanningRejected
       ? await rejectInPlanningTurn(deferral, record)
       : isBuiltIn
         ? await settleBuiltInCall(deferral, record)
-        : await deferRunnerCall(deferral, record);
+        : isOverSubAgentLimit
+          ? await refuseOverSubAgentLimit(deferral, record)
+          : await deferRunnerCall(deferral, record);
     if (work.interrupt !== undefined) interrupts.push(work.interrupt);
     if (work.movement !== undefined) movements.push(work.movement);
   }

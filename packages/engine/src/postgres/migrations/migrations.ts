@@ -5,6 +5,7 @@ import { compactHandoverFunctionMigration } from "./0005-commit-step-compact-han
 import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in-place.ts";
 import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
+import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -148,6 +149,7 @@ CREATE TABLE {schema}.stream_usage (
   handoverInPlaceFunctionMigration,
   appendStreamFunctionMigration,
   claimLocksAndLoadsMigration,
+  commitWaitsAndPublishesMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

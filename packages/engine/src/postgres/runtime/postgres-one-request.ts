@@ -1,9 +1,9 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migrations 0002–0006, sent
+ * named prepared statement calling a function of migrations 0002–0009, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
-import type { AttributeRow, ExecutionRow, FlowRow } from "../../store/store.ts";
+import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "../../store/store.ts";
 import {
   handoverLeaseTimesOf,
   leasedExecution,
@@ -13,7 +13,10 @@ import {
   type FlowStartReply,
   type LeaseHeartbeat,
   type LeaseTimes,
+  type LoadedSelection,
   type OneRequestOperations,
+  type SelectedLoad,
+  type SelectionRead,
   type StepCommit,
   type StepCommitReply,
   type StoreClaim,
@@ -22,7 +25,7 @@ import {
   type TaskClaimReply,
 } from "../../store/step-commit.ts";
 import type { WakeEvent } from "../../store/store.ts";
-import { encodeInstanceKey } from "./instance-key.ts";
+import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
 
@@ -92,6 +95,12 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
     holdsLocks: commit.holdsLocks,
     claim: commit.claim === undefined ? null : { flowTypes: commit.claim.flowTypes, limit: commit.claim.limit },
     handover: handover === undefined ? null : [handover.timeoutMs, handover.heartbeatTimeoutMs],
+    // Migration 0009's fields, sent only when used (a schema without it takes neither).
+    ...(commit.wait === undefined || commit.wait === null ? {} : { wait: { conditions: commit.wait.conditions, flowType: commit.wait.flowType, expiresAt: commit.wait.expiresAt } }),
+    ...(commit.publishes === undefined || commit.publishes.length === 0 ? {} : {
+      publishes: commit.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
+      readyTotals: commit.readyTotals ?? {},
+    }),
   };
 }
 
@@ -114,6 +123,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly appendStatement: { name: string; text: string };
   private readonly attributesStatement: { name: string; text: string };
   private readonly heartbeatStatement: { name: string; text: string };
+  private readonly selectionStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   private readonly groups: StepCommitGroups;
@@ -123,10 +133,13 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   /** The schema has migration 0008: claims take locks and tasks whose Step selects loads. */
   readonly claimsLocksAndLoads: boolean;
+  /** The schema has migration 0009: a Step commit takes waits with conditions and publishes. */
+  readonly commitsWaitsAndPublishes: boolean;
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false) {
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false) {
     this.run = run;
     this.claimsLocksAndLoads = claimsLocksAndLoads;
+    this.commitsWaitsAndPublishes = commitsWaitsAndPublishes;
     this.onSkippedRows = onSkippedRows;
     const commitText = `SELECT ${quotedSchema}.perdure_commit_step($1::jsonb, $2::jsonb) AS reply`;
     const startText = `SELECT ${quotedSchema}.perdure_start_flow($1::jsonb, $2::jsonb) AS reply`;
@@ -157,6 +170,23 @@ export class PostgresOneRequest implements OneRequestOperations {
         RETURNING 1)
       SELECT count(*)::int AS held FROM extended`;
     this.heartbeatStatement = { name: statementName(heartbeatText), text: heartbeatText };
+    // Subqueries of one statement read one snapshot. Each load reads as PostgresTransaction's
+    // readAttribute, readAttributeRange and listMessages do; keys arrive stored (escaped).
+    const selectionText = `SELECT (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
+        FROM ${quotedSchema}.attributes a WHERE a.flow_id = $1 AND a.key = '') AS plain,
+      (SELECT coalesce(jsonb_agg(CASE l.load ->> 'kind'
+          WHEN 'instance' THEN (SELECT to_jsonb(a.value) FROM ${quotedSchema}.attributes a
+            WHERE a.flow_id = $1 AND a.name = l.load ->> 'name' AND a.key = l.load ->> 'key')
+          WHEN 'range' THEN (SELECT coalesce(jsonb_agg(jsonb_build_array(r.key, r.value) ORDER BY r.key), '[]'::jsonb) FROM (
+            SELECT a.key, a.value FROM ${quotedSchema}.attributes a
+            WHERE a.flow_id = $1 AND a.name = l.load ->> 'name' AND a.key > '' AND a.key >= l.load ->> 'fromKey'
+              AND (l.load ->> 'toKey' IS NULL OR a.key < l.load ->> 'toKey')
+            ORDER BY a.key LIMIT (l.load ->> 'limit')::bigint) r)
+          ELSE (SELECT coalesce(jsonb_agg(jsonb_build_array(m.seq, m.message_id, m.value, m.published_at) ORDER BY m.seq), '[]'::jsonb)
+            FROM ${quotedSchema}.messages m WHERE m.flow_id = $1 AND m.channel = l.load ->> 'name' AND m.key = l.load ->> 'key')
+          END ORDER BY l.position), '[]'::jsonb)
+        FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS l(load, position)) AS loaded`;
+    this.selectionStatement = { name: statementName(selectionText), text: selectionText };
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
@@ -181,6 +211,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       claimed?: ClaimedReply | null;
       handed?: HandedReply;
       ended?: StepCommitReply["ended"] | null;
+      readied?: boolean;
     };
     const ended = reply.ended ?? undefined;
     if (reply.handed !== undefined && handover !== undefined) {
@@ -190,7 +221,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       const execution = leasedExecution({ ...movement, flowId: commit.flowId, seq, executionId: String(seq) }, commit.workerId, handover, commit.now);
       return { outcome: reply.outcome, claims: [{ execution, plainAttributes: plainAttributesOf(attributes) }], claimStopped: false, ended };
     }
-    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended };
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended, readied: reply.readied };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
@@ -226,6 +257,26 @@ export class PostgresOneRequest implements OneRequestOperations {
     const { flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint } = heartbeat;
     const { held } = await this.run<{ held: number }>(this.heartbeatStatement, [flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint]);
     return held > 0;
+  }
+
+  async readSelection(flowId: string, loads: readonly SelectedLoad[]): Promise<SelectionRead> {
+    const request = loads.map((load) => load.kind === "range"
+      ? { kind: "range", name: load.name, fromKey: encodeInstanceKey(load.fromKey ?? ""), toKey: load.toKey === undefined ? null : encodeInstanceKey(load.toKey), limit: load.limit ?? null }
+      : { kind: load.kind, name: load.name, key: encodeInstanceKey(load.key) });
+    const row = await this.run<{ plain: [string, string][]; loaded: (string | null | unknown[][])[] }>(this.selectionStatement, [flowId, JSON.stringify(request)]);
+    const loaded = loads.map((load, index): LoadedSelection => {
+      const result = row.loaded[index];
+      switch (load.kind) {
+        case "instance":
+          return typeof result === "string" ? result : undefined;
+        case "range":
+          return ((result ?? []) as [string, string][]).map(([key, value]): AttributeRow => ({ name: load.name, key: decodeInstanceKey(key), value }));
+        case "channel":
+          return ((result ?? []) as [number, string, string, number][]).map(([seq, messageId, value, publishedAt]): MessageRow => (
+            { seq, channel: load.name, key: load.key, messageId, value, publishedAt }));
+      }
+    });
+    return { plain: row.plain.map(([name, value]) => ({ name, key: "", value })), loaded };
   }
 
   async readAttributes(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined> {

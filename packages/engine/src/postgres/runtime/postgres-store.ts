@@ -12,6 +12,7 @@ import { PostgresTransaction, TransactionConflict } from "./postgres-transaction
 import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
+import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -135,7 +136,7 @@ export class PostgresStore implements Store {
         }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
           wakePayload: (event) => store.wakeChannel.payloadOf(event),
           wakeLocally: (event) => store.events.emit("wake", event),
-        } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name));
+        } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name));
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { attribute, attributeMap } from "../../attribute/attribute.ts";
+import { channel, channelMap } from "../../channel/channel.ts";
+import { allOf, anyOf, received, timer } from "../../condition/condition.ts";
 import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, deadEnd, failFlow, moveTo, moveToMany, movement } from "../../step/decision.ts";
@@ -61,11 +63,68 @@ const BranchStep = defineStep<{ fail: boolean }>("Branch", {
 });
 export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, TallyStep, IdleStep, BranchStep], persistence: { counter, note, tallies, progress } });
 
+const results = channel<number>("Results");
+const signals = channelMap<string>("Signals");
+const gathered = attribute<number[]>("Gathered");
+/** What each Produce saw queued (a Channel load, one of them under the escaped key). */
+const seenQueued = attributeMap<string>("SeenQueued");
+/** A key with U+0001, which a store may escape: matching must find the messages under it. */
+const signalKey = "key\u0001one";
+/** Far in the future and absolute, so the stored conditions are the same text on every run. */
+const lateAt = Date.UTC(2100, 0, 1);
+
+/**
+ * Waits with conditions and publishes, which a store that matches waits
+ * itself commits in one request too: a wait that matches later (when a
+ * publish completes it, consuming exactly two of three messages, with a
+ * Timer that never fires and goes), one that matches at once (a Timer
+ * already due, all-of), one on a map instance with an at-most bound, and
+ * publishes that complete waits of other executions.
+ */
+const SpreadStep = defineStep("Spread", {
+  execute: () => moveToMany([movement("Collect", {}), movement("Produce", { remaining: 3 }), movement("Listen", {})]),
+});
+const CollectStep = defineStep("Collect", {
+  waitUntil: () => anyOf(received(results, { exactly: 2 }), timer("late", { at: lateAt })),
+  execute: (context) => {
+    context.write(gathered, context.consumed(results).map((message) => message.message));
+    return moveTo("Gather", {});
+  },
+});
+const ProduceStep = defineStep<{ remaining: number }>("Produce", {
+  load: [results, signals.instance(signalKey)],
+  execute: (context, input) => {
+    const queued = [...context.pendingMessages(results), ...context.pendingMessages(signals.instance(signalKey))];
+    context.write(seenQueued.instance(String(input.remaining)), queued.map((message) => String(message.message)).join(" "));
+    context.publish(results, input.remaining);
+    if (input.remaining === 2) context.publish(signals.instance(signalKey), `signal ${input.remaining}`);
+    return input.remaining > 1 ? moveTo("Produce", { remaining: input.remaining - 1 }) : deadEnd();
+  },
+});
+const ListenStep = defineStep("Listen", {
+  waitUntil: () => anyOf(received(signals.instance(signalKey), { atMost: 5 })),
+  execute: (context) => {
+    context.write(note, context.consumed(signals.instance(signalKey)).map((message) => message.message).join(", "));
+    return deadEnd();
+  },
+});
+const GatherStep = defineStep("Gather", {
+  // A Timer already due and a message left over: matched in the commit of the wait itself.
+  waitUntil: () => allOf(timer("due", { at: 0 }), received(results, { atLeast: 1 })),
+  execute: (context) => completeFlow({ gathered: [...(context.read(gathered) ?? []), ...context.consumed(results).map((message) => message.message)] }),
+});
+export const waitsFlow = defineFlow({
+  type: "OneRequestWaits",
+  start: "Spread",
+  steps: [SpreadStep, CollectStep, ProduceStep, ListenStep, GatherStep],
+  persistence: { results, signals, gathered, note, seenQueued },
+});
+
 /** Runs three mixed Flows to their ends on `store`, one attempt at a time, and an idempotent second start. */
 export async function runMixedFlows(store: Store): Promise<void> {
   const client = new Client({ store });
   // One attempt at a time, so parallel executions of a Flow commit in the same order on both paths.
-  const worker = new Worker({ store, flows: [mixedFlow], concurrency: 1 });
+  const worker = new Worker({ store, flows: [mixedFlow, waitsFlow], concurrency: 1 });
   await worker.start();
   const flows = [
     { flowId: "short", input: { remaining: 0, fail: false } },
@@ -74,9 +133,10 @@ export async function runMixedFlows(store: Store): Promise<void> {
   ];
   try {
     for (const { flowId, input } of flows) assert.deepEqual(await client.start(mixedFlow, flowId, input, { requestId: `request-${flowId}` }), { created: true });
+    assert.deepEqual(await client.start(waitsFlow, "waits", {}), { created: true });
     // An idempotent second start changes nothing.
     assert.deepEqual(await client.start(mixedFlow, "short", { remaining: 0, fail: false }, { requestId: "request-short" }), { created: false });
-    for (const { flowId } of flows) {
+    for (const { flowId } of [...flows, { flowId: "waits" }]) {
       await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 30_000, description: `${flowId} to finish` });
     }
   } finally {
