@@ -4,7 +4,9 @@ import { Client } from "../client/client.ts";
 import { chainPlaceGraceMs, continuationPlace } from "../flow/flow-transaction.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "../postgres/temporary-postgres-schema.ts";
-import { completeFlow, moveTo } from "../step/decision.ts";
+import { channel } from "../channel/channel.ts";
+import { anyOf, received } from "../condition/condition.ts";
+import { completeFlow, deadEnd, moveTo, moveToMany, movement } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import type { Store } from "../store/store.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
@@ -32,21 +34,39 @@ const Second = defineStep<{ name: string }>("Second", { execute: (_context, inpu
 const Third = defineStep<{ name: string }>("Third", { execute: (_context, input) => (order.push(`${input.name}.3`), completeFlow()) });
 const chainFlow = defineFlow({ type: "QueuedChains", start: "First", steps: [First, Second, Third] });
 
+// A chain through a wait: the second Step's publish completes the third's wait inside the chain.
+const done = channel<number>("Done");
+const Fork = defineStep<{ name: string }>("Fork", {
+  execute: (_context, input) => (order.push(`${input.name}.1`), moveToMany([movement("Await", input), movement("Signal", input)])),
+});
+const Signal = defineStep<{ name: string }>("Signal", {
+  execute: (context, input) => {
+    order.push(`${input.name}.2`);
+    context.publish(done, 1);
+    return deadEnd();
+  },
+});
+const Await = defineStep<{ name: string }>("Await", {
+  waitUntil: () => anyOf(received(done, { exactly: 1 })),
+  execute: (_context, input) => (order.push(`${input.name}.3`), completeFlow()),
+});
+const waitFlow = defineFlow({ type: "QueuedWaits", start: "Fork", steps: [Fork, Signal, Await], persistence: { done } });
+
 /**
  * Queues `count` Flows of three Steps before any Worker runs, one at a time
  * so each has its own place, then drains them with one Worker slot. Returns
  * the order the Steps ran in.
  */
-async function drainBacklog(store: Store, count: number): Promise<string[]> {
+async function drainBacklog(store: Store, count: number, flow: typeof chainFlow = chainFlow): Promise<string[]> {
   order.length = 0;
   const client = new Client({ store });
-  const names = Array.from({ length: count }, (_, index) => `chain-${String(index).padStart(2, "0")}`);
+  const names = Array.from({ length: count }, (_, index) => `${flow.flowType}-${String(index).padStart(2, "0")}`);
   for (const name of names) {
-    await client.start(chainFlow, name, { name });
+    await client.start(flow, name, { name });
     // The store's clock moves on, so the next start queues strictly later.
     await new Promise((resolve) => setTimeout(resolve, 3));
   }
-  const worker = new Worker({ store, flows: [chainFlow], concurrency: 1 });
+  const worker = new Worker({ store, flows: [flow], concurrency: 1 });
   await worker.start();
   try {
     for (const name of names) assert.equal((await client.waitForFlow(name, { timeoutMs: 60_000 })).status, "completed");
@@ -56,14 +76,16 @@ async function drainBacklog(store: Store, count: number): Promise<string[]> {
   return [...order];
 }
 
-function expectedOrder(count: number): string[] {
-  return Array.from({ length: count }, (_, index) => `chain-${String(index).padStart(2, "0")}`).flatMap((name) => [`${name}.1`, `${name}.2`, `${name}.3`]);
+function expectedOrder(count: number, flow: typeof chainFlow = chainFlow): string[] {
+  return Array.from({ length: count }, (_, index) => `${flow.flowType}-${String(index).padStart(2, "0")}`).flatMap((name) => [`${name}.1`, `${name}.2`, `${name}.3`]);
 }
 
 void test("on SQLite a backlog drains chain by chain in the order the chains were queued: a started chain's Steps go before later chains' first Steps", async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());
   assert.deepEqual(await drainBacklog(temporary.store, 12), expectedOrder(12));
+  // Through a wait that a publish in the chain completes.
+  assert.deepEqual(await drainBacklog(temporary.store, 8, waitFlow), expectedOrder(8, waitFlow));
 });
 
 void test("on PostgreSQL a backlog drains chain by chain in the order the chains were queued", { skip: postgresTestSkip(url) }, async (t) => {
@@ -71,4 +93,6 @@ void test("on PostgreSQL a backlog drains chain by chain in the order the chains
   t.after(() => temporary.dispose());
   const store = await temporary.open();
   assert.deepEqual(await drainBacklog(store, 12), expectedOrder(12));
+  // Through a wait that a publish in the chain completes: matched by perdure_commit_step (migration 0010).
+  assert.deepEqual(await drainBacklog(store, 8, waitFlow), expectedOrder(8, waitFlow));
 });

@@ -137,6 +137,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     holdsLocks: claim.methodOptions.lockNames.length > 0,
     claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true),
     ...(publishes.length > 0 ? { publishes, readyTotals: readyTotalsOf(flow) } : {}),
+    // Where the waits this commit completes queue: the chain's place, as FlowTransaction.makeReady.
+    ...(publishes.length > 0 || (outcome.kind === "wait_until" && outcome.conditions !== null) ? { place: continuationPlace(execution, claim.claimedAt, now) } : {}),
   };
   if (outcome.kind === "wait_until") {
     if (claim.method !== "wait_until") return undefined;

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migrations 0002–0009, sent
+ * named prepared statement calling a function of migrations 0002–0010, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
 import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "../../store/store.ts";
@@ -101,6 +101,8 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
       publishes: commit.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
       readyTotals: commit.readyTotals ?? {},
     }),
+    // Migration 0010's: where the waits the commit completes queue (a schema without it takes `now`).
+    ...(commit.place === undefined ? {} : { place: [commit.place.availableAt, commit.place.scheduledAt] }),
   };
 }
 
