@@ -57,6 +57,8 @@ function sessionFlow() {
 }
 
 interface MemoryReport {
+  /** SQLite: prepared statements the connection caches. */
+  statements?: number | undefined;
   heapUsedMiB: number;
   heapTotalMiB: number;
   rssMiB: number;
@@ -90,8 +92,11 @@ async function runWorker(): Promise<void> {
           gc?.();
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
+        const connection = (store as unknown as { connection?: { statements?: Map<string, unknown>; database?: { exec: (sql: string) => void } } }).connection;
+        if (process.env["PERDURE_BENCH_SHRINK"] === "1") connection?.database?.exec("PRAGMA shrink_memory");
+        if (process.env["PERDURE_BENCH_SHRINK"] === "1") await new Promise((resolve) => setTimeout(resolve, 200));
         const usage = process.memoryUsage();
-        process.send!({ kind: "memory", report: { heapUsedMiB: mib(usage.heapUsed), heapTotalMiB: mib(usage.heapTotal), rssMiB: mib(usage.rss), ...rssByKind(), externalMiB: mib(usage.external), arrayBuffersMiB: mib(usage.arrayBuffers) } satisfies MemoryReport });
+        process.send!({ kind: "memory", report: { statements: connection?.statements?.size,  heapUsedMiB: mib(usage.heapUsed), heapTotalMiB: mib(usage.heapTotal), rssMiB: mib(usage.rss), ...rssByKind(), externalMiB: mib(usage.external), arrayBuffersMiB: mib(usage.arrayBuffers) } satisfies MemoryReport });
       })();
     }
     if (message.kind === "close") {
