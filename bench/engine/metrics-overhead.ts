@@ -1,70 +1,237 @@
 /**
- * What the Worker's metrics cost per Step: a no-op Step chain on SQLite
- * (process-crash-safe), with no MeterProvider (the OpenTelemetry API's
- * no-op) and with the SDK's MeterProvider recording every instrument, in
- * alternating rounds in one process so that machine load hits both alike.
+ * What the Worker's metrics cost per Step, end to end: the engine
+ * benchmark's no-op Step chain on SQLite (process-crash-safe), run by two
+ * Workers that differ only in metrics.
  *
- *   node bench/engine/metrics-overhead.ts [--rounds=6] [--steps=2000]
+ * - `off`: no meter provider, what a user without an OpenTelemetry SDK
+ *   gets (the Worker's metrics return at their first check).
+ * - `on`: what `perdure worker --metrics-port` sets up
+ *   (packages/cli/src/operations/prometheus-metrics.ts): the SDK's
+ *   MeterProvider with the OpenTelemetry Prometheus exporter as its reader.
+ *
+ * They run in interleaved rounds, one at a time, the order changing from
+ * round to round, and the result is the median of the per-round ratios of
+ * process CPU and wall time per Step, with the load average before and after.
+ * Nothing collects between rounds: the histogram samples a Worker keeps for
+ * the next collection are recorded when their buffer fills, inside the
+ * timed rounds, so that cost is measured; a scrape's own cost is per scrape,
+ * not per Step. After the last round the `on` side collects once, as a
+ * scrape would, and the run fails unless every Step it ran was counted.
+ *
+ * `--isolation=worker` (the default) runs both Workers in this process, each
+ * on its own SQLite file, the `on` one given the provider as `meterProvider`
+ * (the meter the global registration would hand it), so rounds can be short
+ * and finely interleaved. `--isolation=process` runs each in its own child
+ * process with the provider registered globally exactly as the CLI does.
+ * Each round also runs `control`, a second Worker without metrics: its
+ * ratio to `off` is the run's noise floor. Each median comes with a 95 %
+ * bootstrap interval.
+ *
+ *   npm run bench:metrics --workspace bench -- [--rounds=300] [--steps=200] [--isolation=worker|process] [--out=file.json]
  */
+import { fork } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import { Client, Worker, type WorkerOptions } from "@perdure/engine";
+import type { MeterProvider as ApiMeterProvider } from "@opentelemetry/api";
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { Client, Worker } from "@perdure/engine";
 import { createNoopChainFlow, FinalStepSignals, noopChainInput } from "./flows.ts";
-import { confirmCompleted, median, openTemporaryBenchmarkStore } from "./support.ts";
+import { confirmCompleted, describeMachine, median, openTemporaryBenchmarkStore } from "./support.ts";
 
-/** A reader that is never scraped: recording is what is measured. */
-class IdleReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
+type Mode = "off" | "on";
 
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
+/** One timed chain. */
+interface RoundResult {
+  wallMsPerStep: number;
+  cpuMsPerStep: number;
 }
 
-const { values } = parseArgs({ options: { rounds: { type: "string" }, steps: { type: "string" } } });
-const rounds = Number(values.rounds ?? "6");
-const steps = Number(values.steps ?? "2000");
+/** One side of the comparison. */
+interface Side {
+  run(): Promise<RoundResult>;
+  /** Steps the metrics counted as committed so far (collects once); undefined without metrics. */
+  counted(): Promise<number | undefined>;
+  close(): Promise<void>;
+}
 
-/** Milliseconds per Step of one chain on a fresh store and Worker. */
-async function chainMsPerStep(meterProvider: MeterProvider | undefined, flowId: string): Promise<{ wall: number; cpu: number }> {
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string" },
+    steps: { type: "string" },
+    isolation: { type: "string" },
+    out: { type: "string" },
+    child: { type: "string" },
+  },
+});
+const steps = Number(values.steps ?? "200");
+const warmUpSteps = 300;
+
+/** Sums the committed-Steps counter in one collection. */
+function committedCount(resourceMetrics: ResourceMetrics): number {
+  let total = 0;
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      if (metric.descriptor.name !== "perdure.step.committed") continue;
+      for (const point of metric.dataPoints) total += point.value as number;
+    }
+  }
+  return total;
+}
+
+/** The Prometheus pipeline of `perdure worker --metrics-port`; `global` registers it as the CLI does. */
+async function prometheusPipeline(global: boolean): Promise<{ meterProvider: ApiMeterProvider; committed: () => Promise<number>; shutdown: () => Promise<void> }> {
+  const { metrics } = await import("@opentelemetry/api");
+  const { PrometheusExporter } = await import("@opentelemetry/exporter-prometheus");
+  const { MeterProvider } = await import("@opentelemetry/sdk-metrics");
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const meterProvider = new MeterProvider({ readers: [exporter] });
+  if (global) metrics.setGlobalMeterProvider(meterProvider);
+  return { meterProvider, committed: async () => committedCount((await exporter.collect()).resourceMetrics), shutdown: () => meterProvider.shutdown() };
+}
+
+/** A Worker and a Client on a fresh SQLite file, running chains of no-op Steps one at a time. */
+async function openSide(flowType: string, meterProvider: ApiMeterProvider | undefined, committed: (() => Promise<number>) | undefined): Promise<Side> {
   const temporary = openTemporaryBenchmarkStore("process-crash-safe");
   const signals = new FinalStepSignals();
-  const flow = createNoopChainFlow("NoopChain", signals);
-  const options: WorkerOptions = { store: temporary.store, flows: [flow], ...(meterProvider === undefined ? {} : { meterProvider }) };
-  const worker = new Worker(options);
+  const flow = createNoopChainFlow(flowType, signals);
+  const worker = new Worker({ store: temporary.store, flows: [flow], ...(meterProvider === undefined ? {} : { meterProvider }) });
   const client = new Client({ store: temporary.store });
-  try {
-    await worker.start();
-    const warmUp = signals.expect("warm-up");
-    await client.start(flow, "warm-up", noopChainInput(300));
-    await warmUp;
+  await worker.start();
+  let flowCount = 0;
+  const chain = async (stepCount: number): Promise<RoundResult> => {
+    const flowId = `chain-${flowCount++}`;
     const finished = signals.expect(flowId);
     const cpuAtStart = process.cpuUsage();
     const startedAt = performance.now();
-    await client.start(flow, flowId, noopChainInput(steps));
+    await client.start(flow, flowId, noopChainInput(stepCount));
     await finished;
     await confirmCompleted(client, flowId);
+    const wall = performance.now() - startedAt;
     const cpu = process.cpuUsage(cpuAtStart);
-    return { wall: (performance.now() - startedAt) / steps, cpu: (cpu.user + cpu.system) / 1000 / steps };
-  } finally {
-    await worker.close();
-    await temporary.dispose();
-  }
+    return { wallMsPerStep: wall / stepCount, cpuMsPerStep: (cpu.user + cpu.system) / 1000 / stepCount };
+  };
+  await chain(warmUpSteps); // JIT, the SQLite page cache, the SDK's aggregation storage
+  return {
+    run: () => chain(steps),
+    counted: async () => committed?.(),
+    close: async () => {
+      await worker.close();
+      await temporary.dispose();
+    },
+  };
 }
 
-const off: Array<{ wall: number; cpu: number }> = [];
-const on: Array<{ wall: number; cpu: number }> = [];
-for (let round = 0; round < rounds; round++) {
-  off.push(await chainMsPerStep(undefined, `off-${round}`));
-  const meterProvider = new MeterProvider({ readers: [new IdleReader()] });
-  on.push(await chainMsPerStep(meterProvider, `on-${round}`));
-  await meterProvider.shutdown();
+/** A side in a child process, which registers the pipeline globally as the CLI does. */
+async function runChild(mode: Mode): Promise<void> {
+  const pipeline = mode === "on" ? await prometheusPipeline(true) : undefined;
+  // No meterProvider option: the Worker finds the global provider, as `perdure worker` does.
+  const side = await openSide("NoopChain", undefined, pipeline?.committed);
+  process.on("message", (message: { do: "run" | "counted" | "close" }) => {
+    const reply = (value: unknown) => process.send?.({ value });
+    if (message.do === "run") void side.run().then(reply);
+    if (message.do === "counted") void side.counted().then(reply);
+    if (message.do === "close") void side.close().then(() => pipeline?.shutdown()).then(() => process.exit(0));
+  });
+  process.send?.({ value: "ready" });
 }
-const summary = (kind: "wall" | "cpu") => {
-  const offMedian = median(off.map((run) => run[kind]));
-  const onMedian = median(on.map((run) => run[kind]));
-  return { offMedianMsPerStep: Number(offMedian.toFixed(4)), onMedianMsPerStep: Number(onMedian.toFixed(4)), overheadPercent: Number((((onMedian - offMedian) / offMedian) * 100).toFixed(2)) };
-};
-console.log(JSON.stringify({ rounds, steps, wall: summary("wall"), processCpu: summary("cpu") }, null, 2));
+
+async function childSide(mode: Mode): Promise<Side> {
+  const child = fork(fileURLToPath(import.meta.url), [`--child=${mode}`, `--steps=${steps}`], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const ask = (what?: "run" | "counted" | "close"): Promise<unknown> => new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`the ${mode} child exited with ${code}`));
+    child.once("exit", onExit);
+    child.once("message", (message: { value: unknown }) => {
+      child.off("exit", onExit);
+      resolve(message.value);
+    });
+    if (what !== undefined) child.send({ do: what });
+  });
+  await ask();
+  return {
+    run: async () => (await ask("run")) as RoundResult,
+    counted: async () => (await ask("counted")) as number | undefined,
+    close: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.send({ do: "close" });
+      await exited;
+    },
+  };
+}
+
+/** The median of `ratios` with a 95 % bootstrap interval (resampled medians' 2.5th and 97.5th percentiles). */
+function medianWithInterval(ratios: readonly number[]): { median: number; low: number; high: number } {
+  let seed = 12345;
+  const random = (): number => {
+    // A fixed-seed generator (mulberry32), so a run's interval does not change when it is recomputed.
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const medians: number[] = [];
+  for (let sample = 0; sample < 2000; sample++) medians.push(median(ratios.map(() => ratios[Math.floor(random() * ratios.length)] ?? 1)));
+  medians.sort((left, right) => left - right);
+  return { median: median(ratios), low: medians[50] ?? Number.NaN, high: medians[1949] ?? Number.NaN };
+}
+
+/** Every order of three sides, used in turn so that no side always runs first or after another. */
+const orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
+
+async function runParent(): Promise<void> {
+  const rounds = Number(values.rounds ?? "300");
+  const isolation = values.isolation === "process" ? "process" : "worker";
+  const loadBefore = loadavg();
+  const pipeline = isolation === "worker" ? await prometheusPipeline(false) : undefined;
+  // `control` is a second Worker without metrics: its ratio to `off` is this run's noise floor.
+  const off = isolation === "process" ? await childSide("off") : await openSide("NoopChainOff", undefined, undefined);
+  const on = isolation === "process" ? await childSide("on") : await openSide("NoopChainOn", pipeline?.meterProvider, pipeline?.committed);
+  const control = isolation === "process" ? await childSide("off") : await openSide("NoopChainControl", undefined, undefined);
+  const sides = [off, on, control];
+  const runs: RoundResult[][] = [[], [], []];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const index of orders[round % orders.length] ?? [0, 1, 2]) {
+        const side = sides[index];
+        const run = await side?.run();
+        if (run !== undefined) runs[index]?.push(run);
+      }
+    }
+    const counted = await on.counted();
+    const expected = warmUpSteps + rounds * steps;
+    if (counted !== expected) throw new Error(`the metrics counted ${counted} committed Steps; the Worker ran ${expected}`);
+  } finally {
+    for (const side of sides) await side.close();
+    await pipeline?.shutdown();
+  }
+  const loadAfter = loadavg();
+  const [offRuns = [], onRuns = [], controlRuns = []] = runs;
+  const percent = (ratio: number): number => Number(((ratio - 1) * 100).toFixed(2));
+  const compare = (kind: keyof RoundResult, against: RoundResult[]) => {
+    const ratios = against.map((run, round) => run[kind] / (offRuns[round]?.[kind] ?? Number.NaN));
+    const { median: middle, low, high } = medianWithInterval(ratios);
+    return { medianPercent: percent(middle), interval95Percent: [percent(low), percent(high)] };
+  };
+  const summary = (kind: keyof RoundResult) => ({
+    offMedianMsPerStep: Number(median(offRuns.map((run) => run[kind])).toFixed(4)),
+    onMedianMsPerStep: Number(median(onRuns.map((run) => run[kind])).toFixed(4)),
+    overhead: compare(kind, onRuns),
+    noiseFloor: compare(kind, controlRuns),
+  });
+  const result = {
+    isolation,
+    rounds,
+    stepsPerRound: steps,
+    loadAverageBefore: loadBefore.map((load) => Number(load.toFixed(2))),
+    loadAverageAfter: loadAfter.map((load) => Number(load.toFixed(2))),
+    machine: describeMachine(),
+    processCpu: summary("cpuMsPerStep"),
+    wall: summary("wallMsPerStep"),
+  };
+  console.log(JSON.stringify(result));
+  if (values.out !== undefined) writeFileSync(values.out, `${JSON.stringify({ ...result, runs: { off: offRuns, on: onRuns, control: controlRuns } }, null, 2)}\n`);
+}
+
+if (values.child === "off" || values.child === "on") await runChild(values.child);
+else await runParent();

@@ -17,6 +17,7 @@ import { AgentSessionTestClient } from "../testing/agent-session-test-client.ts"
 import { AgentTestEnvironment } from "../testing/agent-test-environment.ts";
 import { PrivateEngine } from "../testing/private-engine.ts";
 import { readStepHistory } from "../testing/read-step-history.ts";
+import { decideApproval } from "../http/approval-decision.ts";
 import { inspectSession } from "../http/session-inspection.ts";
 import { agentTool, childSessionId } from "./agent-tool.ts";
 import { createStepwiseAgentSessionFlow } from "./create-stepwise-agent-session-flow.ts";
@@ -204,6 +205,11 @@ test("a child's approval appears in the parent's session as a question naming th
   assert.deepEqual(publishes, [], "nothing ran before the approval");
   const [childPending] = await client.getAttributes(childId, (flows[1] as AgentSessionFlow).pendingInterrupts);
   assert.equal(childPending?.[0]?.kind, "approval", "the child waits for its own approval");
+  // The parent's approval route refuses it by name and points at the question route.
+  await assert.rejects(
+    decideApproval(client, sessions.flow, "writer-4", interrupt?.interruptId ?? "", { approved: true }),
+    { status: 409, message: `interrupt ${interrupt?.interruptId ?? ""} is a question, not an approval: answer it with POST …/sessions/writer-4/questions/${interrupt?.interruptId ?? ""}` },
+  );
   assert.equal(await sessions.answerQuestion("writer-4", { interruptId: interrupt?.interruptId ?? "", answer: "Approve" }), true);
   await sessions.waitForTurnCount("writer-4", 1, { timeoutMs: 30_000 });
   assert.equal((await sessions.getAgentSnapshot("writer-4")).messages.at(-1)?.text, "Report: published tides: done tides");

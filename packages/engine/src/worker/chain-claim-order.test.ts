@@ -93,6 +93,6 @@ void test("on PostgreSQL a backlog drains chain by chain in the order the chains
   t.after(() => temporary.dispose());
   const store = await temporary.open();
   assert.deepEqual(await drainBacklog(store, 12), expectedOrder(12));
-  // Through a wait that a publish in the chain completes: matched by perdure_commit_step (migration 0010).
+  // Through a wait that a publish in the chain completes: matched by perdure_commit_step (migration 0011).
   assert.deepEqual(await drainBacklog(store, 8, waitFlow), expectedOrder(8, waitFlow));
 });

@@ -64,10 +64,13 @@ test("a Worker counts Step attempts started, retried, failed and committed, thei
     assert.equal(await reader.value("perdure.step.started", done), 1);
     assert.equal(await reader.value("perdure.step.retried", done), undefined);
     assert.equal(await reader.value("perdure.step.committed", done), 1);
-    const durations = (await reader.points("perdure.step.duration")).map((point) => [point.attributes["perdure.step.type"], point.attributes["perdure.step.outcome"], (point.value as Histogram).count]);
-    assert.deepEqual(durations.sort(), [["Done", "committed", 1], ["Flaky", "committed", 1], ["Flaky", "failed", 1]]);
+    // The histograms describe the process's Workers as a whole; perdure.step.time splits the time by Step type and outcome.
+    const durations = await reader.points("perdure.step.duration");
+    assert.deepEqual(durations.map((point) => [point.attributes, (point.value as Histogram).count]), [[{}, 3]]);
+    const times = (await reader.points("perdure.step.time")).map((point) => [point.attributes["perdure.step.type"], point.attributes["perdure.step.outcome"], typeof point.value === "number" && point.value >= 0]);
+    assert.deepEqual(times.sort(), [["Done", "committed", true], ["Flaky", "committed", true], ["Flaky", "failed", true]]);
     const delays = await reader.points("perdure.step.claim_delay");
-    assert.equal(delays.reduce((sum, point) => sum + (point.value as Histogram).count, 0), 3);
+    assert.deepEqual(delays.map((point) => [point.attributes, (point.value as Histogram).count]), [[{}, 3]]);
     assert.equal(await reader.value("perdure.worker.slots.limit", {}), 3);
     assert.equal(await reader.value("perdure.worker.slots.busy", {}), 0);
   } finally {
@@ -102,6 +105,39 @@ test("the ready-queue depth gauge counts the claimable tasks of the Worker's Flo
   } finally {
     release();
     await worker.close();
+    await meterProvider.shutdown();
+    await temporary.dispose();
+  }
+});
+
+test("two Workers on one meter provider add up their counts and slots, and a closed Worker's counts stay while its slots go", async () => {
+  const temporary = createTemporarySqliteStore();
+  const reader = new CollectingReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const Once = defineStep("Once", { execute: () => completeFlow("ok") });
+  const flow = defineFlow({ type: "Shared", start: "Once", steps: [Once] });
+  const first = new Worker({ store: temporary.store, flows: [flow], concurrency: 2, pollIntervalMs: 20, meterProvider, onError: () => undefined });
+  const second = new Worker({ store: temporary.store, flows: [flow], concurrency: 3, pollIntervalMs: 20, meterProvider, onError: () => undefined });
+  const client = new Client({ store: temporary.store });
+  const runFlows = async (ids: string[]) => {
+    for (const id of ids) await client.start(flow, id);
+    for (const id of ids) assert.equal((await client.waitForFlow(id, { timeoutMs: 10_000 })).status, "completed");
+  };
+  const once = { "perdure.step.type": "Once" };
+  try {
+    await first.start();
+    await runFlows(["shared-1", "shared-2"]);
+    await second.start();
+    assert.equal(await reader.value("perdure.worker.slots.limit", {}), 5);
+    await first.close();
+    assert.equal(await reader.value("perdure.worker.slots.limit", {}), 3);
+    // Only the second Worker runs these: the first one's two stay counted beside them.
+    await runFlows(["shared-3", "shared-4"]);
+    assert.equal(await reader.value("perdure.step.committed", once), 4);
+    assert.equal(await reader.value("perdure.step.started", once), 4);
+  } finally {
+    await first.close();
+    await second.close();
     await meterProvider.shutdown();
     await temporary.dispose();
   }

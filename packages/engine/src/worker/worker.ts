@@ -332,6 +332,7 @@ export class Worker {
     await loopDone;
     this.stopMaintenance?.();
     this.unsubscribe?.();
+    this.metrics.stop();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
     this.state = "closed";
     return { released };
@@ -482,7 +483,7 @@ export class Worker {
       const { flowId, executionId, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
       this.startedAttempts.add({ flowId, flowType: claim.flow.flowType, executionId, stepType, attempt: attemptNumber, executeClaims, inputKey: inputKeyOf(claim.execution.input) });
     }
-    this.metrics.attemptStarted(claim, this.now());
+    this.metrics.attemptStarted(claim);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
     const next = () => {
@@ -498,7 +499,7 @@ export class Worker {
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted, metrics: this.metrics }, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted, metrics: this.metrics.enabled ? this.metrics : undefined }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.

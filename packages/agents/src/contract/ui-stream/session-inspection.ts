@@ -104,6 +104,8 @@ export interface AgentToolCallWire {
   task_id?: string;
   /** Seconds between the task's polls. */
   task_poll_interval_seconds?: number;
+  /** True for a call that starts a sub-agent session (`agentTool`) and counts toward `maxSubAgentsPerTurn`. */
+  starts_sub_agent?: boolean;
   /** The answers to a tool's own questions, oldest first. */
   input_answers?: { interrupt_id: string; resolution: string; answer: string | null }[];
 }

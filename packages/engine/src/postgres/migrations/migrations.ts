@@ -6,7 +6,8 @@ import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in
 import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
-import { commitStepChainPlaceMigration } from "./0010-commit-step-chain-place.ts";
+import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
+import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -151,6 +152,7 @@ CREATE TABLE {schema}.stream_usage (
   appendStreamFunctionMigration,
   claimLocksAndLoadsMigration,
   commitWaitsAndPublishesMigration,
+  claimReadsLoadsMigration,
   commitStepChainPlaceMigration,
 ];
 

@@ -1,5 +1,5 @@
 /**
- * Migration 0010: `perdure_commit_step` once more (0009's stays as it
+ * Migration 0011: `perdure_commit_step` once more (0009's stays as it
  * shipped), so that a commit keeps its chain of Steps in its place in the
  * claim order, as the engine's general path does
  * (docs/decisions/2026-12-07-claims-keep-a-chain-in-its-place.md):
@@ -21,7 +21,7 @@
 import type { Migration } from "./migration.ts";
 
 export const commitStepChainPlaceMigration: Migration = {
-  name: "0010_commit_step_chain_place",
+  name: "0011_commit_step_chain_place",
   sql: `
 -- 0009's perdure_match_wait stays for processes that call it; this one queues the wait it makes ready at
 -- the committing Step's place (p_available_at, p_scheduled_at), as FlowTransaction.makeReady does.
