@@ -66,7 +66,8 @@ async function drainBacklog(store: Store, count: number, flow: typeof chainFlow 
     // The store's clock moves on, so the next start queues strictly later.
     await new Promise((resolve) => setTimeout(resolve, 3));
   }
-  const worker = new Worker({ store, flows: [flow], concurrency: 1 });
+  // A long liveness timeout: on a loaded machine a lapse would retry an attempt, and a retry queues afresh.
+  const worker = new Worker({ store, flows: [flow], concurrency: 1, livenessTimeoutMs: 60_000 });
   await worker.start();
   try {
     for (const name of names) assert.equal((await client.waitForFlow(name, { timeoutMs: 60_000 })).status, "completed");
