@@ -14,7 +14,11 @@
  * - `sojourn`: its message's send to that commit;
  * - how far the turns' end order is from their send order (Spearman's rho).
  * After each round the Worker process runs a full GC and reports heapUsed,
- * RSS, external and array buffers, so rounds show whether memory comes back.
+ * RSS (anonymous and file pages), external and array buffers, and on SQLite
+ * the prepared statements its connection caches, so rounds show whether
+ * memory comes back. `PERDURE_BENCH_SHRINK=1` runs `PRAGMA shrink_memory`
+ * (SQLite frees its page cache) before each report, to tell that cache
+ * apart from the rest.
  *
  *   node bench/agents/backlog/run.ts --store=sqlite|postgres [--sessions=2000] [--rounds=3] [--out=file.json]
  */
