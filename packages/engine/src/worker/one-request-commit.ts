@@ -125,6 +125,11 @@ export interface OneRequestCapabilities {
   readsLoads?: boolean;
 }
 
+/** JSON.stringify's escape of a lone surrogate (it writes well-formed pairs as they are); a literal backslash before such text only costs a fallback. */
+const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
+/** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
+const loneSurrogate = /\p{Surrogate}/u;
+
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
 /**
@@ -136,6 +141,10 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
 export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, capabilities: OneRequestCapabilities = {}): StepCommit | undefined {
   const waitsAndPublishes = capabilities.waitsAndPublishes === true;
   if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
+  // A string that is not well-formed UTF-16 (a lone surrogate, as a string cut inside an emoji has) is
+  // escaped as \uD8xx in the request's JSON, which PostgreSQL's jsonb refuses: the general path stores it.
+  if (outcome.writes.some((write) => loneSurrogate.test(write.key) || (write.value !== null && loneSurrogate.test(write.value)))
+    || outcome.publishes.some((publish) => loneSurrogate.test(publish.key) || (publish.value !== undefined && publish.value !== null && loneSurrogate.test(publish.value)))) return undefined;
   const { execution, flow } = claim;
   const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {
@@ -171,8 +180,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
         // Conditions the engine refuses: the general path reports them as it always does.
         return undefined;
       }
-      // A key with U+0000, which the store's JSON cannot hold: the general path stores it as text.
-      if (conditions.includes("\\u0000")) return undefined;
+      // A key with U+0000 or a lone surrogate, which the store's JSON cannot hold: the general path stores it as text.
+      if (conditions.includes("\\u0000") || lonelySurrogateEscape.test(conditions)) return undefined;
       const wait = { conditions, flowType: execution.flowType, expiresAt, earliestTimerAt };
       return { ...base, method: "wait_until", movements: [], finish: null, ready: null, wait, outcome: conditions };
     }
