@@ -1,0 +1,188 @@
+/**
+ * Review of migration 0009's one-request Step commit against the general
+ * transaction: waits that one publish commit completes together, a wait
+ * matched in its own commit, odd payloads and keys, a fenced commit, and a
+ * Channel key that is not well-formed UTF-16.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Client } from "../client/client.ts";
+import { anyOf, timer } from "../condition/condition.ts";
+import { storeConditions } from "../step/stored-conditions.ts";
+import type { StepCommit } from "../store/step-commit.ts";
+import type { FlowCore } from "../flow/flow.ts";
+import { loneKeyFlow, raceFlow, reviewWaitsFlow } from "../testing/one-request-fixtures/review-waits.ts";
+import { pollUntil } from "../testing/poll-until.ts";
+import { Worker } from "../worker/worker.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+
+const url = testDatabaseUrl();
+const skip = postgresTestSkip(url);
+
+async function tableRows(connectionString: string, schema: string): Promise<Record<string, unknown[]>> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  const table = (name: string): string => `${pg.escapeIdentifier(schema)}.${name}`;
+  try {
+    return {
+      flows: (await client.query(`SELECT flow_id, flow_type, status, input, output, error, next_seq FROM ${table("flows")} ORDER BY flow_id`)).rows,
+      executions: (await client.query(`SELECT flow_id, execution_id, seq, step_type, input, status, attempt, conditions, wait_result FROM ${table("executions")} ORDER BY flow_id, seq`)).rows,
+      attributes: (await client.query(`SELECT flow_id, name, key, value FROM ${table("attributes")} ORDER BY flow_id, name, key`)).rows,
+      history: (await client.query(`SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM ${table("history")} ORDER BY flow_id, seq`)).rows,
+      messages: (await client.query(`SELECT flow_id, seq, channel, key, value FROM ${table("messages")} ORDER BY flow_id, seq`)).rows,
+      timers: (await client.query(`SELECT flow_id, execution_id, timer_id, fired FROM ${table("timers")} ORDER BY flow_id, execution_id, timer_id`)).rows,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+interface Run {
+  rows: Record<string, unknown[]>;
+  output: string | undefined;
+  oneRequestCommits: number;
+  commitErrors: string[];
+}
+
+/** Runs one Flow to its end on a fresh schema, with or without the one-request operations, one attempt at a time. */
+async function runFlow(flow: FlowCore, flowId: string, oneRequest: boolean): Promise<Run> {
+  const temporary = createTemporaryPostgresSchema(url!);
+  const store = await temporary.open();
+  try {
+    if (!oneRequest) store.oneRequest = undefined;
+    let oneRequestCommits = 0;
+    const commitErrors: string[] = [];
+    const operations = store.oneRequest;
+    if (operations !== undefined) {
+      const commitStep = operations.commitStep.bind(operations);
+      operations.commitStep = async (commit) => {
+        try {
+          const reply = await commitStep(commit);
+          if (reply.outcome === "committed" && ((commit.wait ?? null) !== null || (commit.publishes?.length ?? 0) > 0)) oneRequestCommits += 1;
+          return reply;
+        } catch (error) {
+          commitErrors.push(error instanceof Error ? error.message : String(error));
+          throw error;
+        }
+      };
+    }
+    const client = new Client({ store });
+    const worker = new Worker({ store, flows: [flow], concurrency: 1 });
+    await worker.start();
+    try {
+      assert.deepEqual(await client.start(flow, flowId, {}), { created: true });
+      await pollUntil(async () => (await client.describe(flowId)).status !== "running" || commitErrors.length > 0, { timeoutMs: 30_000, description: `${flowId} to finish` });
+    } finally {
+      await worker.close();
+    }
+    const described = await client.describe(flowId);
+    return { rows: await tableRows(temporary.connectionString, temporary.schema), output: described.output === undefined ? undefined : JSON.stringify(described.output), oneRequestCommits, commitErrors };
+  } finally {
+    await store.close();
+    await temporary.dispose();
+  }
+}
+
+void test("one publish commit completes several waits of one Flow as the general path does, with odd and large payloads", { skip, timeout: 120_000 }, async () => {
+  const general = await runFlow(reviewWaitsFlow, "review", false);
+  const oneRequest = await runFlow(reviewWaitsFlow, "review", true);
+  assert.deepEqual(oneRequest.commitErrors, []);
+  assert.equal(general.oneRequestCommits, 0);
+  // Four waits, the publish commit and Final's wait, which matches in its own commit.
+  assert.ok(oneRequest.oneRequestCommits >= 6, `one-request commits: ${oneRequest.oneRequestCommits}`);
+  assert.equal(general.output, JSON.stringify({ left: 1 }));
+  assert.deepEqual(oneRequest.rows, general.rows);
+  const seen = (general.rows["attributes"] as { name: string; key: string; value: string }[]).filter((row) => row.name === "Seen").map((row) => JSON.parse(row.value) as string);
+  assert.equal(seen.length, 4, "every wait ran its execute");
+});
+
+void test("a Channel key with a lone surrogate: the one-request path commits the wait and the publish as the general path does", { skip, timeout: 120_000 }, async () => {
+  const general = await runFlow(loneKeyFlow, "lone", false);
+  assert.equal(general.output, JSON.stringify({ got: ["hello", "world"] }));
+  const oneRequest = await runFlow(loneKeyFlow, "lone", true);
+  assert.deepEqual(oneRequest.commitErrors, []);
+  assert.equal(oneRequest.output, general.output);
+  assert.deepEqual(oneRequest.rows, general.rows);
+});
+
+void test("a commit with writes, publishes and a wait whose lease another Worker holds is fenced and writes nothing; the holder's commits", { skip, timeout: 60_000 }, async () => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  const store = await temporary.open();
+  const sql = new pg.Client({ connectionString: temporary.connectionString });
+  await sql.connect();
+  try {
+    const operations = store.oneRequest;
+    assert.ok(operations?.commitsWaitsAndPublishes === true, "the schema has migration 0009");
+    // No Worker: the Flow's first execution stays queued, and this test leases it to "holder" itself.
+    assert.deepEqual(await new Client({ store }).start(reviewWaitsFlow, "fence", {}), { created: true });
+    const executions = `${pg.escapeIdentifier(temporary.schema)}.executions`;
+    await sql.query(`UPDATE ${executions} SET status = 'asking', claimed_by = 'holder', lease_token = 7, lease_expires_at = $1 WHERE flow_id = 'fence'`, [Date.now() + 60_000]);
+    const before = await tableRows(temporary.connectionString, temporary.schema);
+    const now = Date.now();
+    const conditions = JSON.stringify(storeConditions("Start", anyOf(timer("due", { at: 0 }), timer("late", { at: Date.UTC(2100, 0, 1) })), now));
+    const commit = (workerId: string, leaseToken: number): StepCommit => ({
+      flowId: "fence", executionId: "1", workerId, leaseToken, method: "wait_until", now, startedAt: now,
+      writes: [{ name: "Seen", key: "fenced", value: "\"written\"" }],
+      publishes: [{ name: "Inbox", key: "", value: "\"published\"" }],
+      readyTotals: { Start: null, WaitOne: null, WaitAll: null, WaitOdd: null, WaitMany: null, Pub: null, Final: null },
+      wait: { conditions, flowType: reviewWaitsFlow.flowType, expiresAt: null, earliestTimerAt: undefined },
+      movements: [], finish: null, ready: null, outcome: conditions, historyKeep: reviewWaitsFlow.historyRetention, holdsLocks: false, claim: undefined,
+    });
+    // The lease lost: another Worker, or an older lease of the same Worker.
+    assert.equal((await operations.commitStep(commit("me", 7))).outcome, "fenced");
+    assert.equal((await operations.commitStep(commit("holder", 6))).outcome, "fenced");
+    assert.deepEqual(await tableRows(temporary.connectionString, temporary.schema), before, "a fenced commit wrote nothing");
+    const reply = await operations.commitStep(commit("holder", 7));
+    assert.equal(reply.outcome, "committed");
+    assert.equal(reply.readied, true, "the due Timer matched the wait in its own commit");
+    const after = await tableRows(temporary.connectionString, temporary.schema);
+    const execution = after["executions"]![0] as { status: string; wait_result: string; conditions: string | null };
+    assert.deepEqual({ status: execution.status, conditions: execution.conditions }, { status: "ready", conditions: null });
+    assert.deepEqual(JSON.parse(execution.wait_result), { firedTimers: ["due"], messages: [] });
+    assert.deepEqual(after["timers"], [], "a matched wait's Timers go");
+    assert.deepEqual((after["messages"] as { channel: string; value: string }[]).map((row) => [row.channel, row.value]), [["Inbox", "\"published\""]]);
+    assert.ok((after["attributes"] as { key: string }[]).some((row) => row.key === "fenced"));
+  } finally {
+    await sql.end();
+    await store.close();
+    await temporary.dispose();
+  }
+});
+
+void test("a wait and publishes of one Flow that two Workers commit at the same time lose no wake-up", { skip, timeout: 120_000 }, async () => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  const first = await temporary.open();
+  // A second store: its own pool, as a second process has.
+  const second = await temporary.open();
+  const workers = [new Worker({ store: first, flows: [raceFlow], concurrency: 4 }), new Worker({ store: second, flows: [raceFlow], concurrency: 4 })];
+  try {
+    let oneRequestCommits = 0;
+    for (const store of [first, second]) {
+      const operations = store.oneRequest!;
+      const commitStep = operations.commitStep.bind(operations);
+      operations.commitStep = async (commit) => {
+        const reply = await commitStep(commit);
+        if (reply.outcome === "committed" && ((commit.wait ?? null) !== null || (commit.publishes?.length ?? 0) > 0)) oneRequestCommits += 1;
+        return reply;
+      };
+    }
+    for (const worker of workers) await worker.start();
+    const client = new Client({ store: first });
+    const flowIds = Array.from({ length: 12 }, (_, index) => `race-${index}`);
+    for (const flowId of flowIds) await client.start(raceFlow, flowId, {});
+    for (const flowId of flowIds) {
+      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 60_000, description: `${flowId} to finish` });
+      const described = await client.describe(flowId);
+      assert.deepEqual({ status: described.status, output: described.output }, { status: "completed", output: { got: 2 } });
+    }
+    assert.ok(oneRequestCommits >= flowIds.length * 2, `one-request wait and publish commits: ${oneRequestCommits}`);
+    const rows = await tableRows(temporary.connectionString, temporary.schema);
+    assert.deepEqual([rows["messages"], rows["timers"], rows["executions"]], [[], [], []]);
+  } finally {
+    for (const worker of workers) await worker.close();
+    await first.close();
+    await second.close();
+    await temporary.dispose();
+  }
+});
