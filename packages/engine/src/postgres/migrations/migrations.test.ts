@@ -4,7 +4,7 @@ import pg from "pg";
 import { PostgresStore } from "../runtime/postgres-store.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
-import { genericPlanFunctions } from "./0011-commit-functions-generic-plans.ts";
+import { genericPlanFunctions } from "./0012-commit-functions-generic-plans.ts";
 import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, moveTo } from "../../step/decision.ts";
@@ -123,22 +123,20 @@ void test("the commit-side functions plan generically and the claim function kee
   await temporary.open({ poolSize: 1 });
   const client = new pg.Client({ connectionString: temporary.connectionString });
   await client.connect();
-  let settings: Map<string, string[] | null>;
+  let rows: { signature: string; config: string[] | null }[];
   try {
-    const rows = (
-      await client.query<{ name: string; config: string[] | null }>(
-        `SELECT p.proname AS name, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
+    rows = (
+      await client.query<{ signature: string; config: string[] | null }>(
+        `SELECT p.proname || '(' || oidvectortypes(p.proargtypes) || ')' AS signature, p.proconfig AS config
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
         [temporary.schema],
       )
     ).rows;
-    settings = new Map(rows.map((row) => [row.name, row.config]));
   } finally {
     await client.end();
   }
+  const settings = new Map(rows.map((row) => [row.signature, row.config]));
   // A later CREATE OR REPLACE of one of these functions drops the setting unless it repeats it.
-  for (const signature of genericPlanFunctions) {
-    const name = signature.slice(0, signature.indexOf("("));
-    assert.deepEqual(settings.get(name), ["plan_cache_mode=force_generic_plan"], name);
-  }
-  assert.equal(settings.get("perdure_claim_plain"), null);
+  for (const signature of genericPlanFunctions) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
+  assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);
 });

@@ -1,5 +1,5 @@
 /**
- * Migration 0011: the commit-side functions plan their statements once.
+ * Migration 0012: the commit-side functions plan their statements once.
  * PL/pgSQL re-plans a statement with parameters for its first five calls on a
  * connection and then whenever a custom plan looks cheaper than the generic
  * one; a profile of a 16-session agent workload put a fifth of the functions'
@@ -21,11 +21,12 @@ export const genericPlanFunctions: readonly string[] = [
   "perdure_commit_steps(jsonb, jsonb)",
   "perdure_start_flow(jsonb, jsonb)",
   "perdure_match_wait(text, text, jsonb, bigint, bigint)",
+  "perdure_match_wait(text, text, jsonb, bigint, bigint, bigint, bigint)",
   "perdure_take_messages(text, jsonb, text[])",
   "perdure_append_stream(text, text, text, text, bigint, bigint, bigint, text, text)",
 ];
 
 export const commitFunctionsGenericPlansMigration: Migration = {
-  name: "0011_commit_functions_generic_plans",
+  name: "0012_commit_functions_generic_plans",
   sql: genericPlanFunctions.map((signature) => `ALTER FUNCTION {schema}.${signature} SET plan_cache_mode = force_generic_plan;`).join("\n"),
 };
