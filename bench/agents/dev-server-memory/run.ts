@@ -5,7 +5,8 @@
  * with its own session, each sending a message with `POST /api/chat` and
  * reading the UI message stream to its end, again and again, for the load
  * time. Prints the server's resident memory (VmRSS) before the load, its
- * peak during it and after an idle time, one fresh server per client count.
+ * peak during it and after an idle time, and the CPU time it spent per
+ * completed turn, one fresh server per client count.
  *
  *   node bench/agents/dev-server-memory/run.ts [--clients=20,100] [--load-seconds=30] [--idle-seconds=20] [--heap-snapshots=<folder>]
  *     [--node-flags="--max-semi-space-size=1"] [--server-env=MALLOC_ARENA_MAX=2]
@@ -48,6 +49,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolveSleep) => setTi
 function residentBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return Number(match?.[1] ?? 0) * 1024;
+}
+
+/** CPU seconds (user + system) the process used so far. */
+function cpuSeconds(pid: number): number {
+  // Fields after the command name (which is in parentheses): utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 interface Server {
@@ -143,6 +151,8 @@ interface Measurement {
   startMiB: number;
   peakMiB: number;
   afterIdleMiB: number;
+  /** The server's CPU seconds per completed turn during the load. */
+  cpuSecondsPerTurn: number;
 }
 
 async function measure(clients: number, port: number): Promise<Measurement> {
@@ -158,6 +168,7 @@ async function measure(clients: number, port: number): Promise<Measurement> {
     await sleep(2000);
     await takeSnapshot(server, `${clients}-start`);
     const startBytes = residentBytes(server.pid);
+    const startCpuSeconds = cpuSeconds(server.pid);
     let peakBytes = startBytes;
     const sampler = setInterval(() => { peakBytes = Math.max(peakBytes, residentBytes(server.pid)); }, 250);
     const deadline = Date.now() + loadMs;
@@ -179,6 +190,7 @@ async function measure(clients: number, port: number): Promise<Measurement> {
       }
     }));
     clearInterval(sampler);
+    const loadCpuSeconds = cpuSeconds(server.pid) - startCpuSeconds;
     peakBytes = Math.max(peakBytes, residentBytes(server.pid));
     await sleep(idleMs);
     const afterIdleBytes = residentBytes(server.pid);
@@ -192,7 +204,7 @@ async function measure(clients: number, port: number): Promise<Measurement> {
       }
       console.error(`${failures.length} failed requests:\n${[...kinds].map(([kind, count]) => `  ${count} × ${kind.slice(0, 300)}`).join("\n")}`);
     }
-    return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes) };
+    return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes), cpuSecondsPerTurn: Math.round((loadCpuSeconds / Math.max(turns, 1)) * 100) / 100 };
   } catch (error) {
     console.error(`the server's output:\n${server.log().slice(-4000)}`);
     throw error;
@@ -208,8 +220,8 @@ for (const clients of clientCounts) {
   results.push(result);
   console.log(JSON.stringify(result));
 }
-console.log(`| clients | turns in ${loadMs / 1000} s | failed requests | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start |`);
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log(`| clients | turns in ${loadMs / 1000} s | failed requests | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start | server CPU s per turn |`);
+console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const result of results) {
-  console.log(`| ${result.clients} | ${result.turns} | ${result.failures} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % |`);
+  console.log(`| ${result.clients} | ${result.turns} | ${result.failures} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % | ${result.cpuSecondsPerTurn} |`);
 }

@@ -9,6 +9,7 @@ import { Client, Worker } from "@perdure/engine";
 import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
 import { startIdleMemoryRelease } from "../server/idle-memory-release.ts";
+import { startYoungGenerationCap } from "../server/young-generation-cap.ts";
 import { closeRefusedUpload, hasUnreadBody, withConnectionClose } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
@@ -116,11 +117,13 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
   const handle: { app: Hono | undefined } = { app: undefined };
   const { server, port } = await listen(options, handle);
   const memoryRelease = startIdleMemoryRelease(server as Server);
+  const youngGenerationCap = startYoungGenerationCap();
   let opened: Awaited<ReturnType<typeof openConfiguredStore>>;
   try {
     opened = await openConfiguredStore({ databasePath: options.databasePath, databaseUrl: options.databaseUrl });
   } catch (error) {
     memoryRelease.stop();
+    youngGenerationCap.stop();
     await closeServer(server);
     throw error;
   }
@@ -161,6 +164,7 @@ export async function startDevServer(options: DevCommandOptions): Promise<Runnin
     url,
     close: async () => {
       memoryRelease.stop();
+      youngGenerationCap.stop();
       await closeServer(server);
       await operations?.close();
       await worker.close();
