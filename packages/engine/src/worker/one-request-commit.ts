@@ -4,7 +4,7 @@
  * Flow types, and the claimed attempts built from the store's reply.
  */
 import type { FlowCore } from "../flow/flow.ts";
-import { newExecutionRow } from "../flow/flow-transaction.ts";
+import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
 import { storedLoad, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
@@ -125,6 +125,11 @@ export interface OneRequestCapabilities {
   readsLoads?: boolean;
 }
 
+/** JSON.stringify's escape of a lone surrogate (it writes well-formed pairs as they are); a literal backslash before such text only costs a fallback. */
+const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
+/** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
+const loneSurrogate = /\p{Surrogate}/u;
+
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
 /**
@@ -136,6 +141,10 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
 export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, capabilities: OneRequestCapabilities = {}): StepCommit | undefined {
   const waitsAndPublishes = capabilities.waitsAndPublishes === true;
   if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
+  // A string that is not well-formed UTF-16 (a lone surrogate, as a string cut inside an emoji has) is
+  // escaped as \uD8xx in the request's JSON, which PostgreSQL's jsonb refuses: the general path stores it.
+  if (outcome.writes.some((write) => loneSurrogate.test(write.key) || (write.value !== null && loneSurrogate.test(write.value)))
+    || outcome.publishes.some((publish) => loneSurrogate.test(publish.key) || (publish.value !== undefined && publish.value !== null && loneSurrogate.test(publish.value)))) return undefined;
   const { execution, flow } = claim;
   const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {
@@ -150,6 +159,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     holdsLocks: claim.methodOptions.lockNames.length > 0,
     claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true, capabilities.readsLoads === true),
     ...(publishes.length > 0 ? { publishes, readyTotals: readyTotalsOf(flow) } : {}),
+    // Where the waits this commit completes queue: the chain's place, as FlowTransaction.makeReady.
+    ...(publishes.length > 0 || (outcome.kind === "wait_until" && outcome.conditions !== null) ? { place: continuationPlace(execution, claim.claimedAt, now) } : {}),
   };
   if (outcome.kind === "wait_until") {
     if (claim.method !== "wait_until") return undefined;
@@ -169,8 +180,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
         // Conditions the engine refuses: the general path reports them as it always does.
         return undefined;
       }
-      // A key with U+0000, which the store's JSON cannot hold: the general path stores it as text.
-      if (conditions.includes("\\u0000")) return undefined;
+      // A key with U+0000 or a lone surrogate, which the store's JSON cannot hold: the general path stores it as text.
+      if (conditions.includes("\\u0000") || lonelySurrogateEscape.test(conditions)) return undefined;
       const wait = { conditions, flowType: execution.flowType, expiresAt, earliestTimerAt };
       return { ...base, method: "wait_until", movements: [], finish: null, ready: null, wait, outcome: conditions };
     }
@@ -190,7 +201,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     try {
       // Numbered by the store; the placeholder sequence number is dropped.
       movements = decision.movements.map((movement) => {
-        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now));
+        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now, continuationPlace(execution, claim.claimedAt, now)));
       });
     } catch {
       // An unknown Step type: the general path reports it as it always does.
