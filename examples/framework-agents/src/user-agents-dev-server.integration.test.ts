@@ -9,113 +9,29 @@
  * approved refund runs, and a restart on the same store. Each refund ran at
  * most once (exactly once: it started before the kill and nothing ran it
  * again), and each turn finishes, the model told the outcome is unknown.
+ *
+ * Then a sample of issue 32's bypass rows on the same processes (every row,
+ * for every framework, runs in user-agents-bypasses.soak.ts under
+ * `npm run test:soak`): the Claude harness sends no title request, its
+ * config folders are mode 0700 and a stale one is removed (row 8); the AI
+ * SDK's ignored stopWhen is warned about by name (row 9); the AI SDK's
+ * per-call `needsApproval` function (row 4), its `needsApproval: true` under
+ * an effect-only policy (row 5) and a throwing approved write (row 6), over
+ * the UI stream; Claude `allowedTools` naming a write refused at start (row 1).
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { findFreeLoopbackPorts, pollUntil } from "@perdure/agents/testing";
 import { readFakeRequest, startFakeMessagesApi } from "@perdure/agents-claude-agent-sdk/testing";
-import { LoopbackOpenAiResponses, type ScriptedReply } from "./test-fixtures/user-agents/loopback-openai-responses.ts";
+import { checkEffectOnlyPolicyKeepsApproval, checkPerCallApproval, checkRefusedAtStart, checkThrowingWrite, effectLines } from "./test-fixtures/user-agents/bypass-rows.ts";
+import { chat, createSession, inspect, killGroup, script, startDevServer, turnEnded, userAgents, waitMs, call, type DevServer } from "./test-fixtures/user-agents/dev-server-driver.ts";
+import { LoopbackOpenAiResponses } from "./test-fixtures/user-agents/loopback-openai-responses.ts";
 
-const repositoryRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
-const cliPath = join(repositoryRoot, "packages/cli/src/cli.ts");
-const entryPath = fileURLToPath(new URL("./test-fixtures/user-agents/entry.ts", import.meta.url));
-const agents = [
-  { flowType: "UserAiSdkAgent", framework: "ai-sdk" },
-  { flowType: "UserOpenAiAgentsAgent", framework: "openai-agents" },
-  { flowType: "UserMastraAgent", framework: "mastra" },
-  { flowType: "UserClaudeAgent", framework: "claude" },
-];
-// The Claude Code harness takes tens of seconds per run on a loaded two-core machine; nothing here asserts time.
-const waitMs = 240_000;
-
-/** The scripted model both fakes follow: look an order up, refund one, then answer with the tool results. */
-function script(lastUserText: string, toolOutputs: string[]): ScriptedReply {
-  if (toolOutputs.length === 0 && /where is order/i.test(lastUserText)) return { toolCall: { name: "lookup_order", arguments: { order_id: "1001" } } };
-  if (toolOutputs.length === 0 && /refund/i.test(lastUserText)) return { toolCall: { name: "refund_order", arguments: { order_id: "1002" } } };
-  return { text: `Done: ${toolOutputs.join("; ")}` };
-}
-
-interface DevServer {
-  origin: string;
-  child: ChildProcess;
-  log(): string;
-}
-
-async function startDevServer(port: number, databasePath: string, env: Record<string, string>): Promise<DevServer> {
-  const child = spawn(process.execPath, [cliPath, "dev", "--port", String(port), "--db", databasePath, entryPath], {
-    cwd: repositoryRoot,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PERDURE_DATABASE_URL: "", PERDURE_DEV_TOKEN: "", OTEL_EXPORTER_OTLP_ENDPOINT: "", ...env },
-  });
-  let output = "";
-  await new Promise<void>((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error(`perdure dev printed no URL within 120 s:\n${output}`)), 120_000);
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString();
-      if (/web UI and API at /.test(output)) {
-        clearTimeout(timer);
-        resolveStart();
-      }
-    };
-    child.stdout?.on("data", read);
-    child.stderr?.on("data", read);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      reject(new Error(`perdure dev exited:\n${output}`));
-    });
-  });
-  return { origin: `http://127.0.0.1:${port}`, child, log: () => output };
-}
-
-/** SIGKILLs perdure dev and everything it started (the Claude Code harness), as when the machine dies. */
-async function killGroup(server: DevServer): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => server.child.once("exit", () => resolveExit()));
-  try {
-    process.kill(-(server.child.pid ?? 0), "SIGKILL");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-  }
-  await exited;
-}
-
-async function call(origin: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${origin}${path}`, { method, ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) });
-  return { status: response.status, text: await response.text() };
-}
-
-interface InspectedSession {
-  state: { turn_count: number; active_turn_id: string | null; last_turn_error: string | null } | null;
-  messages: { role: string; text: string; tool_name?: string }[];
-  pending_interrupts: { interrupt_id: string; tool_name: string }[];
-}
-
-async function inspect(origin: string, sessionId: string): Promise<InspectedSession> {
-  const answer = await call(origin, "GET", `/api/sessions/${sessionId}/inspect`);
-  assert.equal(answer.status, 200, answer.text);
-  return (JSON.parse(answer.text) as { snapshot: InspectedSession }).snapshot;
-}
-
-async function turnEnded(origin: string, sessionId: string, turns: number): Promise<InspectedSession> {
-  return pollUntil(async () => {
-    const snapshot = await inspect(origin, sessionId);
-    return snapshot.state !== null && snapshot.state.turn_count >= turns && snapshot.state.active_turn_id === null ? snapshot : undefined;
-  }, { timeoutMs: waitMs, intervalMs: 250, description: `${sessionId} to end turn ${turns}` });
-}
-
-/** Sends a user message as `useChat` does, reading the UI message stream to its end. */
-async function chat(origin: string, sessionId: string, messageId: string, text: string): Promise<void> {
-  const answer = await call(origin, "POST", "/api/chat", { id: sessionId, messages: [{ id: messageId, role: "user", parts: [{ type: "text", text }] }] });
-  assert.equal(answer.status, 200, answer.text);
-}
-
-test("a user's agent in each of four frameworks, behind perdure dev with loopback providers: a read, an approved refund, SIGKILL during it, a restart: the refund ran once and every turn finishes", { timeout: 900_000 }, async (t) => {
+test("a user's agent in each of four frameworks, behind perdure dev with loopback providers: a read, an approved refund, SIGKILL during it, a restart: the refund ran once and every turn finishes; then a sample of the approval bypasses", { timeout: 900_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-user-agents-"));
   const openAi = await new LoopbackOpenAiResponses(script).start();
   let claudeCalls = 0;
@@ -126,7 +42,9 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
     return "text" in reply ? { kind: "text", text: reply.text } : { kind: "tool_use", id: `toolu_user_${claudeCalls}`, name: `mcp__perdure__${reply.toolCall.name}`, input: reply.toolCall.arguments };
   });
   const servers: DevServer[] = [];
+  const watchers: NodeJS.Timeout[] = [];
   t.after(async () => {
+    watchers.forEach((watcher) => clearInterval(watcher));
     for (const server of servers) await killGroup(server);
     await openAi.close();
     await anthropic.close();
@@ -134,6 +52,14 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
   });
   const effectsFile = join(folder, "effects.log");
   const gateFile = join(folder, "refunds.gate");
+  // perdure dev's own temporary folder, where the Claude adapter keeps each harness run's config folder.
+  const devTmp = join(folder, "tmp");
+  mkdirSync(devTmp);
+  // A config folder a killed Worker left behind (its process has ended), holding a transcript.
+  const deadPid = spawnSync("true").pid;
+  const staleFolder = join(devTmp, `perdure-claude-code-${deadPid}-stale`);
+  mkdirSync(staleFolder, { mode: 0o700 });
+  writeFileSync(join(staleFolder, "transcript.jsonl"), "{}\n");
   const env = {
     OPENAI_API_KEY: "sk-test-fake",
     OPENAI_BASE_URL: openAi.baseUrl,
@@ -142,18 +68,35 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
     ANTHROPIC_BASE_URL: anthropic.url,
     PERDURE_TEST_EFFECTS_FILE: effectsFile,
     PERDURE_TEST_GATE_FILE: gateFile,
+    TMPDIR: devTmp,
   };
   const [port] = await findFreeLoopbackPorts(1);
   assert.ok(port !== undefined);
   const databasePath = join(folder, "dev.db");
   const first = await startDevServer(port, databasePath, env);
   servers.push(first);
-  const effects = (): string[] => (existsSync(effectsFile) ? readFileSync(effectsFile, "utf8").split("\n").filter((line) => line !== "") : []);
+  const effects = (): string[] => effectLines(effectsFile);
 
-  await Promise.all(agents.map(async ({ flowType }) => {
+  // Row 9: a setting the session's loop replaces is named when perdure dev loads the agents.
+  assert.match(first.log(), /AI SDK agent settings do not apply: stopWhen/, "the AI SDK agent's stopWhen is warned about by name");
+
+  // Row 8: the modes of the harness's config folders while they exist.
+  const configFolderModes = new Map<string, number>();
+  const watchingFolders = setInterval(() => {
+    for (const name of readdirSync(devTmp)) {
+      if (!name.startsWith("perdure-claude-code-") || name.endsWith("-stale")) continue;
+      try {
+        configFolderModes.set(name, statSync(join(devTmp, name)).mode & 0o777);
+      } catch {
+        // The run ended and removed it between the listing and the stat.
+      }
+    }
+  }, 20);
+  watchers.push(watchingFolders);
+
+  await Promise.all(userAgents.map(async ({ flowType, framework }) => {
     const sessionId = `user-${flowType}`;
-    const created = await call(first.origin, "POST", "/api/sessions", { sessionId, agent: flowType });
-    assert.equal(created.status, 201, created.text);
+    await createSession(first.origin, sessionId, flowType);
     // A read: answered from the tool, no approval.
     await chat(first.origin, sessionId, "u1", "Where is order 1001?");
     const afterRead = await turnEnded(first.origin, sessionId, 1);
@@ -167,21 +110,22 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
       return pending.length > 0 ? pending : undefined;
     }, { timeoutMs: waitMs, intervalMs: 250, description: `${flowType}'s refund approval` });
     assert.equal(approval?.tool_name, "refund_order", flowType);
-    assert.equal(effects().filter((line) => line.startsWith(`${agents.find((agent) => agent.flowType === flowType)?.framework} `)).length, 0, `${flowType} refunded before the approval`);
+    assert.equal(effects().filter((line) => line.startsWith(`${framework} `)).length, 0, `${flowType} refunded before the approval`);
     const decided = await call(first.origin, "POST", `/api/sessions/${sessionId}/approvals/${approval.interrupt_id}`, { approved: true });
     assert.equal(decided.status, 200, decided.text);
   }));
+  clearInterval(watchingFolders);
 
   // Every approved refund has started (and waits at the gate): kill perdure dev and all it started.
-  await pollUntil(async () => (effects().length >= agents.length ? true : undefined), { timeoutMs: waitMs, intervalMs: 100, description: "every refund to start" });
+  await pollUntil(async () => (effects().length >= userAgents.length ? true : undefined), { timeoutMs: waitMs, intervalMs: 100, description: "every refund to start" });
   await killGroup(first);
-  assert.deepEqual(effects().sort(), agents.map(({ framework }) => `${framework} refund 1002`).sort());
+  assert.deepEqual(effects().sort(), userAgents.map(({ framework }) => `${framework} refund 1002`).sort());
 
   // The restart on the same store, with the gate open: a refund that ran again would add a line now.
   writeFileSync(gateFile, "open");
   const second = await startDevServer(port, databasePath, env);
   servers.push(second);
-  for (const { flowType } of agents) {
+  for (const { flowType } of userAgents) {
     const sessionId = `user-${flowType}`;
     const ended = await turnEnded(second.origin, sessionId, 2);
     assert.equal(ended.state?.last_turn_error, null, `${flowType}: ${second.log().slice(-2000)}`);
@@ -190,5 +134,24 @@ test("a user's agent in each of four frameworks, behind perdure dev with loopbac
     assert.match(refund.text, /outcome is unknown|interrupted/i, `${flowType}'s refund result tells the model the outcome is unknown`);
     assert.match(ended.messages.at(-1)?.text ?? "", /^Done: /, `${flowType}'s turn finished with the model's answer`);
   }
-  assert.deepEqual(effects().sort(), agents.map(({ framework }) => `${framework} refund 1002`).sort(), "each refund ran once, before the kill, and never again");
+  assert.deepEqual(effects().sort(), userAgents.map(({ framework }) => `${framework} refund 1002`).sort(), "each refund ran once, before the kill, and never again");
+
+  // Row 8: every request the harness sent was a turn's model call (no title request), the stale folder is gone, and the live ones were the owner's alone.
+  assert.ok(anthropic.requests.length > 0);
+  for (const request of anthropic.requests) {
+    assert.ok(request.tools?.some((tool) => tool.name === "mcp__perdure__lookup_order"), `a request that is not the agent's model call: ${JSON.stringify(request).slice(0, 2000)}`);
+  }
+  assert.equal(readdirSync(devTmp).includes(`perdure-claude-code-${deadPid}-stale`), false, "the stale config folder of an ended process was removed");
+  assert.ok(configFolderModes.size > 0, "a harness run's config folder was seen");
+  for (const [name, mode] of configFolderModes) assert.equal(mode, 0o700, `${name} is mode 0700`);
+
+  // Rows 4, 5 and 6 on the AI SDK agent, on the restarted perdure dev.
+  const context = { origin: second.origin, sessionId: "rows-UserAiSdkAgent", framework: "ai-sdk", effectsFile, toolOutputsSentToModel: () => openAi.toolOutputs() };
+  await createSession(second.origin, context.sessionId, "UserAiSdkAgent");
+  await checkPerCallApproval(context);
+  await checkEffectOnlyPolicyKeepsApproval(context);
+  await checkThrowingWrite(context, "141", /upstream 503/);
+
+  // Row 1: Claude allowedTools naming a non-idempotent write: perdure dev refuses to start, naming the option.
+  await checkRefusedAtStart(folder, env, "claude-allowed-tools.ts", /queryOptions\.allowedTools is refused/);
 });

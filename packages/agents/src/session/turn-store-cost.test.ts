@@ -182,7 +182,10 @@ function split(counts: Record<string, number>): { fixed: Record<string, number>;
  * takes the next Step, locks and loads included (migration 0008): before
  * it, `AwaitUserMessage`, `RunModel` and `ResumeTurn` each needed a claim
  * transaction after their commit (32 requests a turn, and about 7 claims of
- * the Worker loop).
+ * the Worker loop). Since migration 0009 the commits with conditions or
+ * publishes (`AwaitUserMessage.waitUntil`, `ResumeTurn.waitUntil`,
+ * `CallTool.execute`) are one `commitStep` each too, where they were general
+ * transactions.
  */
 const sqliteRequestsPerTurn = {
   "AwaitUserMessage.execute transaction": 2,
@@ -207,12 +210,15 @@ const postgresRequestsPerTurn = {
   "RunModel.execute commitStep": 3,
 };
 /**
- * PostgreSQL statements per turn from the Steps and the RPC, within
+ * PostgreSQL statements per turn from the Steps and the RPC (154 before
+ * migration 0009; 104 with it, every Step commit one request; 49 when a
+ * claimed Step's selection became one statement; 41 with migration 0010,
+ * which reads a static selection in the claim), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 49;
+const postgresStatementsPerTurn = 41;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

@@ -317,7 +317,7 @@ export class Client {
   /**
    * Reads Attributes until `until` accepts their values, or `timeoutMs`
    * passed, and returns the values read last. It reads again after each
-   * commit in this process that wrote the Flow's Attributes (the committing
+   * commit in this process that wrote one of these Attributes (the committing
    * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
    * other processes (where the store has wake-ups) and at least every poll
    * interval. Throws `FlowNotFoundError` when no Flow has the ID.
@@ -334,7 +334,8 @@ export class Client {
     checkFlowId(flowId);
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) throw new InvalidInputError(`waitForAttributes timeoutMs ${describeValue(options.timeoutMs)} is invalid: use a number of milliseconds, 0 or more`);
-    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal }, () => this.getAttributes(flowId, ...refs), until);
+    const names = new Set(refs.map((ref) => ref.name));
+    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal, names }, () => this.getAttributes(flowId, ...refs), until);
   }
 
   /**

@@ -8,7 +8,9 @@ import { defineStep } from "../step/step.ts";
 import type { Store } from "../store/store.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
+import { deliverLocalCommit } from "../flow/local-commits.ts";
 import { Client } from "./client.ts";
+import { waitForChange } from "./wait-for-change.ts";
 
 /** Longer than any test here runs: a wait that ends early was woken by a commit, not by polling. */
 const noPolling = 600_000;
@@ -81,4 +83,42 @@ void test("waitForAttributes reads again after each local commit that writes the
     release(4);
     await worker.close();
   }
+});
+
+void test("a wait for some Attributes reads again after a local commit that wrote one of them, not after commits that wrote only others", async (t) => {
+  const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+  t.after(() => temporary.dispose());
+  let reads = 0;
+  let stageWritten = false;
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const waiting = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, names: new Set(["Stage"]) }, async () => {
+    reads += 1;
+    return stageWritten;
+  }, (written) => written);
+  await settle();
+  for (let commit = 0; commit < 5; commit += 1) {
+    deliverLocalCommit(temporary.store, "flow-1", ["Noise", "Other"]);
+    await settle();
+  }
+  assert.equal(reads, 1, "commits that wrote only other Attributes read nothing");
+  // Another Flow's commit, and then one that wrote Stage among others.
+  deliverLocalCommit(temporary.store, "flow-2", ["Stage"]);
+  await settle();
+  assert.equal(reads, 1);
+  stageWritten = true;
+  deliverLocalCommit(temporary.store, "flow-1", ["Noise", "Stage"]);
+  assert.equal(await waiting, true);
+  assert.equal(reads, 2);
+  // A commit whose names are not known wakes every wait of the Flow.
+  let unknownReads = 0;
+  let released = false;
+  const unknown = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, names: new Set(["Stage"]) }, async () => {
+    unknownReads += 1;
+    return released;
+  }, (value) => value);
+  await settle();
+  released = true;
+  deliverLocalCommit(temporary.store, "flow-1");
+  assert.equal(await unknown, true);
+  assert.equal(unknownReads, 2);
 });

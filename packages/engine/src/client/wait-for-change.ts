@@ -1,10 +1,11 @@
-import { onLocalCommit } from "../flow/local-commits.ts";
+import { onLocalCommit, type WrittenNames } from "../flow/local-commits.ts";
 import type { Store } from "../store/store.ts";
 
 /**
  * Reads with `read` until `until` accepts the result, the time is up or the
  * signal aborts; returns the last result. Between reads it waits for a
- * commit in this process that wrote `flowId`'s Attributes, the Flow's end,
+ * commit in this process that wrote `flowId`'s Attributes (one of `names`,
+ * when given: a commit that wrote only others changes nothing read), the Flow's end,
  * or the store's poll interval, whichever comes first; and, as long as no
  * such local commit came (the Flow runs in another process), for the
  * Flow's Stream wake-ups, which other processes send. A change announced
@@ -13,7 +14,7 @@ import type { Store } from "../store/store.ts";
 export async function waitForChange<TResult>(
   store: Store,
   flowId: string,
-  options: { timeoutMs: number; signal: AbortSignal | undefined },
+  options: { timeoutMs: number; signal: AbortSignal | undefined; names?: ReadonlySet<string> },
   read: () => Promise<TResult>,
   until: (result: TResult) => boolean,
 ): Promise<TResult> {
@@ -26,8 +27,10 @@ export async function waitForChange<TResult>(
     changes += 1;
     wakeUp?.();
   };
-  const stopCommits = onLocalCommit(store, flowId, () => {
+  const stopCommits = onLocalCommit(store, flowId, (written: WrittenNames) => {
     committedHere = true;
+    const { names } = options;
+    if (names !== undefined && written !== undefined && ![...written].some((name) => names.has(name))) return;
     changed();
   });
   const unsubscribe = store.subscribe((event) => {

@@ -67,8 +67,8 @@ export class FlowTransaction {
   private channelsTouched = false;
   /** An Attribute was written or a message deleted; changes that take no sequence number. */
   private isWritten = false;
-  /** Whether this transaction wrote one of the Flow's Attributes (told to local `waitForAttributes` calls). */
-  private wroteAttributes = false;
+  /** The names of the Flow's Attributes this transaction wrote (told to local `waitForAttributes` calls). */
+  private readonly writtenNames = new Set<string>();
   /** Earliest time a task this transaction queued becomes claimable. */
   private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
@@ -108,7 +108,7 @@ export class FlowTransaction {
 
   async writeAttribute(name: string, key: string, value: string | null): Promise<void> {
     this.isWritten = true;
-    this.wroteAttributes = true;
+    this.writtenNames.add(name);
     await this.transaction.writeAttribute(this.flowId, name, key, value);
   }
 
@@ -328,6 +328,6 @@ export class FlowTransaction {
     if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
     if (this.finished) store.wake({ kind: "flow_finished", flowId: this.flowId });
-    if (this.wroteAttributes) deliverLocalCommit(store, this.flowId);
+    if (this.writtenNames.size > 0) deliverLocalCommit(store, this.flowId, this.writtenNames);
   }
 }

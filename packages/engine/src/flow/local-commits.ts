@@ -9,14 +9,22 @@
 import type { Store } from "../store/store.ts";
 import { LocalFlowListeners } from "./local-listeners.ts";
 
-const listeners = new LocalFlowListeners<void>();
+/** The names of the Attributes (and Attribute maps) a commit wrote; undefined when not known. */
+export type WrittenNames = ReadonlySet<string> | undefined;
 
-/** Calls `listener` after each commit in this process that wrote `flowId`'s Attributes through `store`; returns the function that stops listening. */
-export function onLocalCommit(store: Store, flowId: string, listener: () => void): () => void {
+const listeners = new LocalFlowListeners<WrittenNames>();
+
+/**
+ * Calls `listener` after each commit in this process that wrote `flowId`'s
+ * Attributes through `store`, with the names it wrote; returns the function
+ * that stops listening.
+ */
+export function onLocalCommit(store: Store, flowId: string, listener: (written: WrittenNames) => void): () => void {
   return listeners.listen(store, flowId, listener);
 }
 
-/** Tells this process's listeners that a commit wrote `flowId`'s Attributes; costs a map lookup when nobody listens. */
-export function deliverLocalCommit(store: Store, flowId: string): void {
-  listeners.deliver(store, flowId, undefined);
+/** Tells this process's listeners that a commit wrote `flowId`'s Attributes named `names`; costs a map lookup when nobody listens. */
+export function deliverLocalCommit(store: Store, flowId: string, names?: Iterable<string>): void {
+  if (!listeners.has(store, flowId)) return;
+  listeners.deliver(store, flowId, names === undefined ? undefined : new Set(names));
 }

@@ -31,7 +31,7 @@ async function tableRows(connectionString: string, schema: string): Promise<Reco
   }
 }
 
-async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean; stoppedClaims: number; waitCommits: number; publishCommits: number; waitResults: string[] }> {
+async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean; stoppedClaims: number; waitCommits: number; publishCommits: number; waitResults: string[]; selectionsInClaims: number }> {
   const temporary = createTemporaryPostgresSchema(url!);
   const store = await temporary.open();
   const usedOneRequest = store.oneRequest !== undefined && oneRequest;
@@ -41,10 +41,13 @@ async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, 
   // Commits of a wait with conditions, and with publishes, that the store applied in one request (migration 0009).
   let waitCommits = 0;
   let publishCommits = 0;
+  // Claims whose selection the store read in the claim (migration 0010).
+  let selectionsInClaims = 0;
   // The wait results of the executions the one-request claims took, as stored.
   const waitResults: string[] = [];
-  const noteWaitResults = (claims: readonly { execution: { waitResult: string | null } }[]): void => {
+  const noteWaitResults = (claims: readonly { execution: { waitResult: string | null }; selection?: unknown }[]): void => {
     for (const { execution } of claims) if (execution.waitResult !== null) waitResults.push(execution.waitResult);
+    for (const claim of claims) if (claim.selection !== undefined) selectionsInClaims += 1;
   };
   const operations = store.oneRequest;
   if (operations !== undefined) {
@@ -66,7 +69,7 @@ async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, 
     };
   }
   await runMixedFlows(store);
-  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims, waitCommits, publishCommits, waitResults };
+  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims, waitCommits, publishCommits, waitResults, selectionsInClaims };
 }
 
 void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
@@ -86,6 +89,8 @@ void test("Step commits, starts, Stream appends and heartbeats in one request le
   // Migration 0009: Collect's, Listen's and Gather's waits and Produce's three publishes were one request each.
   assert.deepEqual({ waits: oneRequest.waitCommits, publishes: oneRequest.publishCommits }, { waits: 3, publishes: 3 });
   assert.equal(general.waitCommits + general.publishCommits, 0);
+  // Migration 0010: Produce's three claims and Gather's two (asked, then executed) read their static selections in the claim.
+  assert.ok(oneRequest.selectionsInClaims >= 5, `${oneRequest.selectionsInClaims} claims read their selection`);
   // The store writes a matched wait's result as the JSON text JSON.stringify writes (field order included).
   const matched = oneRequest.waitResults.filter((text) => text.includes("Results") || text.includes("Signals"));
   assert.ok(matched.length >= 3, `wait results with messages: ${JSON.stringify(oneRequest.waitResults)}`);

@@ -35,7 +35,9 @@ export type ClaimCatalog = Readonly<Record<string, ClaimCatalogEntry>>;
  */
 export type ClaimCatalogEntry =
   | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null]
-  | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean];
+  | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean]
+  /** With {@link OneRequestOperations.claimsReadLoads}: the Step type's selection when it is a list (not a function), which the claim reads. */
+  | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean, staticLoads: readonly SelectedLoad[] | null];
 
 /** The key of a {@link ClaimCatalog} entry: Flow type, Step type and execution status (`asking` for waitUntil, `ready` for execute). */
 export function claimCatalogKey(flowType: string, stepType: string, status: "asking" | "ready"): string {
@@ -164,6 +166,13 @@ export interface StepCommitWait {
 export interface StoreClaim {
   execution: ExecutionRow;
   plainAttributes: AttributeRow[];
+  /**
+   * The task's selection read in the claim (a store with
+   * {@link OneRequestOperations.claimsReadLoads}, for a catalog entry with
+   * static loads): the loads, the Step type's and then the movement's, and
+   * what each read.
+   */
+  selection?: { loads: SelectedLoad[]; loaded: LoadedSelection[] } | undefined;
 }
 
 /** What a {@link StepCommit} did. */
@@ -236,6 +245,12 @@ export interface OneRequestOperations {
    * waits as `FlowTransaction` does. @default false
    */
   readonly commitsWaitsAndPublishes?: boolean;
+  /**
+   * The store's claims accept five-element catalog entries and read a
+   * claimed task's static selection (and its movement's loads) in the claim,
+   * returning it as `StoreClaim.selection`. @default false
+   */
+  readonly claimsReadLoads?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;

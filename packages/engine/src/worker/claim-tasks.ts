@@ -182,6 +182,7 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
 }
 
 function selectsLoads(attempt: ClaimedAttempt): boolean {
+  if (attempt.snapshotLoaded === true) return false;
   return stepSelectsLoads(attempt.options.step) || attempt.options.extraLoads.length > 0;
 }
 
@@ -192,7 +193,7 @@ function selectsLoads(attempt: ClaimedAttempt): boolean {
  */
 async function claimInOneRequest(store: Store, oneRequest: OneRequestOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = store.clock.now();
-  const { flowTypes, catalog } = claimCatalogOf(flows, oneRequest.claimsLocksAndLoads === true);
+  const { flowTypes, catalog } = claimCatalogOf(flows, oneRequest.claimsLocksAndLoads === true, oneRequest.claimsReadLoads === true);
   const reply = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
   const claimed: ClaimedAttempt[] = [];
   for (const row of reply.claims) {

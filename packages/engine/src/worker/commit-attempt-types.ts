@@ -41,4 +41,6 @@ export interface ClaimedAttempt {
   input: unknown;
   snapshot: Snapshot;
   claimedAt: number;
+  /** The snapshot holds the attempt's whole selection, read in the claim. */
+  snapshotLoaded?: boolean;
 }

@@ -52,7 +52,7 @@ async function commitInOneRequest(
   if (reply.outcome === "fallback") return undefined;
   if (reply.outcome === "committed") {
     durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
-    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId);
+    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId, plan.writes.map((write) => write.name));
   }
   const claimed: ClaimedAttempt[] = [];
   for (const row of reply.claims) {

@@ -7,7 +7,7 @@ import type { FlowCore } from "../flow/flow.ts";
 import { newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
-import type { ResolvedMethodOptions } from "../step/step-options.ts";
+import { storedLoad, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
 import { storeConditions, type StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
 import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type ClaimCatalogEntry, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
@@ -21,6 +21,15 @@ interface FlowTypeCatalog {
 
 const catalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
 const longCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
+const loadingCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
+
+/** A Step type's selection when it is a list that the store may read in the claim, else null (a function, nothing, or a key with U+0000, which the store's JSON cannot hold). */
+function staticLoadsOf(step: StepDefinition<unknown>): StoredLoad[] | null {
+  const load = step.options.load;
+  if (load === undefined || typeof load === "function" || load.length === 0) return null;
+  const loads = load.map(storedLoad);
+  return JSON.stringify(loads).includes("\\u0000") ? null : loads;
+}
 
 function isPlainMethod(options: ResolvedMethodOptions): boolean {
   return options.lockNames.length === 0;
@@ -41,8 +50,8 @@ export function stepSelectsLoads(step: StepDefinition<unknown>): boolean {
  * entry form with its lock names and whether its Step type selects loads.
  * Computed once per Worker.
  */
-export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoads = false): FlowTypeCatalog {
-  const cache = locksAndLoads ? longCatalogs : catalogs;
+export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoads = false, readsLoads = false): FlowTypeCatalog {
+  const cache = locksAndLoads ? (readsLoads ? loadingCatalogs : longCatalogs) : catalogs;
   const cached = cache.get(flows);
   if (cached !== undefined) return cached;
   const catalog: Record<string, ClaimCatalogEntry> = {};
@@ -50,7 +59,9 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoa
     for (const stepType of flow.stepsByName.keys()) {
       const options = resolveExecutionOptions(flow, stepType, null);
       const selectsLoads = stepSelectsLoads(options.step);
+      const staticLoads = readsLoads ? staticLoadsOf(options.step) : null;
       const entryOf = (method: ResolvedMethodOptions): ClaimCatalogEntry | undefined => {
+        if (locksAndLoads && readsLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads, staticLoads];
         if (locksAndLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads];
         return selectsLoads || !isPlainMethod(method) ? undefined : [method.timeoutMs, method.heartbeatTimeoutMs];
       };
@@ -66,9 +77,9 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoa
 }
 
 /** The claim part of a one-request commit, or undefined when the Worker claims nothing next. */
-export function oneRequestClaimOf(next: ClaimNext | undefined, locksAndLoads = false): StepCommitClaim | undefined {
+export function oneRequestClaimOf(next: ClaimNext | undefined, locksAndLoads = false, readsLoads = false): StepCommitClaim | undefined {
   if (next === undefined || next.limit <= 0) return undefined;
-  const { flowTypes, catalog } = claimCatalogOf(next.flows, locksAndLoads);
+  const { flowTypes, catalog } = claimCatalogOf(next.flows, locksAndLoads, readsLoads);
   return { flowTypes, catalog, limit: next.limit };
 }
 
@@ -110,7 +121,14 @@ export interface OneRequestCapabilities {
   locksAndLoads?: boolean;
   /** `OneRequestOperations.commitsWaitsAndPublishes`. */
   waitsAndPublishes?: boolean;
+  /** `OneRequestOperations.claimsReadLoads`. */
+  readsLoads?: boolean;
 }
+
+/** JSON.stringify's escape of a lone surrogate (it writes well-formed pairs as they are); a literal backslash before such text only costs a fallback. */
+const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
+/** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
+const loneSurrogate = /\p{Surrogate}/u;
 
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
@@ -123,6 +141,10 @@ const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies 
 export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next: ClaimNext | undefined, now: number, capabilities: OneRequestCapabilities = {}): StepCommit | undefined {
   const waitsAndPublishes = capabilities.waitsAndPublishes === true;
   if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
+  // A string that is not well-formed UTF-16 (a lone surrogate, as a string cut inside an emoji has) is
+  // escaped as \uD8xx in the request's JSON, which PostgreSQL's jsonb refuses: the general path stores it.
+  if (outcome.writes.some((write) => loneSurrogate.test(write.key) || (write.value !== null && loneSurrogate.test(write.value)))
+    || outcome.publishes.some((publish) => loneSurrogate.test(publish.key) || (publish.value !== undefined && publish.value !== null && loneSurrogate.test(publish.value)))) return undefined;
   const { execution, flow } = claim;
   const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {
@@ -135,7 +157,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     writes: outcome.writes.map((write) => ({ name: write.name, key: write.key, value: write.value })),
     historyKeep: flow.historyRetention,
     holdsLocks: claim.methodOptions.lockNames.length > 0,
-    claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true),
+    claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true, capabilities.readsLoads === true),
     ...(publishes.length > 0 ? { publishes, readyTotals: readyTotalsOf(flow) } : {}),
   };
   if (outcome.kind === "wait_until") {
@@ -156,8 +178,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
         // Conditions the engine refuses: the general path reports them as it always does.
         return undefined;
       }
-      // A key with U+0000, which the store's JSON cannot hold: the general path stores it as text.
-      if (conditions.includes("\\u0000")) return undefined;
+      // A key with U+0000 or a lone surrogate, which the store's JSON cannot hold: the general path stores it as text.
+      if (conditions.includes("\\u0000") || lonelySurrogateEscape.test(conditions)) return undefined;
       const wait = { conditions, flowType: execution.flowType, expiresAt, earliestTimerAt };
       return { ...base, method: "wait_until", movements: [], finish: null, ready: null, wait, outcome: conditions };
     }
@@ -210,6 +232,7 @@ export function planOneRequestCommitFor(oneRequest: OneRequestOperations, claim:
   const plan = planOneRequestCommit(claim, workerId, outcome, next, now, {
     locksAndLoads: oneRequest.claimsLocksAndLoads === true,
     waitsAndPublishes: oneRequest.commitsWaitsAndPublishes === true,
+    readsLoads: oneRequest.claimsReadLoads === true,
   });
   if (plan === undefined || oneRequest.embedded !== true || plan.claim === undefined) return plan;
   return claimStopsAt(plan, claim) ? undefined : plan;
@@ -224,5 +247,15 @@ export function claimedAttemptOf(flows: ReadonlyMap<string, FlowCore>, claimed: 
   const method = execution.status === "asking" ? "wait_until" : "execute";
   const methodOptions = method === "wait_until" ? options.waitUntil : options.execute;
   const input: unknown = JSON.parse(execution.input);
-  return { flow, execution, options, method, methodOptions, input, snapshot: Snapshot.ofPlainAttributes(flow, claimed.plainAttributes), claimedAt: now };
+  const plain = Snapshot.ofPlainAttributes(flow, claimed.plainAttributes);
+  const { selection } = claimed;
+  if (selection !== undefined && typeof options.step.options.load !== "function") {
+    // Read in the claim: used when it is exactly the selection Snapshot.load would read, else read again after the claim.
+    const loads = Snapshot.selectedLoads(options.step, input, plain, options.extraLoads);
+    if (JSON.stringify(loads) === JSON.stringify(selection.loads)) {
+      const snapshot = Snapshot.ofLoaded(flow, claimed.plainAttributes, loads, selection.loaded);
+      return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now, snapshotLoaded: true };
+    }
+  }
+  return { flow, execution, options, method, methodOptions, input, snapshot: plain, claimedAt: now };
 }

@@ -1,4 +1,4 @@
-/** The entry `perdure dev` serves in the user-agents test: one agent per framework. */
+/** The entry `perdure dev` serves in the user-agents tests: one agent per framework. */
 export { aiSdkAgent } from "./ai-sdk-agent.ts";
 export { openAiAgentsAgent } from "./openai-agents-agent.ts";
 export { mastraAgent } from "./mastra-agent.ts";

@@ -52,6 +52,11 @@ export class LoopbackOpenAiResponses {
     return this;
   }
 
+  /** Every tool result the model was sent (`function_call_output` items), across all requests. */
+  toolOutputs(): string[] {
+    return this.requests.flatMap((body) => (Array.isArray(body.input) ? (body.input as Item[]) : []).filter((item) => item.type === "function_call_output").map((item) => outputText(item.output)));
+  }
+
   async close(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server === undefined ? resolve() : this.server.close(() => resolve())));

@@ -243,9 +243,10 @@ BEGIN
       RETURN jsonb_build_object('outcome', 'fallback');
     ELSIF v_publishing AND EXISTS (SELECT 1 FROM {schema}.executions w WHERE w.flow_id = v_flow_id AND w.status = 'waiting'
         AND w.conditions IS NOT NULL AND (w.movement_options IS NOT NULL OR position('\\u0000' IN w.conditions) > 0
+          OR w.conditions ~ '\\\\u[dD][89a-fA-F]'
           OR NOT (coalesce(p -> 'readyTotals', '{}'::jsonb) ? w.step_type))) THEN
       -- A wait the publishes may complete whose retry window depends on its movement options, or whose
-      -- conditions jsonb cannot hold (a key with U+0000): the general path matches it.
+      -- conditions jsonb cannot hold (a key with U+0000 or a lone surrogate, escaped as \\uD8xx): the general path matches it.
       RETURN jsonb_build_object('outcome', 'fallback');
     END IF;
   END IF;

@@ -6,6 +6,7 @@ import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in
 import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
+import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -150,6 +151,7 @@ CREATE TABLE {schema}.stream_usage (
   appendStreamFunctionMigration,
   claimLocksAndLoadsMigration,
   commitWaitsAndPublishesMigration,
+  claimReadsLoadsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

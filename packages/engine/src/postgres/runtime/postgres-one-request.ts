@@ -5,6 +5,7 @@
  */
 import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "../../store/store.ts";
 import {
+  claimCatalogKey,
   handoverLeaseTimesOf,
   leasedExecution,
   type ClaimCatalog,
@@ -61,7 +62,8 @@ const executionOf = (columns: ColumnRow): ExecutionRow => rowOf<ExecutionRow>(co
 const flowOf = (columns: ColumnRow): FlowRow => rowOf<FlowRow>(columns, flowFields, flowFieldColumns);
 
 interface ClaimedReply {
-  claims: { execution: ColumnRow; attributes: [string, string][] }[];
+  /** `loaded` (migration 0010): what the claim read of the task's selection, as `perdure_read_loads` returns it. */
+  claims: { execution: ColumnRow; attributes: [string, string][]; loaded?: unknown[] }[];
   stopped: boolean;
   skipped: boolean;
 }
@@ -104,6 +106,35 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
   };
 }
 
+/** Each load's result as the engine reads it, from the JSON of a selection read (keys stored, so escaped). */
+function decodeLoaded(loads: readonly SelectedLoad[], results: readonly unknown[]): LoadedSelection[] {
+  return loads.map((load, index): LoadedSelection => {
+    const result = results[index];
+    switch (load.kind) {
+      case "instance":
+        return typeof result === "string" ? result : undefined;
+      case "range":
+        return ((result ?? []) as [string, string][]).map(([key, value]): AttributeRow => ({ name: load.name, key: decodeInstanceKey(key), value }));
+      case "channel":
+        return ((result ?? []) as [number, string, string, number][]).map(([seq, messageId, value, publishedAt]): MessageRow => (
+          { seq, channel: load.name, key: load.key, messageId, value, publishedAt }));
+    }
+  });
+}
+
+/**
+ * The loads a claim read for `execution` (migration 0010): its catalog
+ * entry's static loads, then its movement's, in the order `perdure_claim_plain`
+ * read them; undefined when the entry has none.
+ */
+function claimedLoadsOf(catalog: ClaimCatalog, execution: ExecutionRow): SelectedLoad[] | undefined {
+  const entry = catalog[claimCatalogKey(execution.flowType, execution.stepType, execution.status === "asking" ? "asking" : "ready")];
+  const staticLoads = entry?.[4];
+  if (staticLoads === undefined || staticLoads === null) return undefined;
+  const movement = execution.movementOptions === null ? [] : ((JSON.parse(execution.movementOptions) as { load?: SelectedLoad[] }).load ?? []);
+  return [...staticLoads, ...movement];
+}
+
 /** What a one-request Stream append needs of its store besides the statement. */
 export interface OneRequestStreamServices {
   /** The NOTIFY channel and payload that wake readers of `event` in other processes. */
@@ -135,9 +166,12 @@ export class PostgresOneRequest implements OneRequestOperations {
   readonly claimsLocksAndLoads: boolean;
   /** The schema has migration 0009: a Step commit takes waits with conditions and publishes. */
   readonly commitsWaitsAndPublishes: boolean;
+  /** The schema has migration 0010: a claim reads a task's static selection. */
+  readonly claimsReadLoads: boolean;
 
-  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false) {
+  constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false, claimsReadLoads = false) {
     this.run = run;
+    this.claimsReadLoads = claimsReadLoads;
     this.claimsLocksAndLoads = claimsLocksAndLoads;
     this.commitsWaitsAndPublishes = commitsWaitsAndPublishes;
     this.onSkippedRows = onSkippedRows;
@@ -221,7 +255,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       const execution = leasedExecution({ ...movement, flowId: commit.flowId, seq, executionId: String(seq) }, commit.workerId, handover, commit.now);
       return { outcome: reply.outcome, claims: [{ execution, plainAttributes: plainAttributesOf(attributes) }], claimStopped: false, ended };
     }
-    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null), ended, readied: reply.readied };
+    return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null, commit.claim?.catalog), ended, readied: reply.readied };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
@@ -229,15 +263,17 @@ export class PostgresOneRequest implements OneRequestOperations {
       this.claimStatement,
       [claim.workerId, claim.claim.flowTypes, this.catalogText(claim.claim.catalog), claim.claim.limit, claim.now],
     );
-    return this.claimsOf(reply);
+    return this.claimsOf(reply, claim.claim.catalog);
   }
 
-  private claimsOf(claimed: ClaimedReply | null): TaskClaimReply {
+  private claimsOf(claimed: ClaimedReply | null, catalog: ClaimCatalog | undefined): TaskClaimReply {
     if (claimed?.skipped === true) this.onSkippedRows();
-    const claims: StoreClaim[] = (claimed?.claims ?? []).map((claim) => ({
-      execution: executionOf(claim.execution),
-      plainAttributes: plainAttributesOf(claim.attributes),
-    }));
+    const claims: StoreClaim[] = (claimed?.claims ?? []).map((claim) => {
+      const execution = executionOf(claim.execution);
+      const plainAttributes = plainAttributesOf(claim.attributes);
+      const loads = claim.loaded === undefined || catalog === undefined ? undefined : claimedLoadsOf(catalog, execution);
+      return loads === undefined ? { execution, plainAttributes } : { execution, plainAttributes, selection: { loads, loaded: decodeLoaded(loads, claim.loaded ?? []) } };
+    });
     return { claims, claimStopped: claimed?.stopped === true };
   }
 
@@ -263,20 +299,8 @@ export class PostgresOneRequest implements OneRequestOperations {
     const request = loads.map((load) => load.kind === "range"
       ? { kind: "range", name: load.name, fromKey: encodeInstanceKey(load.fromKey ?? ""), toKey: load.toKey === undefined ? null : encodeInstanceKey(load.toKey), limit: load.limit ?? null }
       : { kind: load.kind, name: load.name, key: encodeInstanceKey(load.key) });
-    const row = await this.run<{ plain: [string, string][]; loaded: (string | null | unknown[][])[] }>(this.selectionStatement, [flowId, JSON.stringify(request)]);
-    const loaded = loads.map((load, index): LoadedSelection => {
-      const result = row.loaded[index];
-      switch (load.kind) {
-        case "instance":
-          return typeof result === "string" ? result : undefined;
-        case "range":
-          return ((result ?? []) as [string, string][]).map(([key, value]): AttributeRow => ({ name: load.name, key: decodeInstanceKey(key), value }));
-        case "channel":
-          return ((result ?? []) as [number, string, string, number][]).map(([seq, messageId, value, publishedAt]): MessageRow => (
-            { seq, channel: load.name, key: load.key, messageId, value, publishedAt }));
-      }
-    });
-    return { plain: row.plain.map(([name, value]) => ({ name, key: "", value })), loaded };
+    const row = await this.run<{ plain: [string, string][]; loaded: unknown[] }>(this.selectionStatement, [flowId, JSON.stringify(request)]);
+    return { plain: row.plain.map(([name, value]) => ({ name, key: "", value })), loaded: decodeLoaded(loads, row.loaded) };
   }
 
   async readAttributes(flowId: string, slots: readonly { name: string; key: string }[]): Promise<(string | undefined)[] | undefined> {

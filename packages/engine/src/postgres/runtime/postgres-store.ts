@@ -13,6 +13,7 @@ import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-fun
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
+import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -136,7 +137,7 @@ export class PostgresStore implements Store {
         }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
           wakePayload: (event) => store.wakeChannel.payloadOf(event),
           wakeLocally: (event) => store.events.emit("wake", event),
-        } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name));
+        } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

@@ -111,7 +111,12 @@ const ListenStep = defineStep("Listen", {
 const GatherStep = defineStep("Gather", {
   // A Timer already due and a message left over: matched in the commit of the wait itself.
   waitUntil: () => allOf(timer("due", { at: 0 }), received(results, { atLeast: 1 })),
-  execute: (context) => completeFlow({ gathered: [...(context.read(gathered) ?? []), ...context.consumed(results).map((message) => message.message)] }),
+  // A static selection: a store may read it in the claim.
+  load: [seenQueued.all()],
+  execute: (context) => completeFlow({
+    gathered: [...(context.read(gathered) ?? []), ...context.consumed(results).map((message) => message.message)],
+    seen: context.read(seenQueued.instance("2")),
+  }),
 });
 export const waitsFlow = defineFlow({
   type: "OneRequestWaits",

@@ -1,0 +1,70 @@
+/**
+ * CPU per agent turn at 16 sessions, Perdure on PostgreSQL and DBOS: this
+ * process's CPU (Worker, Client and driver) and the CPU of every process of
+ * the PostgreSQL cluster, per turn. On a machine shared with other work the
+ * wall-clock ratios of run.ts swing with the load; CPU per turn moves much
+ * less, and it is what bounds turns/s when the cores are busy.
+ *
+ *   scripts/start-test-postgres.sh    # a private cluster; prints its URL and folder
+ *   PERDURE_TEST_DATABASE_URL=... PERDURE_TEST_POSTGRES_DIR=... node bench/peers-agents/cpu-per-turn.ts [perdure|dbos] [sessions] [turns]
+ *
+ * The cluster's CPU is read from /proc for the postmaster (from
+ * `postmaster.pid`) and its children, so the cluster must run on this
+ * machine and serve nothing else meanwhile.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { openPerdureAgentPostgres } from "./perdure-agent.ts";
+import { measureSessionsThroughput, type AgentTurnSystem } from "./turn-workload.ts";
+
+const url = process.env["PERDURE_TEST_DATABASE_URL"];
+const folder = process.env["PERDURE_TEST_POSTGRES_DIR"];
+if (url === undefined || folder === undefined) throw new Error("set PERDURE_TEST_DATABASE_URL and PERDURE_TEST_POSTGRES_DIR (scripts/start-test-postgres.sh prints both)");
+const [systemName = "perdure", sessionsText = "16", turnsText = "10"] = process.argv.slice(2);
+if (systemName !== "perdure" && systemName !== "dbos") throw new Error(`unknown system ${systemName}: use perdure or dbos`);
+const sessions = Number(sessionsText);
+const turns = Number(turnsText);
+if (!Number.isSafeInteger(sessions) || sessions <= 0 || !Number.isSafeInteger(turns) || turns <= 0) throw new Error(`sessions ${sessionsText} and turns ${turnsText} must be positive integers`);
+
+const clockTicksPerSecond = 100;
+const postmaster = Number(readFileSync(join(folder, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+
+/** User plus system CPU in ms of a process, from /proc/<pid>/stat; 0 when it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of the postmaster and its live children (a child that exited meanwhile is not counted). */
+function clusterCpuMs(): number {
+  let total = processCpuMs(postmaster);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+      if (parent === postmaster) total += processCpuMs(Number(entry));
+    } catch {
+      // Gone while listing.
+    }
+  }
+  return total;
+}
+
+const system: AgentTurnSystem = systemName === "dbos" ? await (await import("./dbos-agent.ts")).openDbosAgent(url, 20) : await openPerdureAgentPostgres(url, 16);
+try {
+  // Warm-up: pooled connections prepare their statements, V8 compiles the hot paths.
+  await measureSessionsThroughput(system, 4, 5);
+  const ownBefore = process.cpuUsage();
+  const clusterBefore = clusterCpuMs();
+  const rate = await measureSessionsThroughput(system, sessions, turns);
+  const own = process.cpuUsage(ownBefore);
+  const cluster = clusterCpuMs() - clusterBefore;
+  const count = sessions * turns;
+  console.log(`${system.name}: ${rate.toFixed(1)} turns/s at ${sessions} sessions; CPU per turn: this process ${((own.user + own.system) / 1000 / count).toFixed(2)} ms, PostgreSQL ${(cluster / count).toFixed(2)} ms`);
+} finally {
+  await system.close();
+}
