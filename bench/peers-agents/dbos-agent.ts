@@ -6,7 +6,8 @@
  */
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
-import { readToolName, runReadTool, runWriteTool, scriptedModelReply, type ScriptedModelReply } from "./scripted-turn.ts";
+import { modelLatency, readToolName, runReadTool, runWriteTool, scriptedModelReply, type ScriptedModelReply } from "./scripted-turn.ts";
+import { schemaBytes } from "./store-bytes.ts";
 import type { AgentTurnSystem } from "./turn-workload.ts";
 
 interface TurnMessage {
@@ -17,7 +18,10 @@ interface TurnMessage {
 const agentTurn = DBOS.registerWorkflow(async (orderId: string, userText: string): Promise<string> => {
   const messages: TurnMessage[] = [{ role: "user", text: userText }];
   for (let modelCall = 1; ; modelCall++) {
-    const reply: ScriptedModelReply = await DBOS.runStep(() => Promise.resolve(scriptedModelReply(modelCall, orderId)), { name: `model-${modelCall}` });
+    const reply: ScriptedModelReply = await DBOS.runStep(async () => {
+      await modelLatency();
+      return scriptedModelReply(modelCall, orderId);
+    }, { name: `model-${modelCall}` });
     if ("text" in reply) {
       messages.push({ role: "assistant", text: reply.text });
       return reply.text;
@@ -37,6 +41,7 @@ export async function openDbosAgent(connectionString: string, poolSize: number):
   return {
     name: "DBOS 5.3 (PostgreSQL)",
     startSession: () => Promise.resolve(),
+    bytesStored: () => schemaBytes(url.toString(), "dbos"),
     async runTurn(sessionId, turnNumber) {
       const handle = await DBOS.startWorkflow(agentTurn, { workflowID: `${sessionId}-turn-${turnNumber}` })(`${sessionId}-${turnNumber}`, `Where is order ${turnNumber}?`);
       const answer = await handle.getResult();

@@ -6,18 +6,28 @@
  * (every model call and every tool call its own committed Step), to the
  * commit that sets `AgentState` back to waiting.
  */
+import { dirname } from "node:path";
 import { createAgentSessionFlow, type AgentSessionFlow } from "@perdure/agents";
 import { ScriptedAgentRunner } from "@perdure/agents/testing";
 import { Client, Worker, type Store } from "@perdure/engine";
 import type { SqliteDurability } from "@perdure/engine/sqlite";
 import { createBenchmarkPostgresSchema } from "../engine/scenarios/postgres-support.ts";
 import { openTemporaryBenchmarkStore, WorkerErrorCollector } from "../engine/support.ts";
-import { readToolName, runReadTool, runWriteTool, scriptedModelReply, writeToolName } from "./scripted-turn.ts";
+import { modelLatency, readToolName, runReadTool, runWriteTool, scriptedModelReply, writeToolName } from "./scripted-turn.ts";
+import { directoryBytes, schemaBytes } from "./store-bytes.ts";
 import type { AgentTurnSystem } from "./turn-workload.ts";
+
+/** The scripted runner whose model call takes the run's model latency first. */
+class DelayedScriptedRunner extends ScriptedAgentRunner {
+  override async runModelStep(turn: Parameters<ScriptedAgentRunner["runModelStep"]>[0]): ReturnType<ScriptedAgentRunner["runModelStep"]> {
+    await modelLatency();
+    return super.runModelStep(turn);
+  }
+}
 
 /** The session's runner: the scripted model and the two tools of `scripted-turn.ts`. */
 function benchTurnRunner(): ScriptedAgentRunner {
-  return new ScriptedAgentRunner((input) => {
+  return new DelayedScriptedRunner((input) => {
     const reply = scriptedModelReply(input.modelCall, input.turnId);
     return "toolCall" in reply ? { toolCalls: [reply.toolCall] } : reply;
   }, {
@@ -33,7 +43,7 @@ export interface PerdureAgentSystem extends AgentTurnSystem {
   readonly store: Store;
 }
 
-function perdureAgentSystem(name: string, store: Store, concurrency: number, dispose: () => Promise<void>): PerdureAgentSystem & { start(): Promise<void> } {
+function perdureAgentSystem(name: string, store: Store, concurrency: number, bytesStored: () => Promise<number>, dispose: () => Promise<void>): PerdureAgentSystem & { start(): Promise<void> } {
   const flow: AgentSessionFlow = createAgentSessionFlow(benchTurnRunner(), "BenchTurnAgent");
   const errors = new WorkerErrorCollector();
   const worker = new Worker({ store, flows: [flow], concurrency, onError: errors.onError });
@@ -44,6 +54,7 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, dis
     confirmReads: 0,
     turns: 0,
     start: () => worker.start(),
+    bytesStored,
     async startSession(sessionId: string) {
       await client.start(flow, sessionId, {});
     },
@@ -74,14 +85,14 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, dis
 export async function openPerdureAgentPostgres(connectionString: string, concurrency: number): Promise<PerdureAgentSystem> {
   const schema = createBenchmarkPostgresSchema(connectionString);
   const store = await schema.open({ poolSize: Math.max(10, concurrency + 4) });
-  const system = perdureAgentSystem("Perdure PostgreSQL", store, concurrency, () => schema.dispose());
+  const system = perdureAgentSystem("Perdure PostgreSQL", store, concurrency, () => schemaBytes(connectionString, schema.schema), () => schema.dispose());
   await system.start();
   return system;
 }
 
 export async function openPerdureAgentSqlite(durability: SqliteDurability, concurrency: number): Promise<PerdureAgentSystem> {
   const temporary = openTemporaryBenchmarkStore(durability);
-  const system = perdureAgentSystem(durability === "full" ? "Perdure SQLite FULL" : "Perdure SQLite NORMAL", temporary.store, concurrency, () => temporary.dispose());
+  const system = perdureAgentSystem(durability === "full" ? "Perdure SQLite FULL" : "Perdure SQLite NORMAL", temporary.store, concurrency, () => Promise.resolve(directoryBytes(dirname(temporary.path))), () => temporary.dispose());
   await system.start();
   return system;
 }

@@ -24,3 +24,19 @@ export function runReadTool(argumentsValue: Record<string, unknown>): string {
 export function runWriteTool(argumentsValue: Record<string, unknown>): string {
   return `order ${String(argumentsValue["order_id"])} tagged ${String(argumentsValue["tag"])}`;
 }
+
+let modelDelayMs = 0;
+
+/** Sets how long every system's scripted model takes to answer (the issue's 0 ms and 50 ms models). */
+export function setModelDelayMs(milliseconds: number): void {
+  modelDelayMs = milliseconds;
+}
+
+export function currentModelDelayMs(): number {
+  return modelDelayMs;
+}
+
+/** Waits as long as a model call takes in this run (nothing at 0 ms). */
+export async function modelLatency(): Promise<void> {
+  if (modelDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, modelDelayMs));
+}

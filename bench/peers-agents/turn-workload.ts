@@ -16,6 +16,8 @@ export interface AgentTurnSystem {
   startSession(sessionId: string): Promise<void>;
   /** Runs turn `turnNumber` of a session to its committed end. */
   runTurn(sessionId: string, turnNumber: number): Promise<void>;
+  /** Bytes the system's store holds on disk now. */
+  bytesStored?(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -58,8 +58,22 @@ async function waitForHealth(url: string, server: ChildProcess, output: () => st
   }
 }
 
-/** Starts a Restate server and the SDK endpoint, registers the endpoint, and returns the system. */
-export async function openRestate(): Promise<WorkloadSystem> {
+/** A running Restate server with this process's SDK endpoint registered. */
+export interface RunningRestate {
+  ingressUrl: string;
+  /** The server package's version, such as "1.7.12". */
+  version: string;
+  /** The server's data folder. */
+  folder: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Restate server (the npm package's binary) on loopback ports with
+ * its data in a temporary folder, serves `services` from an HTTP/2 endpoint
+ * in this process and registers it.
+ */
+export async function startRestate(services: Parameters<typeof restate.createEndpointHandler>[0]["services"]): Promise<RunningRestate> {
   const folder = mkdtempSync(join(tmpdir(), "perdure-bench-restate-"));
   const [ingressPort, adminPort, fabricPort] = [await freePort(), await freePort(), await freePort()];
   let output = "";
@@ -103,7 +117,7 @@ export async function openRestate(): Promise<WorkloadSystem> {
     rmSync(folder, { recursive: true, force: true });
   };
   try {
-    const created = createHttp2Server(restate.createEndpointHandler({ services: [chain], logger }));
+    const created = createHttp2Server(restate.createEndpointHandler({ services, logger }));
     endpoint = created;
     await new Promise<void>((resolve) => created.listen(0, "127.0.0.1", resolve));
     const endpointAddress = created.address();
@@ -120,14 +134,21 @@ export async function openRestate(): Promise<WorkloadSystem> {
     await stop();
     throw error;
   }
-  const ingress = clients.connect({ url: `http://127.0.0.1:${ingressPort}` });
   const version = (createRequire(import.meta.url)("@restatedev/restate-server/package.json") as { version: string }).version;
+  return { ingressUrl: `http://127.0.0.1:${ingressPort}`, version, folder, stop };
+}
+
+/** Starts a Restate server and the SDK endpoint, registers the endpoint, and returns the system. */
+export async function openRestate(): Promise<WorkloadSystem> {
+  const running = await startRestate([chain]);
+  const { version } = running;
+  const ingress = clients.connect({ url: running.ingressUrl });
   return {
     name: `Restate ${version.split(".").slice(0, 2).join(".")}`,
     async runFlow(flowId, steps) {
       const result = await ingress.serviceClient(chain).run(steps, clients.rpc.opts({ idempotencyKey: flowId }));
       if (result !== steps) throw new Error(`Restate invocation ${flowId} returned ${String(result)}, expected ${steps}`);
     },
-    close: stop,
+    close: () => running.stop(),
   };
 }

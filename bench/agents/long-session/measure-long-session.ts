@@ -11,7 +11,7 @@
  */
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client, Worker } from "@perdure/engine";
+import { Client, Worker, type Store } from "@perdure/engine";
 import { benchDirectory } from "../../engine/cli.ts";
 import { mebibyte, median, openTemporaryBenchmarkStore, withTimeLimit, WorkerErrorCollector, type BenchmarkSettings, type Measurement, type ScenarioResult } from "../../engine/support.ts";
 import { FinalAnswerSignals } from "../scripted-runner.ts";
@@ -19,12 +19,14 @@ import { percentile } from "../session-bench.ts";
 import { createLongSessionFlow, longSessionCompaction } from "./long-session-agent.ts";
 import { writeLongSessionPlot } from "./long-session-plot-file.ts";
 import { installRowReadCounter, readRowReadCounts, rowReadsBetween, type RowReadCounts } from "./row-read-counter.ts";
-import { readStoreFootprint, type StoreFootprint } from "./store-footprint.ts";
+import { readPostgresStoreFootprint, readStoreFootprint, type StoreFootprint } from "./store-footprint.ts";
+import { startBenchPostgres } from "../../peers/bench-postgres.ts";
+import { createBenchmarkPostgresSchema } from "../../engine/scenarios/postgres-support.ts";
 import { runTimedTurn, type TurnTime } from "./timed-turn.ts";
 
 const sessionId = "long";
 /** Where the plots go, relative to bench/; each SVG is written beside its PNG. */
-export const longSessionPlotPaths = { compacting: "results/long-session.png", baseline: "results/long-session-without-compaction.png" };
+export const longSessionPlotPaths = { compacting: "results/long-session.png", baseline: "results/long-session-without-compaction.png", postgres: "results/long-session-postgres.png" };
 const footprintEveryTurns = 50;
 const targetRatio = 1.1;
 
@@ -84,10 +86,44 @@ function storeBytes(footprint: StoreFootprint): number {
  * draws the plot. `compaction: false` is the baseline: the same session
  * with no compaction policy, so no retention either.
  */
-export async function measureLongSession(settings: BenchmarkSettings, options: { compaction: boolean }): Promise<ScenarioResult> {
+/** The session's store: SQLite (process-crash-safe) by default, or a fresh schema on a PostgreSQL server the bench starts. */
+interface LongSessionStore {
+  store: Store;
+  footprint(): Promise<StoreFootprint>;
+  dispose(): Promise<void>;
+}
+
+async function openLongSessionStore(kind: "sqlite" | "postgres"): Promise<LongSessionStore> {
+  if (kind === "sqlite") {
+    const temporary = openTemporaryBenchmarkStore("process-crash-safe");
+    return { store: temporary.store, footprint: () => Promise.resolve(readStoreFootprint(temporary.path)), dispose: () => temporary.dispose() };
+  }
+  const postgres = startBenchPostgres();
+  try {
+    const schema = createBenchmarkPostgresSchema(postgres.connectionString);
+    const store = await schema.open({ poolSize: 12 });
+    return {
+      store,
+      footprint: () => readPostgresStoreFootprint(postgres.connectionString, schema.schema),
+      async dispose() {
+        try {
+          await schema.dispose();
+        } finally {
+          postgres.stop();
+        }
+      },
+    };
+  } catch (error) {
+    postgres.stop();
+    throw error;
+  }
+}
+
+export async function measureLongSession(settings: BenchmarkSettings, options: { compaction: boolean; store?: "sqlite" | "postgres" }): Promise<ScenarioResult> {
   const turns = longSessionTurns(settings);
+  // The row counter counts SQLite rows; on PostgreSQL its counts stay 0.
   installRowReadCounter();
-  const temporary = openTemporaryBenchmarkStore("process-crash-safe");
+  const temporary = await openLongSessionStore(options.store ?? "sqlite");
   const signals = new FinalAnswerSignals();
   const { flow, counters } = createLongSessionFlow(signals, options);
   const errors = new WorkerErrorCollector();
@@ -106,7 +142,7 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
     const totalMs = await withTimeLimit("long session", 30 * 60_000, (async () => {
       await client.start(flow, sessionId, {});
       await waitUntilAwaitingMessage(client, sessionId);
-      footprints.push({ turn: 0, footprint: readStoreFootprint(temporary.path) });
+      footprints.push({ turn: 0, footprint: await temporary.footprint() });
       const startedAt = performance.now();
       for (let turn = 1; turn <= turns; turn++) {
         const summariesBefore = counters.summaryCalls;
@@ -123,10 +159,10 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
           reference.times.push(await runTimedTurn(timing, reference.sessionId, turn - reference.range[0] + 1));
         }
         errors.throwIfAny();
-        if (turn % footprintEveryTurns === 0) footprints.push({ turn, footprint: readStoreFootprint(temporary.path) });
+        if (turn % footprintEveryTurns === 0) footprints.push({ turn, footprint: await temporary.footprint() });
       }
       const elapsedMs = performance.now() - startedAt;
-      if (turns % footprintEveryTurns !== 0) footprints.push({ turn: turns, footprint: readStoreFootprint(temporary.path) });
+      if (turns % footprintEveryTurns !== 0) footprints.push({ turn: turns, footprint: await temporary.footprint() });
       return elapsedMs;
     })());
     errors.throwIfAny();
@@ -153,7 +189,7 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
     const last = footprints.at(-1)?.footprint;
     const afterRetention = footprints.find((sample) => sample.turn >= 400)?.footprint;
     const compactingTurns = records.flatMap((record, offset) => (record.compacted ? [offset + 1] : []));
-    const scenario = options.compaction ? "long-session" : "no-compaction-baseline";
+    const scenario = options.store === "postgres" ? "long-session-postgres" : options.compaction ? "long-session" : "no-compaction-baseline";
     const cpuMedian = (range: [number, number]) => median(inRange(records, range).map((record) => record.cpuMs));
     const rangeText = (range: [number, number]) => `turns ${range[0].toLocaleString("en-US")}–${range[1].toLocaleString("en-US")}`;
     const measurements: Measurement[] = [
@@ -200,7 +236,7 @@ export async function measureLongSession(settings: BenchmarkSettings, options: {
       },
     ];
 
-    const relativePlotPath = options.compaction ? longSessionPlotPaths.compacting : longSessionPlotPaths.baseline;
+    const relativePlotPath = options.store === "postgres" ? longSessionPlotPaths.postgres : options.compaction ? longSessionPlotPaths.compacting : longSessionPlotPaths.baseline;
 
     const details = {
       turns,

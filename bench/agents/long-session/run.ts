@@ -8,6 +8,7 @@
  *   npm run bench:long -- --quick           # 400 turns
  *   npm run bench:long -- --out=results/recorded/long-session-run-1.json
  *   node agents/long-session/run.ts --only=no-compaction-baseline   # inside bench/: the same session without compaction
+ *   npm run bench:long:postgres             # the compacting session on PostgreSQL (the bench starts its own cluster)
  *   PERDURE_BENCH_LONG_TURNS=3000 npm run bench:long                 # another length
  *
  * Profile it with `node --cpu-prof --cpu-prof-dir=results/profiles agents/long-session/run.ts`
@@ -21,6 +22,7 @@ await runBenchmarkCli({
   script: "agents/long-session/run.ts",
   scenarios: [
     { name: "long-session", description: "one session, 2,000 turns with a read tool and an answer, compaction and retention on", run: (settings) => measureLongSession(settings, { compaction: true }) },
+    { name: "long-session-postgres", description: "the compacting session on PostgreSQL (a private cluster the bench starts), late turns against a fresh session's", run: (settings) => measureLongSession(settings, { compaction: true, store: "postgres" }) },
     { name: "no-compaction-baseline", description: "the same session without a compaction policy (so no retention): the cost compaction removes", run: (settings) => measureLongSession(settings, { compaction: false }) },
   ],
   defaultOutput: "results/long-session-latest.json",

@@ -51,3 +51,32 @@ export function readStoreFootprint(path: string): StoreFootprint {
     }
   });
 }
+
+/**
+ * The same sample on PostgreSQL: each table of `schema` with its indexes and
+ * TOAST (`pg_total_relation_size`, dead rows included until vacuum frees
+ * them). The server's WAL is shared by every database, so it is not counted,
+ * and free space is inside each table's bytes.
+ */
+export async function readPostgresStoreFootprint(connectionString: string, schema: string): Promise<StoreFootprint> {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string; bytes: string }>(
+      "SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+      [schema],
+    );
+    const tableBytes = Object.fromEntries(tables.rows.map((row) => [row.name, Number(row.bytes)]));
+    const usage = await client.query<{ bytes: string }>(`SELECT coalesce(sum(bytes), 0)::text AS bytes FROM ${pg.escapeIdentifier(schema)}.stream_usage`);
+    return {
+      databaseBytes: Object.values(tableBytes).reduce((sum, bytes) => sum + bytes, 0),
+      walBytes: 0,
+      tableBytes,
+      freeBytes: 0,
+      streamValueBytes: Number(usage.rows[0]?.bytes ?? 0),
+    };
+  } finally {
+    await client.end();
+  }
+}

@@ -16,11 +16,51 @@ export interface EncodedMovement {
 }
 
 /**
+ * How long a chain of Steps keeps the place in the claim order of the task
+ * that started it. A continuation of a chain that has run longer queues
+ * behind what is waiting, as a new task would.
+ */
+export const chainPlaceGraceMs = 120_000;
+
+/** A queued task's place: `availableAt` orders the claims; `scheduledAt` is when its chain started running, or when it was queued. */
+export interface QueuePlace {
+  availableAt: number;
+  scheduledAt: number;
+}
+
+/**
+ * Where a Step's commit queues the tasks it starts (its movements, and the
+ * waits its publishes complete). Claims take the lowest `available_at` first,
+ * so a continuation keeps the place of the task that started its chain (a
+ * start, an RPC, a fired Timer, a retry) and a turn that started under a
+ * backlog finishes before turns that arrived after it. A continuation's
+ * `scheduled_at` is when the chain started running (its first claim), which
+ * its `available_at` precedes; a task queued afresh has the two equal, or
+ * `available_at` later (a retry). A chain that has run longer than
+ * {@link chainPlaceGraceMs} queues its next task at `now`, behind everything
+ * already waiting, so no chain holds a Worker ahead of others for ever.
+ * docs/decisions/2026-12-07-claims-keep-a-chain-in-its-place.md
+ */
+export function continuationPlace(claimed: Pick<ExecutionRow, "availableAt" | "scheduledAt">, claimedAt: number, now: number): QueuePlace {
+  const continues = claimed.availableAt < claimed.scheduledAt;
+  const runningSince = continues ? claimed.scheduledAt : Math.max(claimed.availableAt, Math.min(claimedAt, now));
+  if (now - runningSince > chainPlaceGraceMs) return { availableAt: now, scheduledAt: now };
+  return { availableAt: Math.min(claimed.availableAt, now), scheduledAt: Math.min(runningSince, now) };
+}
+
+/** Since when a queued execution has been claimable: a continuation keeps its chain's older `available_at` (its place), so its insertion time counts. */
+export function claimableSince(execution: Pick<ExecutionRow, "availableAt" | "createdAt">): number {
+  return Math.max(execution.availableAt, execution.createdAt);
+}
+
+/**
  * The row of a new execution of `movement`, numbered `seq`: queued to be
  * asked (a Step with `waitUntil`) or ready to execute, with its retry window
- * from the resolved options. Throws `UnknownStepError` for an unknown Step type.
+ * from the resolved options, queued at `place` (`now`, unless it continues a
+ * chain: {@link continuationPlace}). Throws `UnknownStepError` for an
+ * unknown Step type.
  */
-export function newExecutionRow(flow: FlowCore, flowId: string, seq: number, movement: EncodedMovement, now: number): ExecutionRow {
+export function newExecutionRow(flow: FlowCore, flowId: string, seq: number, movement: EncodedMovement, now: number, place?: QueuePlace): ExecutionRow {
   const options = movement.options === null ? null : JSON.stringify(movement.options);
   const resolved = resolveExecutionOptions(flow, movement.stepType, options);
   const asking = resolved.step.waitUntil !== undefined;
@@ -37,10 +77,10 @@ export function newExecutionRow(flow: FlowCore, flowId: string, seq: number, mov
     leaseToken: 0,
     leaseExpiresAt: null,
     deadlineAt: null,
-    availableAt: now,
+    availableAt: place?.availableAt ?? now,
     attempt: 0,
     executeClaims: 0,
-    scheduledAt: now,
+    scheduledAt: place?.scheduledAt ?? now,
     expiresAt: total === null ? null : now + total,
     conditions: null,
     waitResult: asking ? null : JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult),
@@ -64,6 +104,8 @@ export class FlowTransaction {
   readonly row: FlowRow;
   readonly now: number;
   private seq: number;
+  /** Where the tasks this transaction queues go: at `now`, or in a Step commit's chain place ({@link continueChain}). */
+  private place: QueuePlace;
   private channelsTouched = false;
   /** An Attribute was written or a message deleted; changes that take no sequence number. */
   private isWritten = false;
@@ -83,6 +125,7 @@ export class FlowTransaction {
     this.flow = flow;
     this.row = row;
     this.now = now;
+    this.place = { availableAt: now, scheduledAt: now };
     this.seq = row.nextSeq;
   }
 
@@ -90,6 +133,11 @@ export class FlowTransaction {
   static async open(transaction: StoreTransaction, flow: FlowCore, flowId: string, now: number): Promise<FlowTransaction | undefined> {
     const row = await transaction.lockFlow(flowId);
     return row === undefined ? undefined : new FlowTransaction(transaction, flow, row, now);
+  }
+
+  /** A Step's commit: the tasks it queues keep its chain's place in the claim order ({@link continuationPlace}). */
+  continueChain(place: QueuePlace): void {
+    this.place = place;
   }
 
   get flowId(): string {
@@ -124,7 +172,7 @@ export class FlowTransaction {
   async schedule(movement: EncodedMovement): Promise<string> {
     this.requireRunning();
     const seq = this.nextSeq();
-    const row = newExecutionRow(this.flow, this.flowId, seq, movement, this.now);
+    const row = newExecutionRow(this.flow, this.flowId, seq, movement, this.now, this.place);
     await this.transaction.insertExecution(row);
     this.noteTask(this.now);
     return row.executionId;
@@ -177,8 +225,8 @@ export class FlowTransaction {
     this.finished = true;
   }
 
-  /** Moves a waiting (or just-asked) execution to ready with its wait result. */
-  async makeReady(execution: ExecutionRow, waitResult: StoredWaitResult): Promise<void> {
+  /** Moves a waiting (or just-asked) execution to ready with its wait result, queued at `place`. */
+  async makeReady(execution: ExecutionRow, waitResult: StoredWaitResult, place = this.place): Promise<void> {
     const options = resolveExecutionOptions(this.flow, execution.stepType, execution.movementOptions);
     const total = options.execute.retry.totalDurationMs;
     if (execution.status === "waiting") await this.transaction.deleteTimers(this.flowId, execution.executionId);
@@ -187,9 +235,9 @@ export class FlowTransaction {
       claimedBy: null,
       leaseExpiresAt: null,
       deadlineAt: null,
-      availableAt: this.now,
+      availableAt: place.availableAt,
       attempt: 0,
-      scheduledAt: this.now,
+      scheduledAt: place.scheduledAt,
       expiresAt: total === null ? null : this.now + total,
       conditions: null,
       waitResult: JSON.stringify(waitResult),

@@ -10,7 +10,8 @@
  * lock only while the event loop cannot turn (see `transaction-run.ts`), so a
  * process paused at an await holds no lock that other processes wait for.
  * Transactions that queue while one runs share one SQLite transaction and one
- * COMMIT; under `full` the connection waits for the end of the turn before it
+ * COMMIT; under `full`, and under `process-crash-safe` after a turn's first
+ * transaction, the connection waits for the end of the turn before it
  * starts, so that a turn's transactions gather (see `commit-group.ts`).
  */
 import { randomBytes } from "node:crypto";
@@ -79,6 +80,8 @@ export class SqliteConnection implements TransactionHost {
   private drainQueued = false;
   /** Transactions not settled yet, and who waits for there to be none. */
   private active = 0;
+  /** A transaction ran on this connection in the current turn of the event loop (reset at the turn's end). */
+  private ranThisTurn = false;
   private idleWaiters: (() => void)[] = [];
   private users = 0;
   private secret: Buffer | undefined;
@@ -252,14 +255,16 @@ export class SqliteConnection implements TransactionHost {
     if (this.holder !== undefined || this.draining || this.drainQueued) return;
     // Work never starts inside the caller's own call. Under `full`, where each COMMIT waits for an
     // fsync, it starts after this turn's callbacks and microtasks, so that the transactions they ask
-    // for queue up and share one commit; without the fsync, waiting a turn would cost more than it
-    // saves for a lone transaction, and it would make the order of concurrent Steps vary more.
+    // for queue up and share one commit. Without the fsync the same holds once this turn already
+    // ran a transaction, or others are in flight (concurrent Steps): one COMMIT writes the pages they
+    // share to the WAL once. The turn's first transaction starts at once: waiting a turn would cost a
+    // lone transaction more than it saves.
     this.drainQueued = true;
     const start = (): void => {
       this.drainQueued = false;
       this.drain();
     };
-    if (this.settings.durability === "full") setImmediate(start);
+    if (this.settings.durability === "full" || this.active > 1 || this.ranThisTurn) setImmediate(start);
     else queueMicrotask(start);
   }
 
@@ -278,6 +283,12 @@ export class SqliteConnection implements TransactionHost {
     try {
       while (this.holder === undefined) {
         const job = this.jobs.shift();
+        if (job !== undefined && !this.ranThisTurn) {
+          this.ranThisTurn = true;
+          setImmediate(() => {
+            this.ranThisTurn = false;
+          });
+        }
         if (job === undefined) {
           // Nobody else waits to join: the open group commits now.
           this.group.commit();

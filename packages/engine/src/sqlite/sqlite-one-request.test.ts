@@ -75,7 +75,7 @@ function spiedOperations(path: string): { operations: SqliteOneRequest; ran: str
 
 const isClaimScan = (sql: string): boolean => sql.includes("json_group_array");
 
-void test("a commit hands its one new Step to the committing Worker without a claim scan only when no other task waits, and otherwise claims the oldest", async (t) => {
+void test("a commit hands its one new Step to the committing Worker without a claim scan only when no older task waits, and otherwise claims the oldest", async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());
   const { operations, ran, close } = spiedOperations(temporary.path);
@@ -91,6 +91,8 @@ void test("a commit hands its one new Step to the committing Worker without a cl
   // Another Flow's start waits in line: the claim takes it, the older task, and the new Step queues.
   const waiting = await startAndClaim(temporary.store, operations, "waiting");
   await new Client({ store: temporary.store }).start(chainFlow, "queued-first", { remaining: 1 });
+  // The new Step queues strictly after that start (a fresh task, not a continuation of an older chain).
+  await new Promise((resolve) => setTimeout(resolve, 3));
   const later = temporary.store.clock.now();
   const movements = waiting.movements.map((movement) => ({ ...movement, availableAt: later, scheduledAt: later, createdAt: later }));
   ran.length = 0;
@@ -153,4 +155,37 @@ void test("a Worker on SQLite runs a chain through one-request commits, and its 
     assert.equal(history.length, 21);
     assert.ok(history.every((entry) => entry.attempt === 1 && entry.status === "completed"));
   }
+});
+
+void test("a task queued after the place of a commit's new Step does not stop the handover: the claim would take the new Step first", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const { operations, ran, close } = spiedOperations(temporary.path);
+  t.after(close);
+
+  // The new Step continues the chain, so it keeps the place of the start it follows.
+  const continuing = await startAndClaim(temporary.store, operations, "continuing");
+  await new Client({ store: temporary.store }).start(chainFlow, "queued-after", { remaining: 1 });
+  ran.length = 0;
+  const handed = await operations.commitStep({ ...continuing, now: temporary.store.clock.now() });
+  assert.equal(ran.filter(isClaimScan).length, 0, "no claim scan");
+  assert.deepEqual(handed.claims.map((claim) => [claim.execution.flowId, claim.execution.executionId, claim.execution.claimedBy]), [["continuing", "2", "worker-a"]]);
+  const queued = await operations.readFlow("queued-after");
+  assert.deepEqual(queued?.executions.map((execution) => [execution.executionId, execution.claimedBy]), [["1", null]], "the later start still waits");
+});
+
+void test("a commit that hands its new Step over with more free slots claims the tasks queued behind it for them, in claim order", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const { operations, close } = spiedOperations(temporary.path);
+  t.after(close);
+
+  const continuing = await startAndClaim(temporary.store, operations, "continuing");
+  await new Client({ store: temporary.store }).start(chainFlow, "queued-after", { remaining: 1 });
+  const claim = continuing.claim!;
+  const reply = await operations.commitStep({ ...continuing, now: temporary.store.clock.now(), claim: { ...claim, limit: 3 } });
+  assert.deepEqual(reply.claims.map((each) => [each.execution.flowId, each.execution.executionId, each.execution.claimedBy]), [
+    ["continuing", "2", "worker-a"],
+    ["queued-after", "1", "worker-a"],
+  ]);
 });

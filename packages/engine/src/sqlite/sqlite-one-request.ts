@@ -86,9 +86,10 @@ function perFlowTypeCount(build: (count: number) => string): (count: number) => 
   };
 }
 
-/** Whether any task of `count` Flow types is queued and available: the claim index alone, no row read. */
-const anyQueuedSql = perFlowTypeCount((count) => `SELECT 1 AS found FROM executions INDEXED BY executions_queued
-    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)}) LIMIT 1`);
+/** The first place in the claim order of a queued, available task of `count` Flow types, if any: the claim index alone, no row read. */
+const firstQueuedSql = perFlowTypeCount((count) => `SELECT available_at AS availableAt FROM executions INDEXED BY executions_queued
+    WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)})
+    ORDER BY available_at LIMIT 1`);
 const plainAttributesSql = "SELECT name, key, value FROM attributes INDEXED BY attributes_plain WHERE flow_id = ? AND key = ''";
 
 /** The claim scan with each candidate's plain Attributes, for `count` Flow types: in the general path's claim order. */
@@ -102,7 +103,7 @@ const candidatesSql = perFlowTypeCount((count) => `SELECT ${executionColumns},
 type CandidateRow = ExecutionRow & { plainAttributes: string };
 
 /** What the commit part of a {@link StepCommit} did, with the new execution it leased to the committing Worker, if any. */
-type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow | undefined } | { outcome: "fallback" };
+type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended"]; handedOver?: ExecutionRow | undefined; othersQueued?: boolean } | { outcome: "fallback" };
 
 export class SqliteOneRequest implements OneRequestOperations {
   /** A general transaction costs no round trip here: committing and claiming in one beats two. */
@@ -126,10 +127,13 @@ export class SqliteOneRequest implements OneRequestOperations {
       const applied = this.apply(commit);
       if (applied.outcome === "fallback") return { outcome: "fallback", claims: [], claimStopped: false };
       if (applied.handedOver !== undefined) {
-        // Nothing else was queued, so a claim would have taken this very task, and nothing after it.
+        // Nothing older was queued, so a claim would have taken this very task first; the Worker's other free slots
+        // take what comes after it.
         const execution = applied.handedOver;
         const plainAttributes = this.host.statement(plainAttributesSql).all(execution.flowId) as unknown as AttributeRow[];
-        return { outcome: applied.outcome, claims: [{ execution, plainAttributes }], claimStopped: false, ended: applied.ended };
+        const claim = commit.claim;
+        const rest = claim !== undefined && claim.limit > 1 && applied.othersQueued === true ? this.claim(commit.workerId, { ...claim, limit: claim.limit - 1 }, commit.now) : { claims: [], claimStopped: false };
+        return { outcome: applied.outcome, claims: [{ execution, plainAttributes }, ...rest.claims], claimStopped: rest.claimStopped, ended: applied.ended };
       }
       const claimed = commit.claim === undefined ? { claims: [], claimStopped: false } : this.claim(commit.workerId, commit.claim, commit.now);
       return { outcome: applied.outcome, ...claimed, ended: applied.ended };
@@ -155,11 +159,13 @@ export class SqliteOneRequest implements OneRequestOperations {
     }
     if (commit.holdsLocks) this.run(releaseLocksSql, flowId, executionId);
     let handedOver: ExecutionRow | undefined;
+    let othersQueued = false;
     if (commit.method === "execute") {
       const handover = this.handoverOf(commit);
+      othersQueued = handover?.othersQueued ?? false;
       for (const movement of commit.movements) {
         const queued: ExecutionRow = { ...movement, flowId, seq, executionId: String(seq) };
-        const row = handover === undefined ? queued : leasedExecution(queued, commit.workerId, handover, now);
+        const row = handover === undefined ? queued : leasedExecution(queued, commit.workerId, handover.times, now);
         if (handover !== undefined) handedOver = row;
         this.run(executionInsertSql, ...executionFields.map((field) => row[field]));
         seq += 1;
@@ -184,22 +190,28 @@ export class SqliteOneRequest implements OneRequestOperations {
     if (commit.historyKeep > 0 && changed && Math.floor(seq / 64) !== Math.floor(fenced.nextSeq / 64)) {
       this.run(trimHistorySql, flowId, flowId, commit.historyKeep);
     }
-    return { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver };
+    return { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver, othersQueued };
   }
 
   /**
    * The lease times for handing a commit's one new movement straight to the
    * committing Worker, or undefined when its claim must scan the queue: it
    * claims nothing, the movement is not one the store may claim alone, or
-   * another task is queued (the claim takes the oldest first). With nothing
-   * queued, the claim in the same transaction would take exactly this task,
-   * so inserting it leased writes the same row and saves the scan.
+   * another task is queued ahead of it (the claim takes the lowest
+   * `available_at` first; a movement that continues a chain keeps the
+   * chain's place). With nothing ahead, the claim in the same transaction
+   * would take this task first, so inserting it leased writes the same row
+   * and saves the scan. `othersQueued`: tasks wait behind it, for the
+   * Worker's other free slots.
    */
-  private handoverOf(commit: StepCommit): LeaseTimes | undefined {
+  private handoverOf(commit: StepCommit): { times: LeaseTimes; othersQueued: boolean } | undefined {
     const times = handoverLeaseTimesOf(commit);
-    if (times === undefined || commit.claim === undefined) return undefined;
+    const movement = commit.movements[0];
+    if (times === undefined || commit.claim === undefined || movement === undefined) return undefined;
     const { flowTypes } = commit.claim;
-    return this.host.statement(anyQueuedSql(flowTypes.length)).get(commit.now, ...flowTypes) === undefined ? times : undefined;
+    const first = this.host.statement(firstQueuedSql(flowTypes.length)).get(commit.now, ...flowTypes) as { availableAt: number } | undefined;
+    if (first === undefined) return { times, othersQueued: false };
+    return first.availableAt < movement.availableAt ? undefined : { times, othersQueued: true };
   }
 
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {

@@ -142,6 +142,13 @@ export interface StepCommit {
    * `fallback` when a wait that may match has movement options.
    */
   readyTotals?: Readonly<Record<string, number | null>>;
+  /**
+   * With a wait or publishes: the committing Step's chain place
+   * (`continuationPlace`), where the waits this commit completes queue, as
+   * the general path's `FlowTransaction.makeReady`. A store without
+   * migration 0011 queues them at `now`.
+   */
+  place?: { availableAt: number; scheduledAt: number };
   /** The history entry's outcome text. */
   outcome: string | null;
   /** The Flow's history retention; 0 records no history. */

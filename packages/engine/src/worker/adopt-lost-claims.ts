@@ -1,5 +1,5 @@
 import type { FlowCore } from "../flow/flow.ts";
-import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { claimableSince, FlowTransaction } from "../flow/flow-transaction.ts";
 import { failAttempt, type AttemptError } from "./attempt-failure.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
@@ -69,7 +69,7 @@ export async function failLostCommit(store: Store, flows: ReadonlyMap<string, Fl
     if (current?.claimedBy !== workerId || current.leaseToken !== lost.leaseToken) return false;
     const flowTransaction = await FlowTransaction.open(transaction, flow, lost.flowId, now);
     if (flowTransaction === undefined) return false;
-    await failAttempt(flowTransaction, current, commitLostError(current), current.availableAt);
+    await failAttempt(flowTransaction, current, commitLostError(current), claimableSince(current));
     await flowTransaction.close();
     changed.push(flowTransaction);
     return true;

@@ -1,4 +1,4 @@
-import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { continuationPlace, FlowTransaction } from "../flow/flow-transaction.ts";
 import { deliverLocalCommit } from "../flow/local-commits.ts";
 import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends.ts";
 import { failAttempt } from "./attempt-failure.ts";
@@ -116,6 +116,7 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
     if (current === undefined) return undefined;
     const flowTransaction = await FlowTransaction.open(transaction, claim.flow, execution.flowId, now);
     if (flowTransaction === undefined) return undefined;
+    flowTransaction.continueChain(continuationPlace(current, claim.claimedAt, now));
     if (outcome.kind === "error") {
       await failAttempt(flowTransaction, current, outcome.error, claim.claimedAt);
       await flowTransaction.close();
@@ -137,7 +138,8 @@ export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerI
       if (holdsLocks) await transaction.releaseLocks(execution.flowId, execution.executionId);
       const stored = outcome.conditions === null ? null : storeConditions(current.stepType, outcome.conditions, now);
       await flowTransaction.recordHistory({ ...history, outcome: stored === null ? null : JSON.stringify(stored), error: null });
-      if (stored === null) await flowTransaction.makeReady(current, { firedTimers: [], messages: [] });
+      // Queued at `now`, as the one-request commits queue a wait without conditions.
+      if (stored === null) await flowTransaction.makeReady(current, { firedTimers: [], messages: [] }, { availableAt: now, scheduledAt: now });
       else await flowTransaction.startWaiting(current, stored);
     } else {
       const { decision } = outcome;

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FlowCore } from "../flow/flow.ts";
-import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { claimableSince, FlowTransaction } from "../flow/flow-transaction.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
 import { commitLostError } from "./adopt-lost-claims.ts";
 import { failAttempt } from "./attempt-failure.ts";
@@ -91,7 +91,7 @@ export async function findLostAttempts(store: Store, flows: ReadonlyMap<string, 
       const flowTransaction = await FlowTransaction.open(transaction, flow, started.flowId, store.clock.now());
       if (flowTransaction === undefined) return undefined;
       const forgotten: ExecutionRow = { ...row, attempt: started.attempt };
-      await failAttempt(flowTransaction, forgotten, commitLostError(forgotten), row.availableAt);
+      await failAttempt(flowTransaction, forgotten, commitLostError(forgotten), claimableSince(row));
       await flowTransaction.close();
       changed.push(flowTransaction);
       return { started, action: "failed", claimedBy: null };

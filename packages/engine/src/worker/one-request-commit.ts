@@ -4,7 +4,7 @@
  * Flow types, and the claimed attempts built from the store's reply.
  */
 import type { FlowCore } from "../flow/flow.ts";
-import { newExecutionRow } from "../flow/flow-transaction.ts";
+import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
 import { storedLoad, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
@@ -159,6 +159,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     holdsLocks: claim.methodOptions.lockNames.length > 0,
     claim: oneRequestClaimOf(next, capabilities.locksAndLoads === true, capabilities.readsLoads === true),
     ...(publishes.length > 0 ? { publishes, readyTotals: readyTotalsOf(flow) } : {}),
+    // Where the waits this commit completes queue: the chain's place, as FlowTransaction.makeReady.
+    ...(publishes.length > 0 || (outcome.kind === "wait_until" && outcome.conditions !== null) ? { place: continuationPlace(execution, claim.claimedAt, now) } : {}),
   };
   if (outcome.kind === "wait_until") {
     if (claim.method !== "wait_until") return undefined;
@@ -199,7 +201,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
     try {
       // Numbered by the store; the placeholder sequence number is dropped.
       movements = decision.movements.map((movement) => {
-        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now));
+        return withoutNumber(newExecutionRow(flow, execution.flowId, 0, movement, now, continuationPlace(execution, claim.claimedAt, now)));
       });
     } catch {
       // An unknown Step type: the general path reports it as it always does.

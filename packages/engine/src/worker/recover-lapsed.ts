@@ -1,5 +1,5 @@
 import type { FlowCore } from "../flow/flow.ts";
-import { FlowTransaction } from "../flow/flow-transaction.ts";
+import { claimableSince, FlowTransaction } from "../flow/flow-transaction.ts";
 import { failAttempt, routeFailure, type AttemptError } from "./attempt-failure.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
 
@@ -62,7 +62,7 @@ export async function recoverLapsed(
       const flow = flows.get(row.flowType);
       const flowTransaction = flow === undefined ? undefined : await FlowTransaction.open(transaction, flow, row.flowId, now);
       if (flowTransaction === undefined) continue;
-      await failAttempt(flowTransaction, row, error, row.availableAt);
+      await failAttempt(flowTransaction, row, error, claimableSince(row));
       await flowTransaction.close();
       changed.push(flowTransaction);
       takenOver.push([row, error.type]);

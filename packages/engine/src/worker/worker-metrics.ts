@@ -209,7 +209,8 @@ export class WorkerMetrics {
     const series = table.seriesOf(claim);
     series.started += 1;
     if (claim.execution.attempt > 1) series.retried += 1;
-    const claimableAt = claim.execution.availableAt;
+    // A task that continues a chain keeps the chain's older `available_at` (its place in the queue); it was inserted at `created_at`.
+    const claimableAt = Math.max(claim.execution.availableAt, claim.execution.createdAt);
     if (claimableAt <= claim.claimedAt) table.claimDelay.record((claim.claimedAt - claimableAt) / 1000);
   }
 

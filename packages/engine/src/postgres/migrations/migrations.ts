@@ -7,6 +7,7 @@ import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
 import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
+import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -152,6 +153,7 @@ CREATE TABLE {schema}.stream_usage (
   claimLocksAndLoadsMigration,
   commitWaitsAndPublishesMigration,
   claimReadsLoadsMigration,
+  commitStepChainPlaceMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store's one-request Step commit and flow start: each is one
- * named prepared statement calling a function of migrations 0002–0009, sent
+ * named prepared statement calling a function of migrations 0002–0011, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
 import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "../../store/store.ts";
@@ -62,7 +62,7 @@ const executionOf = (columns: ColumnRow): ExecutionRow => rowOf<ExecutionRow>(co
 const flowOf = (columns: ColumnRow): FlowRow => rowOf<FlowRow>(columns, flowFields, flowFieldColumns);
 
 interface ClaimedReply {
-  /** `loaded` (migration 0010): what the claim read of the task's selection, as `perdure_read_loads` returns it. */
+  /** `loaded` (migration 0011): what the claim read of the task's selection, as `perdure_read_loads` returns it. */
   claims: { execution: ColumnRow; attributes: [string, string][]; loaded?: unknown[] }[];
   stopped: boolean;
   skipped: boolean;
@@ -103,6 +103,8 @@ export function commitRequestOf(commit: StepCommit, handover: LeaseTimes | undef
       publishes: commit.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
       readyTotals: commit.readyTotals ?? {},
     }),
+    // Migration 0011's: where the waits the commit completes queue (a schema without it takes `now`).
+    ...(commit.place === undefined ? {} : { place: [commit.place.availableAt, commit.place.scheduledAt] }),
   };
 }
 
@@ -123,7 +125,7 @@ function decodeLoaded(loads: readonly SelectedLoad[], results: readonly unknown[
 }
 
 /**
- * The loads a claim read for `execution` (migration 0010): its catalog
+ * The loads a claim read for `execution` (migration 0011): its catalog
  * entry's static loads, then its movement's, in the order `perdure_claim_plain`
  * read them; undefined when the entry has none.
  */
@@ -166,7 +168,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   readonly claimsLocksAndLoads: boolean;
   /** The schema has migration 0009: a Step commit takes waits with conditions and publishes. */
   readonly commitsWaitsAndPublishes: boolean;
-  /** The schema has migration 0010: a claim reads a task's static selection. */
+  /** The schema has migration 0011: a claim reads a task's static selection. */
   readonly claimsReadLoads: boolean;
 
   constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false, claimsReadLoads = false) {
