@@ -84,7 +84,8 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, byt
 
 export async function openPerdureAgentPostgres(connectionString: string, concurrency: number): Promise<PerdureAgentSystem> {
   const schema = createBenchmarkPostgresSchema(connectionString);
-  const store = await schema.open({ poolSize: Math.max(10, concurrency + 4) });
+  // A loaded machine can take seconds to open a connection; the bench waits rather than fail a turn.
+  const store = await schema.open({ poolSize: Math.max(10, concurrency + 4), connectTimeoutMs: 60_000 });
   const system = perdureAgentSystem("Perdure PostgreSQL", store, concurrency, () => schemaBytes(connectionString, schema.schema), () => schema.dispose());
   await system.start();
   return system;

@@ -98,3 +98,21 @@ const LonePlainStep = defineStep("LonePlain", {
   },
 });
 export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LonePlainStep], persistence: { lone, plain } });
+
+const mailbox = channel<number>("Mailbox");
+const RaceStartStep = defineStep("RaceStart", {
+  execute: () => moveToMany([movement("RaceWait", {}), movement("RacePub", {}), movement("RacePub", {})]),
+});
+const RaceWaitStep = defineStep("RaceWait", {
+  // Its wait commits while the publishes of the same Flow commit on other Workers.
+  waitUntil: () => anyOf(received(mailbox, { exactly: 2 })),
+  execute: (context) => completeFlow({ got: context.consumed(mailbox).length }),
+});
+const RacePubStep = defineStep("RacePub", {
+  execute: (context) => {
+    context.publish(mailbox, 1);
+    return deadEnd();
+  },
+});
+/** A wait and two publishes of one Flow that different Workers commit at the same time: no wake-up may be lost. */
+export const raceFlow = defineFlow({ type: "ReviewRace", start: "RaceStart", steps: [RaceStartStep, RaceWaitStep, RacePubStep], persistence: { mailbox } });
