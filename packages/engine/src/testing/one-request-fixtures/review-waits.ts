@@ -91,13 +91,17 @@ const LonePubStep = defineStep("LonePub", {
     return moveTo("LonePlain", {});
   },
 });
+const loneSeen = attributeMap<string>("LoneSeen");
 const LonePlainStep = defineStep("LonePlain", {
+  // A load selection under the same key: read as the general path reads it.
+  load: [loneSeen.instance(loneKey)],
   execute: (context) => {
+    context.write(loneSeen.instance(loneKey), `seen ${context.read(loneSeen.instance(loneKey)) ?? "nothing"}`);
     context.publish(plain, "world");
     return deadEnd();
   },
 });
-export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LonePlainStep], persistence: { lone, plain } });
+export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LonePlainStep], persistence: { lone, plain, loneSeen } });
 
 const mailbox = channel<number>("Mailbox");
 const RaceStartStep = defineStep("RaceStart", {
