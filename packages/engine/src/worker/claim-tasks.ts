@@ -7,7 +7,7 @@ import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
-import { claimCatalogOf, claimedAttemptOf, stepSelectsLoads } from "./one-request-commit.ts";
+import { claimCatalogOf, claimedAttemptOf, jsonbRefuses, stepSelectsLoads } from "./one-request-commit.ts";
 import { Snapshot } from "./snapshot.ts";
 
 export type { ClaimedAttempt } from "./commit-attempt-types.ts";
@@ -176,6 +176,8 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
   } catch {
     return undefined;
   }
+  // A key jsonb cannot hold: the read transaction reads it.
+  if (jsonbRefuses(JSON.stringify(loads))) return undefined;
   const read = await oneRequest.readSelection(execution.flowId, loads);
   if (dynamic && !attempt.snapshot.holdsPlainAttributes(read.plain)) return undefined;
   return Snapshot.ofLoaded(flow, read.plain, loads, read.loaded);

@@ -28,7 +28,7 @@ function staticLoadsOf(step: StepDefinition<unknown>): StoredLoad[] | null {
   const load = step.options.load;
   if (load === undefined || typeof load === "function" || load.length === 0) return null;
   const loads = load.map(storedLoad);
-  return JSON.stringify(loads).includes("\\u0000") ? null : loads;
+  return jsonbRefuses(JSON.stringify(loads)) ? null : loads;
 }
 
 function isPlainMethod(options: ResolvedMethodOptions): boolean {
@@ -127,6 +127,15 @@ export interface OneRequestCapabilities {
 
 /** JSON.stringify's escape of a lone surrogate (it writes well-formed pairs as they are); a literal backslash before such text only costs a fallback. */
 const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Whether JSON text holds a string PostgreSQL's jsonb refuses: U+0000, or a
+ * lone surrogate (as a string cut inside an emoji has). Such a request would
+ * fail on every retry, so it takes the general path, which stores text.
+ */
+export function jsonbRefuses(json: string): boolean {
+  return json.includes("\\u0000") || lonelySurrogateEscape.test(json);
+}
 /** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
 const loneSurrogate = /\p{Surrogate}/u;
 
@@ -181,7 +190,7 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
         return undefined;
       }
       // A key with U+0000 or a lone surrogate, which the store's JSON cannot hold: the general path stores it as text.
-      if (conditions.includes("\\u0000") || lonelySurrogateEscape.test(conditions)) return undefined;
+      if (jsonbRefuses(conditions)) return undefined;
       const wait = { conditions, flowType: execution.flowType, expiresAt, earliestTimerAt };
       return { ...base, method: "wait_until", movements: [], finish: null, ready: null, wait, outcome: conditions };
     }

@@ -4,6 +4,7 @@ import pg from "pg";
 import { PostgresStore } from "../runtime/postgres-store.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
+import { genericPlanFunctions } from "./0012-commit-functions-generic-plans.ts";
 import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, moveTo } from "../../step/decision.ts";
@@ -114,4 +115,28 @@ void test("a store on a schema without migration 0003 (migrate: false) runs on 0
   assert.deepEqual([ended.status, ended.output, ended.input], ["completed", { done: true }, { remaining: 3 }]);
   assert.equal((await client.getStepHistory("before-0003")).length, 4);
   await worker.close();
+});
+
+void test("the commit-side functions plan generically and the claim function keeps the server's default, after every migration", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  await temporary.open({ poolSize: 1 });
+  const client = new pg.Client({ connectionString: temporary.connectionString });
+  await client.connect();
+  let rows: { signature: string; config: string[] | null }[];
+  try {
+    rows = (
+      await client.query<{ signature: string; config: string[] | null }>(
+        `SELECT p.proname || '(' || oidvectortypes(p.proargtypes) || ')' AS signature, p.proconfig AS config
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
+        [temporary.schema],
+      )
+    ).rows;
+  } finally {
+    await client.end();
+  }
+  const settings = new Map(rows.map((row) => [row.signature, row.config]));
+  // A later CREATE OR REPLACE of one of these functions drops the setting unless it repeats it.
+  for (const signature of genericPlanFunctions) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
+  assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);
 });

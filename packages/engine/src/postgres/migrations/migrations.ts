@@ -8,6 +8,7 @@ import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
 import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
+import { commitFunctionsGenericPlansMigration } from "./0012-commit-functions-generic-plans.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -154,6 +155,7 @@ CREATE TABLE {schema}.stream_usage (
   commitWaitsAndPublishesMigration,
   claimReadsLoadsMigration,
   commitStepChainPlaceMigration,
+  commitFunctionsGenericPlansMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

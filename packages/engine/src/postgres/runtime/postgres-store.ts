@@ -77,6 +77,8 @@ export class PostgresStore implements Store {
   private readonly wakeChannel: WakeChannel;
   private readonly active = new Set<Promise<unknown>>();
   private closed = false;
+  /** The server's timeline at the last commit-position reading, and the highest position read on it. */
+  private commitTimeline: { timeline: number; highest: bigint } | undefined;
   private secret: Buffer | undefined;
   /** Set on open once the schema has the functions of migration 0002 (a store opened with `migrate: false` may lack them). */
   oneRequest: PostgresOneRequest | undefined;
@@ -392,16 +394,34 @@ export class PostgresStore implements Store {
    * the server's own position (`pg_current_wal_lsn()`). It only grows; a
    * Worker that sees it fall knows the store went back in time (a failover
    * to a standby that had not received everything).
+   *
+   * The first reading on a new timeline (the server was promoted since the
+   * last reading) is where the timeline forked off, the last position the
+   * promoted standby had replayed, when that is below the highest position
+   * read on the old timeline: the new primary's own commits may already
+   * have carried its position past the old one, and that must not hide the
+   * commits it never received.
    */
   async commitPosition(): Promise<bigint> {
     const connection = await this.checkOut();
     try {
-      const result = await connection.client.query<{ lsn: string }>(
-        "SELECT COALESCE((SELECT max(flush_lsn) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')), pg_current_wal_lsn())::text AS lsn",
+      const result = await connection.client.query<{ lsn: string; wal_file: string; replayed: string | null }>(
+        "SELECT COALESCE((SELECT max(flush_lsn) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')), pg_current_wal_lsn())::text AS lsn, "
+          + "pg_walfile_name(pg_current_wal_lsn()) AS wal_file, pg_last_wal_replay_lsn()::text AS replayed",
       );
       connection.release();
-      const [high = "0", low = "0"] = (result.rows[0]?.lsn ?? "0/0").split("/");
-      return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+      const row = result.rows[0];
+      const position = lsnToBigInt(row?.lsn ?? "0/0");
+      // A WAL file name starts with the timeline in 8 hexadecimal digits.
+      const timeline = Number.parseInt((row?.wal_file ?? "00000001").slice(0, 8), 16);
+      const previous = this.commitTimeline;
+      const sameTimeline = previous !== undefined && previous.timeline === timeline;
+      this.commitTimeline = { timeline, highest: sameTimeline && previous.highest > position ? previous.highest : position };
+      if (previous !== undefined && timeline > previous.timeline && row?.replayed != null) {
+        const forkedAt = lsnToBigInt(row.replayed);
+        if (forkedAt < previous.highest) return forkedAt;
+      }
+      return position;
     } catch (error) {
       connection.release(error);
       throw error;
@@ -417,4 +437,10 @@ export class PostgresStore implements Store {
     await this.wakeChannel.close();
     await this.pool.end();
   }
+}
+
+/** A PostgreSQL LSN (`16/B374D848`) as one number. */
+function lsnToBigInt(lsn: string): bigint {
+  const [high = "0", low = "0"] = lsn.split("/");
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
 }

@@ -77,8 +77,14 @@ export const reviewWaitsFlow = defineFlow({
 export const loneKey = "cut \ud83d";
 const lone = channelMap<string>("Lone");
 const plain = channel<string>("Plain");
+const loneSeen = attributeMap<string>("LoneSeen");
 const LoneStartStep = defineStep("LoneStart", {
-  execute: () => moveToMany([movement("LoneWait", {}), movement("LonePub", {})]),
+  execute: () => moveToMany([
+    movement("LoneWait", {}),
+    movement("LonePub", {}),
+    // Movement options with keys jsonb cannot hold (a lone surrogate, U+0000): the claim must still take the task.
+    movement("LoneMoved", {}, { load: [loneSeen.instance(`${loneKey} moved`), loneSeen.instance("nul \u0000")] }),
+  ]),
 });
 const LoneWaitStep = defineStep("LoneWait", {
   // Stored by the general path; a later one-request publish to the well-formed Channel must leave its matching to that path too.
@@ -91,13 +97,23 @@ const LonePubStep = defineStep("LonePub", {
     return moveTo("LonePlain", {});
   },
 });
-const LonePlainStep = defineStep("LonePlain", {
+const LoneMovedStep = defineStep("LoneMoved", {
+  load: [loneSeen.instance("static")],
   execute: (context) => {
+    context.write(loneSeen.instance("nul \u0000"), `moved ${context.read(loneSeen.instance(`${loneKey} moved`)) ?? "nothing"}`);
+    return deadEnd();
+  },
+});
+const LonePlainStep = defineStep("LonePlain", {
+  // A load selection under the same key: read as the general path reads it.
+  load: [loneSeen.instance(loneKey)],
+  execute: (context) => {
+    context.write(loneSeen.instance(loneKey), `seen ${context.read(loneSeen.instance(loneKey)) ?? "nothing"}`);
     context.publish(plain, "world");
     return deadEnd();
   },
 });
-export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LonePlainStep], persistence: { lone, plain } });
+export const loneKeyFlow = defineFlow({ type: "ReviewLoneKey", start: "LoneStart", steps: [LoneStartStep, LoneWaitStep, LonePubStep, LoneMovedStep, LonePlainStep], persistence: { lone, plain, loneSeen } });
 
 const mailbox = channel<number>("Mailbox");
 const RaceStartStep = defineStep("RaceStart", {
