@@ -151,8 +151,8 @@ interface Measurement {
   startMiB: number;
   peakMiB: number;
   afterIdleMiB: number;
-  /** The server's CPU seconds per completed turn during the load. */
-  cpuSecondsPerTurn: number;
+  /** The server's CPU milliseconds per completed turn during the load. */
+  cpuMsPerTurn: number;
 }
 
 async function measure(clients: number, port: number): Promise<Measurement> {
@@ -178,7 +178,9 @@ async function measure(clients: number, port: number): Promise<Measurement> {
     await Promise.all(sessionIds.map(async (sessionId) => {
       for (let messageNumber = 1; Date.now() < deadline; messageNumber += 1) {
         try {
-          turns += await chatOnce(server.origin, sessionId, messageNumber);
+          // Awaited first: `turns += await …` would add to the count read before the wait, losing the other clients' turns.
+          const finished = await chatOnce(server.origin, sessionId, messageNumber);
+          turns += finished;
         } catch (error) {
           // Counted and reported: a refused or reset request must not end the measurement.
           failures.push(error instanceof Error ? error.message : String(error));
@@ -204,7 +206,7 @@ async function measure(clients: number, port: number): Promise<Measurement> {
       }
       console.error(`${failures.length} failed requests:\n${[...kinds].map(([kind, count]) => `  ${count} × ${kind.slice(0, 300)}`).join("\n")}`);
     }
-    return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes), cpuSecondsPerTurn: Math.round((loadCpuSeconds / Math.max(turns, 1)) * 100) / 100 };
+    return { clients, turns, failures: failures.length, startMiB: mebibytes(startBytes), peakMiB: mebibytes(peakBytes), afterIdleMiB: mebibytes(afterIdleBytes), cpuMsPerTurn: Math.round((loadCpuSeconds * 1000) / Math.max(turns, 1)) };
   } catch (error) {
     console.error(`the server's output:\n${server.log().slice(-4000)}`);
     throw error;
@@ -220,8 +222,8 @@ for (const clients of clientCounts) {
   results.push(result);
   console.log(JSON.stringify(result));
 }
-console.log(`| clients | turns in ${loadMs / 1000} s | failed requests | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start | server CPU s per turn |`);
+console.log(`| clients | turns started in the ${loadMs / 1000} s load | failed requests | RSS at start | peak RSS under load | RSS after ${idleMs / 1000} s idle | after idle vs start | server CPU ms per turn |`);
 console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const result of results) {
-  console.log(`| ${result.clients} | ${result.turns} | ${result.failures} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % | ${result.cpuSecondsPerTurn} |`);
+  console.log(`| ${result.clients} | ${result.turns} | ${result.failures} | ${result.startMiB} MiB | ${result.peakMiB} MiB | ${result.afterIdleMiB} MiB | ${(((result.afterIdleMiB - result.startMiB) / result.startMiB) * 100).toFixed(0)} % | ${result.cpuMsPerTurn} |`);
 }
