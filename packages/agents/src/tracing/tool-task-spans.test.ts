@@ -31,9 +31,10 @@ test("a tool task gives one execute_tool span to the CallTool that starts it and
   const flow = createStepwiseAgentSessionFlow({ name: "reports", instructions: "Report.", model, tools: [tool], tracing: { tracerProvider: tracing.provider, agentName: "Reports" } }, "TracedToolTask");
   const { sessions } = await startStepwiseTestAgent(t, [flow]);
   await sessions.start("t1", { initialMessage: "Build the report." });
-  // The first poll answers "pending, ask again in 60 s"; firing that Timer now runs the second poll.
+  // The first poll answers "pending, ask again in 60 s"; firing that Timer now runs the second poll. The
+  // record's interval is committed a Step before the next poll's Timer exists, so this waits for the Timer itself.
   await pollUntil(async () => (polls === 1 && (await sessions.getAgentSnapshot("t1")).toolCalls[0]?.taskPollIntervalSeconds === 60 ? true : undefined), { description: "the first poll" });
-  assert.equal(await sessions.skipToolTaskPoll("t1", "report"), 1);
+  await pollUntil(async () => ((await sessions.skipToolTaskPoll("t1", "report")) === 1 ? true : undefined), { description: "the second poll's Timer, skipped" });
   await sessions.waitForTurnCount("t1", 1);
 
   const [root] = tracing.spansNamed("invoke_agent Reports");

@@ -229,6 +229,8 @@ describe("tool approvals over the UI message stream", () => {
       assert.deepEqual(partsOf(chat.responses[1]?.chunks ?? []).map((chunk) => chunk.type), ["start", "tool-approval-response", "data-agent-event"]);
       const resumed = chat.resumeStream();
       await pollUntil(async () => (chat.status === "streaming" ? true : undefined), { timeoutMs: 10_000 });
+      // The resumed stream is open before it has rebuilt the message's parts.
+      await pollUntil(async () => (chat.assistantMessage.parts.some((part) => part.type === "dynamic-tool") ? true : undefined), { timeoutMs: 10_000 });
       assert.equal(toolPartOf(chat)?.state, "approval-responded");
       gate.open();
       await resumed;

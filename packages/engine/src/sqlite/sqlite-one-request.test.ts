@@ -41,8 +41,10 @@ void test("Step commits, claims and starts as one-request operations leave exact
     return commitStep(commit);
   };
 
-  await runMixedFlows(general.store);
-  await runMixedFlows(oneRequest.store);
+  // SQLite's one-request commit takes no waits or publishes (they fall back), and the waits Flow's
+  // Listen may run before or after Gather ends the Flow under SQLite's handover, by timing alone.
+  await runMixedFlows(general.store, { waits: false });
+  await runMixedFlows(oneRequest.store, { waits: false });
   const generalRows = tableRows(general.path);
   assert.ok(generalRows["history"]!.length > 80, "the scenario committed the Steps it was meant to");
   assert.ok(commits > 70, `the one-request commit ran ${commits} times`);

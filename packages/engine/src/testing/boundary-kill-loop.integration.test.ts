@@ -178,8 +178,9 @@ void test("the loop catches a Charge that a broken Flow reruns after its Worker 
   const report = await runBoundaryKillLoop(orderScenario({ chargeAttempts: 3 }), { fromBoundary: 9, toBoundary: 13, concurrency: 2, failOnViolation: false });
 
   const caught = report.violations.filter((violation) => violation.killedAt?.name === "worker.commit.before-commit" && violation.killedAt.detail === "Charge");
-  assert.equal(caught.length, 1, formatBoundaryKillReport(report));
-  assert.match(caught[0]?.message ?? "", /the single-attempt Charge ran 2 times/);
+  // Two boundaries of the range can be Charge's commit when the release RPC lands between them.
+  assert.ok(caught.length >= 1, formatBoundaryKillReport(report));
+  for (const violation of caught) assert.match(violation.message, /the single-attempt Charge ran 2 times/);
   assert.ok(report.violations.every((violation) => violation.killedAt?.detail === "Charge"), formatBoundaryKillReport(report));
 });
 
