@@ -52,7 +52,7 @@ const lookup: StreamingScriptedTool = {
   execute: async (args) => `value of ${String(args.key)}`,
 };
 
-void test(`a long turn cut at ${cutCount} random points is rebuilt exactly every time`, { timeout: 180_000 }, async (t) => {
+void test(`a long turn cut at ${cutCount} random points is rebuilt exactly every time`, { timeout: 300_000 }, async (t) => {
   const harness = await startUIStreamHarness(longTurn, { lookup });
   t.after(() => harness.dispose());
   await harness.sessions.start("s1");
