@@ -31,7 +31,11 @@ interface Run {
   finishedMs: number;
 }
 
-/** The completed runs of the session's schedules, oldest first, each with the due time of its wait. */
+/**
+ * The completed runs of the session's schedules, oldest first, each with the
+ * due time of its wait. A wait whose Timer fired as its schedule was
+ * cancelled ends its branch (`dead_end`) without queuing a message: no run.
+ */
 function runsOf(history: readonly StepHistoryEntry[]): Run[] {
   const dueByExecution = new Map<string, number>();
   for (const entry of history) {
@@ -42,6 +46,7 @@ function runsOf(history: readonly StepHistoryEntry[]): Run[] {
   }
   return history
     .filter((entry) => entry.stepType === AgentStepType.AwaitScheduledTurn && entry.method === "execute" && entry.status === "completed")
+    .filter((entry) => (entry.outcome as { kind?: string }).kind === "move")
     .map((entry) => {
       const dueMs = dueByExecution.get(entry.executionId);
       assert.ok(dueMs !== undefined, `run ${entry.executionId} has a wait with a Timer time: ${JSON.stringify(history.filter((other) => other.executionId === entry.executionId))}`);

@@ -147,17 +147,21 @@ export const orderFlow = createOrderFlow();
 export type OrderFlow = typeof orderFlow;
 
 /**
- * Releases the order once it is reserved, as an operator would: polls the
- * store and invokes `release` until the store says it was released. Runs in
- * the Worker process, so a kill inside the RPC's commit is one of the loop's
- * boundaries and a replacement finishes the job.
+ * Releases the order once AwaitRelease waits for it, as an operator would:
+ * polls the store and invokes `release` until the store says it was
+ * released. Waiting for the wait (not only the reservation) keeps the
+ * boundaries of every run in one order, however loaded the machine, so the
+ * n-th boundary is the same one in every run. Runs in the Worker process,
+ * so a kill inside the RPC's commit is one of the loop's boundaries and a
+ * replacement finishes the job.
  */
 export async function driveOrderRelease(client: Client, flow: OrderFlow, flowId: string): Promise<void> {
   for (;;) {
     try {
-      const [reserved, isReleased] = await client.getAttributes(flowId, reservations, released);
+      const [isReleased] = await client.getAttributes(flowId, released);
       if (isReleased === true) return;
-      if ((reserved ?? 0) > 0) await client.invokeRPC(flow.release, flowId, null);
+      const { executions } = await client.describe(flowId);
+      if (executions.some((execution) => execution.stepType === "AwaitRelease" && execution.status === "waiting")) await client.invokeRPC(flow.release, flowId, null);
     } catch (error) {
       if (StoreClosedError.isInstance(error)) return;
       if (!FlowNotFoundError.isInstance(error)) console.error("order release driver:", error);
