@@ -44,7 +44,7 @@ const uncountedCallers = ["touchLiveness", "checkCancellations", "fireDueTimers"
 const uncounted = "uncounted";
 
 /** Which request kinds write (each its own store transaction); the rest only read. */
-const writingRequests = new Set(["transaction", "commitStep", "claimTasks", "startFlow", "appendStream", "heartbeat"]);
+const writingRequests = new Set(["transaction", "commitStep", "claimTasks", "startFlow", "appendStream", "appendStreams", "heartbeat"]);
 
 interface Counts {
   /** Store transactions, by `<source> <request>`: the source is the Step method (`RunModel.execute`), `RPC`, or `Worker loop` (its own claims). */
@@ -104,7 +104,7 @@ function countRequests(store: Store, flow: FlowCore, countStatements: boolean): 
     };
   }
   const oneRequest = store.oneRequest as unknown as Record<string, unknown> | undefined;
-  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "heartbeat"]) {
+  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "appendStreams", "heartbeat"]) {
     const original = oneRequest?.[method];
     if (typeof original !== "function") continue;
     const bound = (original as (...args: unknown[]) => unknown).bind(oneRequest);
@@ -132,7 +132,9 @@ async function runTurns(store: Store, turns: number, countStatements: boolean): 
   const flow: AgentSessionFlow = createAgentSessionFlow(turnRunner(), "StoreCostAgent");
   const { counts, counting, attempt, restore } = countRequests(store, flow, countStatements);
   const errors: unknown[] = [];
-  const worker = new Worker({ store, flows: [flow], concurrency: 4, onError: (error) => errors.push(error) });
+  // A window no turn outlasts, so each Step's Stream writes are one batch at its drain whatever the machine's load:
+  // with the default window a slow attempt may send two (the count of a Step that outlasts it, on purpose).
+  const worker = new Worker({ store, flows: [flow], concurrency: 4, streamBatchWindowMs: 60_000, onError: (error) => errors.push(error) });
   const client = new Client({ store });
   await worker.start();
   try {
@@ -178,7 +180,11 @@ function split(counts: Record<string, number>): { fixed: Record<string, number>;
  * The pins, per turn. A Step method's requests are its commit (`commitStep`
  * in one request, or a `transaction`), the claim after it when the commit
  * could not claim the next Step itself (a `transaction`), its Stream writes
- * (`appendStream`) and its heartbeats. On PostgreSQL every commit's claim
+ * (a batch, `appendStreams`, or a `transaction` on SQLite, at each
+ * heartbeat and before the commit) and its heartbeats. Before the Worker
+ * batched them (migration 0013), every Stream write was a request of its
+ * own: 12 a turn (7 of them `RunModel`'s), now 8. `CallTool` stores
+ * `tool_call_started` at its heartbeat before the tool runs. On PostgreSQL every commit's claim
  * takes the next Step, locks and loads included (migration 0008): before
  * it, `AwaitUserMessage`, `RunModel` and `ResumeTurn` each needed a claim
  * transaction after their commit (32 requests a turn, and about 7 claims of
@@ -194,31 +200,32 @@ const sqliteRequestsPerTurn = {
   "ResumeTurn.execute transaction": 2,
   "ResumeTurn.waitUntil transaction": 2,
   "RPC transaction": 1,
-  "RunModel.execute transaction": 10,
+  "RunModel.execute transaction": 6,
 };
 const postgresRequestsPerTurn = {
-  "AwaitUserMessage.execute appendStream": 1,
+  "AwaitUserMessage.execute appendStreams": 1,
   "AwaitUserMessage.execute commitStep": 1,
   "AwaitUserMessage.waitUntil commitStep": 1,
-  "CallTool.execute appendStream": 4,
+  "CallTool.execute appendStreams": 4,
   "CallTool.execute commitStep": 2,
   "CallTool.execute heartbeat": 2,
   "ResumeTurn.execute commitStep": 2,
   "ResumeTurn.waitUntil commitStep": 2,
   "RPC transaction": 1,
-  "RunModel.execute appendStream": 7,
+  "RunModel.execute appendStreams": 3,
   "RunModel.execute commitStep": 3,
 };
 /**
  * PostgreSQL statements per turn from the Steps and the RPC (154 before
  * migration 0009; 104 with it, every Step commit one request; 49 when a
  * claimed Step's selection became one statement; 41 with migration 0010,
- * which reads a static selection in the claim), within
+ * which reads a static selection in the claim; 37 with migration 0013, the
+ * Stream writes batched: at a heartbeat and before the commit), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 41;
+const postgresStatementsPerTurn = 37;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count
@@ -239,7 +246,7 @@ describe("the store cost of an agent turn (pinned counts)", () => {
     const counts = await runTurns(temporary.store, turns, false);
     const { fixed, loop } = split(perTurn(counts.requests, turns));
     assert.deepEqual(fixed, sqliteRequestsPerTurn);
-    assert.equal(total(fixed), 26);
+    assert.equal(total(fixed), 22);
     assert.ok(loop <= loopRequestsPerTurnAtMost.sqlite, `the Worker loop made ${loop} requests per turn`);
   });
 
@@ -250,7 +257,7 @@ describe("the store cost of an agent turn (pinned counts)", () => {
     const counts = await runTurns(store, turns, true);
     const { fixed, loop } = split(perTurn(counts.requests, turns));
     assert.deepEqual(fixed, postgresRequestsPerTurn);
-    assert.equal(total(fixed), 26);
+    assert.equal(total(fixed), 22);
     assert.ok(loop <= loopRequestsPerTurnAtMost.postgres, `the Worker loop made ${loop} requests per turn`);
     const statements = split(perTurn(counts.statements, turns));
     const sent = total(statements.fixed);

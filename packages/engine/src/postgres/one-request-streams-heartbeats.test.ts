@@ -67,3 +67,38 @@ void test("a one-request Stream append wakes readers in this process and in anot
   assert.deepEqual(read.rows.map((row) => [row.index, row.value]), [[2, "\"second message\""]]);
   assert.equal(read.firstIndex, 2);
 });
+
+void test("a one-request Stream batch numbers each Stream in order, trims as single appends do, wakes another process once per Stream, and takes what jsonb would refuse", { skip, timeout: 60_000 }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  t.after(() => temporary.dispose());
+  const writer = await temporary.open();
+  const reader = await temporary.open();
+  assert.ok(writer.oneRequest?.appendStreams !== undefined, "the PostgreSQL store offers one-request Stream batches (migration 0013)");
+  const heard: string[] = [];
+  const both = new Promise<void>((resolve) => {
+    const stop = reader.subscribe((event) => {
+      if (event.kind !== "stream" || event.flowId !== "batching") return;
+      heard.push(event.stream);
+      if (heard.includes("Other") && heard.includes("Progress")) {
+        stop();
+        resolve();
+      }
+    });
+  });
+  const append = (stream: string, value: string, capacityBytes = 1000): { flowId: string; flowType: string; stream: string; value: string; writtenAt: number; capacityBytes: number } =>
+    ({ flowId: "batching", flowType: "Batching", stream, value, writtenAt: writer.clock.now(), capacityBytes });
+  // A lone surrogate (a string cut inside an emoji) goes in as the single append's text parameter takes it.
+  const cut = "\"cut \ud83d\"";
+  assert.deepEqual(await writer.oneRequest!.appendStreams!([
+    append("Other", "\"o1\""), append("Other", cut),
+    append("Progress", "\"first message\"", 25), append("Progress", "\"second message\"", 25),
+  ]), [1, 2, 1, 2]);
+  await both;
+  assert.equal(await writer.oneRequest!.appendStream!(append("Other", cut)), 3);
+  const other = await reader.read((transaction) => transaction.readStream("batching", "Other", 0, 10));
+  assert.deepEqual(other.rows.map((row) => row.index), [1, 2, 3]);
+  assert.equal(other.rows[1]?.value, other.rows[2]?.value, "the batch stored the cut value as the single append did");
+  // 15 + 16 bytes exceed the budget of 25: the first message went, inside the batch.
+  const progress = await reader.read((transaction) => transaction.readStream("batching", "Progress", 0, 10));
+  assert.deepEqual(progress.rows.map((row) => [row.index, row.value]), [[2, "\"second message\""]]);
+});

@@ -49,9 +49,18 @@ export interface StepContext {
    * context.write(flow.approvalDeadline, deadline);
    */
   now(): number;
-  /** Writes to a Stream now, not at commit; never rolled back, may repeat on retry. */
+  /**
+   * Writes to a Stream while the Step runs, not at commit; never rolled
+   * back, may repeat on retry. The Worker queues the message and stores it
+   * with others within its batch window (`streamBatchWindowMs`), at the
+   * next heartbeat, or before the commit, whichever comes first; the
+   * promise resolves once it is queued.
+   */
   writeStream<TValue>(ref: StreamDefinition<TValue>, value: TValue): Promise<void>;
-  /** Extends the lease; with `checkpoint`, stores text the next attempt receives. */
+  /**
+   * Extends the lease; with `checkpoint`, stores text the next attempt
+   * receives. It also stores the Stream messages written before it.
+   */
   heartbeat(checkpoint?: string): Promise<void>;
 }
 

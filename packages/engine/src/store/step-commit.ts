@@ -285,6 +285,15 @@ export interface OneRequestOperations {
    */
   readonly appendStream?: ((append: StreamAppend) => Promise<number>) | undefined;
   /**
+   * Appends a batch of one Flow's Stream messages in one request, each as
+   * {@link appendStream} appends one, in the batch's order, and wakes the
+   * readers of each Stream written; returns the messages' indexes. The
+   * caller sorts a batch by Stream name (`sortedStreamBatch`), so batches
+   * take their Streams' locks in one order. Absent: one {@link appendStream}
+   * per message, or one transaction for the batch.
+   */
+  readonly appendStreams?: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
+  /**
    * Extends a held lease as one request: fenced by worker and lease token,
    * the new expiry is `now + heartbeatTimeoutMs` capped at the execution's
    * deadline (the deadline itself without a heartbeat timeout), and the

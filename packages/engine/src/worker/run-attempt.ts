@@ -13,7 +13,7 @@ import { storedMovementOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { Store } from "../store/store.ts";
 import { anyOf, type Conditions } from "../condition/condition.ts";
-import { appendToStream } from "../stream/append-to-stream.ts";
+import { AttemptStreamWriter } from "./attempt-stream-writer.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LocalTimers } from "../internal/local-timers.ts";
@@ -75,6 +75,8 @@ export interface AttemptEnvironment {
   onCommitted?: (claimedAll: boolean) => void;
   /** Counts the attempt's end. @default none */
   metrics?: WorkerMetrics | undefined;
+  /** How long a Stream write waits to join a batch (`WorkerOptions.streamBatchWindowMs`). @default streamFlushWindowMs */
+  streamBatchWindowMs?: number | undefined;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function runAttempt(
   const { execution } = claim;
   let checkpoint = execution.checkpoint ?? undefined;
   const dispatchedAt = store.clock.now();
+  const streamWriter = new AttemptStreamWriter(store, execution.flowId, claim.flow.flowType, environment.timers, environment.onError, environment.streamBatchWindowMs);
   const services = {
     flow: claim.flow,
     flowId: execution.flowId,
@@ -111,11 +114,15 @@ export async function runAttempt(
     maxValueBytes: store.maxValueBytes,
     heartbeat: async (text: string | undefined) => {
       if (text !== undefined) checkpoint = text;
-      const alive = await heartbeatAttempt(store, claim, workerId, checkpoint);
+      // A heartbeat also stores what the attempt wrote to its Streams so far (beside it, not after it):
+      // a handler that heartbeats before a side effect knows its output before it is in the Stream.
+      const [alive] = await Promise.all([heartbeatAttempt(store, claim, workerId, checkpoint), streamWriter.drain()]);
       if (!alive) abort.abort(new Error("the execution was cancelled or its lease was lost"));
     },
-    writeStream: async (stream: string, capacityBytes: number, value: string) => {
-      await appendToStream(store, execution.flowId, claim.flow.flowType, stream, capacityBytes, value);
+    // Queued, not awaited: sent in batches, and drained before the commit (see AttemptStreamWriter).
+    writeStream: (stream: string, capacityBytes: number, value: string) => {
+      streamWriter.write(stream, capacityBytes, value);
+      return Promise.resolve();
     },
   };
   const context = new AttemptContext(claim.snapshot, services);
@@ -150,6 +157,8 @@ export async function runAttempt(
   } finally {
     timeout.cancel();
   }
+  // What the attempt wrote to its Streams reaches the store before its result does.
+  await streamWriter.drain();
   // Released by its closing Worker: the store already holds this attempt's end, and the Worker may be gone.
   if (running.released === true) return [];
   if (abort.signal.aborted && outcome.kind !== "error") {

@@ -18,6 +18,7 @@ import { runAttempt } from "./run-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import { StoreContact } from "./store-contact.ts";
 import { readyQueueCountLimit, WorkerMetrics } from "./worker-metrics.ts";
+import { streamFlushWindowMs } from "./attempt-stream-writer.ts";
 import type { MeterProvider } from "@opentelemetry/api";
 
 /** Options of {@link Worker}. */
@@ -66,6 +67,15 @@ export interface WorkerOptions {
    * @default the global MeterProvider of `@opentelemetry/api` when it is installed (a no-op until an SDK registers one)
    */
   meterProvider?: MeterProvider;
+  /**
+   * How long a Step's Stream write may wait in the Worker for others to join
+   * it in one store write: the most a live reader lags the Step, besides
+   * that write. Whatever is still waiting when the Step returns is written
+   * before its commit, so a Step that returns within the window writes its
+   * Streams once. 0 sends each write as soon as the batch before it landed.
+   * @default 20
+   */
+  streamBatchWindowMs?: number;
 }
 
 /** Options of {@link Worker.close}. */
@@ -110,6 +120,7 @@ interface ResolvedWorkerOptions {
   logger: PerdureLogger | undefined;
   meterProvider: MeterProvider | undefined;
   timers: LocalTimers;
+  streamBatchWindowMs: number;
 }
 
 function errorLogOf(logger: PerdureLogger | undefined): (error: unknown) => void {
@@ -146,7 +157,14 @@ function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
     logger: options.logger,
     meterProvider: options.meterProvider,
     timers: timersOf(options),
+    streamBatchWindowMs: resolveStreamBatchWindowMs(options.streamBatchWindowMs),
   };
+}
+
+function resolveStreamBatchWindowMs(value: number | undefined): number {
+  const resolved = value ?? streamFlushWindowMs;
+  if (!Number.isSafeInteger(resolved) || resolved < 0) throw new InvalidInputError(`Worker option streamBatchWindowMs ${String(value)} is invalid: use an integer number of milliseconds, 0 or more`);
+  return resolved;
 }
 
 /** The Worker's key of an attempt: by lease, not by execution, so an abandoned attempt and its successor are two. */
@@ -499,7 +517,7 @@ export class Worker {
       // A wake-up during the commit may be for a task its claim did not see yet.
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
-    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, onCommitted, metrics: this.metrics.enabled ? this.metrics : undefined }, next, this.claims).then((claims) => {
+    void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, streamBatchWindowMs: this.options.streamBatchWindowMs, onCommitted, metrics: this.metrics.enabled ? this.metrics : undefined }, next, this.claims).then((claims) => {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.

@@ -5,6 +5,7 @@ import { PostgresStore } from "../runtime/postgres-store.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../temporary-postgres-schema.ts";
 import { applyMigrations, postgresMigrations } from "./migrations.ts";
 import { genericPlanFunctions } from "./0012-commit-functions-generic-plans.ts";
+import { appendStreamsSignature } from "./0013-append-streams.ts";
 import { Client } from "../../client/client.ts";
 import { defineFlow } from "../../flow/flow.ts";
 import { completeFlow, moveTo } from "../../step/decision.ts";
@@ -137,6 +138,6 @@ void test("the commit-side functions plan generically and the claim function kee
   }
   const settings = new Map(rows.map((row) => [row.signature, row.config]));
   // A later CREATE OR REPLACE of one of these functions drops the setting unless it repeats it.
-  for (const signature of genericPlanFunctions) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
+  for (const signature of [...genericPlanFunctions, appendStreamsSignature]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
   assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);
 });

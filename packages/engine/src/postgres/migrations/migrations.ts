@@ -4,6 +4,7 @@ import { commitHandoverFunctionMigration } from "./0004-commit-step-handover.ts"
 import { compactHandoverFunctionMigration } from "./0005-commit-step-compact-handover.ts";
 import { handoverInPlaceFunctionMigration } from "./0006-commit-step-handover-in-place.ts";
 import { appendStreamFunctionMigration } from "./0007-append-stream.ts";
+import { appendStreamsFunctionMigration } from "./0013-append-streams.ts";
 import { claimLocksAndLoadsMigration } from "./0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
@@ -156,6 +157,7 @@ CREATE TABLE {schema}.stream_usage (
   claimReadsLoadsMigration,
   commitStepChainPlaceMigration,
   commitFunctionsGenericPlansMigration,
+  appendStreamsFunctionMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

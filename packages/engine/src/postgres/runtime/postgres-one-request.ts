@@ -143,6 +143,8 @@ export interface OneRequestStreamServices {
   wakePayload(event: WakeEvent): { channel: string; payload: string };
   /** Tells this process's listeners (the NOTIFY reaches only the others). */
   wakeLocally(event: WakeEvent): void;
+  /** The schema has migration 0013's `perdure_append_streams`. @default false */
+  batches?: boolean;
 }
 
 /** Step commits, flow starts, Stream appends and heartbeats in one round trip each, on the functions of migrations 0002–0006. */
@@ -159,6 +161,9 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly selectionStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
+  /** Present when the schema has migration 0013's `perdure_append_streams`. */
+  readonly appendStreams: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
+  private readonly appendBatchStatement: { name: string; text: string };
   private readonly groups: StepCommitGroups;
   private readonly onSkippedRows: () => void;
   /** The catalog's JSON text, made once per catalog (one per Worker). */
@@ -197,6 +202,9 @@ export class PostgresOneRequest implements OneRequestOperations {
     const appendText = `SELECT ${quotedSchema}.perdure_append_stream($1, $2, $3, $4, $5, $6, $7, $8, $9) AS "index"`;
     this.appendStatement = { name: statementName(appendText), text: appendText };
     this.appendStream = streams === undefined ? undefined : (append) => this.appendOne(streams, append);
+    const appendBatchText = `SELECT ${quotedSchema}.perdure_append_streams($1, $2, $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[]) AS indexes`;
+    this.appendBatchStatement = { name: statementName(appendBatchText), text: appendBatchText };
+    this.appendStreams = streams?.batches === true ? (batch) => this.appendBatch(streams, batch) : undefined;
     // The Flow row's lock first, as every change to a Flow's rows takes it (see PostgresTransaction).
     const heartbeatText = `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
       extended AS (
@@ -289,6 +297,25 @@ export class PostgresOneRequest implements OneRequestOperations {
     );
     streams.wakeLocally(event);
     return row.index;
+  }
+
+  private async appendBatch(streams: OneRequestStreamServices, batch: readonly StreamAppend[]): Promise<number[]> {
+    const [first] = batch;
+    if (first === undefined) return [];
+    const { flowId, flowType } = first;
+    if (batch.some((append) => append.flowId !== flowId || append.flowType !== flowType)) {
+      throw new Error(`a Stream batch holds one Flow's messages; it had ${flowId} and others`);
+    }
+    const events = [...new Set(batch.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId, stream }));
+    const wakes = events.map((event) => streams.wakePayload(event));
+    const row = await this.run<{ indexes: string[] | number[] }>(this.appendBatchStatement, [
+      flowId, flowType,
+      batch.map((append) => append.stream), batch.map((append) => append.value), batch.map((append) => Buffer.byteLength(append.value)),
+      batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes),
+      wakes.map((wake) => wake.channel), wakes.map((wake) => wake.payload),
+    ]);
+    for (const event of events) streams.wakeLocally(event);
+    return row.indexes.map(Number);
   }
 
   async heartbeat(heartbeat: LeaseHeartbeat): Promise<boolean> {

@@ -11,6 +11,7 @@ import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
 import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
+import { appendStreamsFunctionMigration } from "../migrations/0013-append-streams.ts";
 import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
@@ -139,6 +140,7 @@ export class PostgresStore implements Store {
         }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
           wakePayload: (event) => store.wakeChannel.payloadOf(event),
           wakeLocally: (event) => store.events.emit("wake", event),
+          batches: await store.hasMigration(appendStreamsFunctionMigration.name),
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.

@@ -9,7 +9,9 @@ import { defineStep } from "../../step/step.ts";
 import { stream } from "../../stream/stream.ts";
 import { anyOf, timer } from "../../condition/condition.ts";
 import { pollUntil } from "../poll-until.ts";
-import { startEnvironment, waitForExecution, type StoreConformanceOptions } from "./harness.ts";
+import type { StreamAppend } from "../../store/step-commit.ts";
+import { appendStreamBatch } from "../../stream/stream-batch.ts";
+import { deferred, startEnvironment, waitForExecution, type StoreConformanceOptions } from "./harness.ts";
 
 export function timerAndStreamTests(options: StoreConformanceOptions): void {
   it("a relative Timer fires on its own and execute sees which Timer fired", async () => {
@@ -97,6 +99,89 @@ export function timerAndStreamTests(options: StoreConformanceOptions): void {
       const empty = await environment.client.readStream("stream-1", progress, { after: rest.nextToken ?? "", waitMs: 50 });
       assert.deepEqual(empty.messages, []);
       assert.equal(empty.nextToken, rest.nextToken);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a running Step's Stream writes reach readers before it returns, in order per Stream, by a heartbeat's return, and its last ones before its commit", async () => {
+    const progress = stream<string>("Progress");
+    const other = stream<string>("Other");
+    const seen = deferred();
+    const beaten = deferred();
+    const released = deferred();
+    const Emit = defineStep("Emit", {
+      execute: async (context) => {
+        await context.writeStream(progress, "p1");
+        await context.writeStream(other, "o1");
+        await context.writeStream(progress, "p2");
+        // Returns only once a reader saw these: they were sent while the Step ran.
+        await seen.promise;
+        await context.writeStream(progress, "p3");
+        await context.heartbeat();
+        beaten.resolve();
+        await released.promise;
+        for (let index = 4; index <= 6; index += 1) await context.writeStream(progress, `p${index}`);
+        return completeFlow();
+      },
+    });
+    const flow = defineFlow({ type: "StreamLive", start: "Emit", steps: [Emit], persistence: { progress, other } });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "live-1");
+      const live: string[] = [];
+      let token: string | undefined;
+      await pollUntil(async () => {
+        const read = await environment.client.readStream("live-1", progress, token === undefined ? { waitMs: 1000 } : { after: token, waitMs: 1000 });
+        live.push(...read.messages.map((message) => message.value));
+        token = read.nextToken ?? token;
+        return live.length >= 2;
+      }, { timeoutMs: 30_000, description: "the first Progress messages" });
+      assert.deepEqual(live, ["p1", "p2"]);
+      assert.deepEqual((await environment.client.readStream("live-1", other, { waitMs: 5000 })).messages.map((message) => [message.index, message.value]), [[1, "o1"]]);
+      assert.equal((await environment.client.describe("live-1")).status, "running");
+      seen.resolve();
+      await beaten.promise;
+      // The heartbeat returned after p3 was stored: no waiting for it.
+      assert.ok(token !== undefined);
+      const beforeBeat = await environment.client.readStream("live-1", progress, { after: token });
+      assert.deepEqual(beforeBeat.messages.map((message) => [message.index, message.value]), [[3, "p3"]]);
+      released.resolve();
+      await environment.waitForStatus("live-1", "completed");
+      // The commit came after the writes: no waiting for them once the Flow completed.
+      const rest = await environment.client.readStream("live-1", progress, { after: beforeBeat.nextToken ?? token });
+      assert.deepEqual(rest.messages.map((message) => [message.index, message.value]), [[4, "p4"], [5, "p5"], [6, "p6"]]);
+    } finally {
+      seen.resolve();
+      released.resolve();
+      await environment.dispose();
+    }
+  });
+
+  it("a batch of Stream messages takes each Stream's next indexes in order, trims as single writes do, and wakes a waiting reader", async () => {
+    const progress = stream<string>("Progress", { capacityBytes: 20 });
+    const other = stream<string>("Other");
+    const Idle = defineStep("Idle", { waitUntil: () => anyOf(timer("never", { afterMs: 86_400_000 })), execute: () => deadEnd() });
+    const flow = defineFlow({ type: "StreamBatch", start: "Idle", steps: [Idle], persistence: { progress, other } });
+    const environment = await startEnvironment(options, [flow], false);
+    try {
+      await environment.client.start(flow, "batch-1");
+      const waiting = environment.client.readStream("batch-1", other, { waitMs: 30_000 });
+      const append = (stream: string, capacityBytes: number, value: string): StreamAppend =>
+        ({ flowId: "batch-1", flowType: "StreamBatch", stream, value: JSON.stringify(value), writtenAt: environment.store.clock.now(), capacityBytes });
+      // Six bytes each: a budget of 20 keeps three.
+      const batch = [
+        append("Progress", 20, "m-01"), append("Other", 1000, "o-01"), append("Progress", 20, "m-02"),
+        append("Progress", 20, "m-03"), append("Progress", 20, "m-04"), append("Other", 1000, "o-02"), append("Progress", 20, "m-05"),
+      ];
+      assert.deepEqual(await appendStreamBatch(environment.store, batch), [1, 2, 1, 2, 3, 4, 5]);
+      assert.deepEqual((await waiting).messages.map((message) => message.value), ["o-01", "o-02"]);
+      assert.deepEqual((await environment.client.listStreamMessages("batch-1", progress)).map((message) => [message.index, message.value]), [[3, "m-03"], [4, "m-04"], [5, "m-05"]]);
+      // A second batch continues the numbering, and an empty one writes nothing.
+      assert.deepEqual(await appendStreamBatch(environment.store, [append("Progress", 20, "m-06")]), [6]);
+      assert.deepEqual(await appendStreamBatch(environment.store, []), []);
+      assert.deepEqual((await environment.client.listStreamMessages("batch-1", other)).map((message) => message.index), [1, 2]);
+      assert.deepEqual((await environment.client.listStreamMessages("batch-1", progress)).map((message) => message.value), ["m-04", "m-05", "m-06"]);
     } finally {
       await environment.dispose();
     }

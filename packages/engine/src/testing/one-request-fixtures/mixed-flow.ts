@@ -21,6 +21,8 @@ const note = attribute<string>("Note");
 const tallies = attributeMap<number>("Tallies");
 /** Small enough that the long Flow's writes trim it. */
 const progress = stream<string>("Progress", { capacityBytes: 400 });
+/** A second Stream, so one attempt's writes make a batch across two Streams. */
+const countdown = stream<number>("Countdown");
 
 /**
  * Every kind of Step result the one-request commit takes: writes and deletes, moves (one with a load selection), fan-out, dead ends, a wait without conditions, completion and failure;
@@ -30,7 +32,9 @@ const CountStep = defineStep<{ remaining: number; fail: boolean; tallied?: boole
   executeOptions: { heartbeatTimeoutMs: 60_000 },
   execute: async (context, input) => {
     await context.writeStream(progress, `${context.flowId} has ${input.remaining} to go`);
+    await context.writeStream(countdown, input.remaining);
     await context.heartbeat(`checkpoint ${input.remaining}`);
+    await context.writeStream(progress, `${context.flowId} counted ${input.remaining}`);
     context.write(counter, (context.read(counter) ?? 0) + 1);
     context.write(note, input.remaining % 2 === 0 ? `even ${input.remaining}` : null);
     if (input.remaining > 0 && input.remaining % 5 === 0 && !input.tallied) return moveTo("Tally", input, { load: [tallies.all()] });
@@ -61,7 +65,7 @@ const BranchStep = defineStep<{ fail: boolean }>("Branch", {
   waitUntil: () => null,
   execute: (context, input) => (input.fail ? failFlow(`flow ${context.flowId} failed on purpose`) : completeFlow({ counted: context.read(counter) })),
 });
-export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, TallyStep, IdleStep, BranchStep], persistence: { counter, note, tallies, progress } });
+export const mixedFlow = defineFlow({ type: "OneRequestMixed", start: "Count", steps: [CountStep, TallyStep, IdleStep, BranchStep], persistence: { counter, note, tallies, progress, countdown } });
 
 const results = channel<number>("Results");
 const signals = channelMap<string>("Signals");

@@ -1,0 +1,50 @@
+import type { StreamAppend } from "../store/step-commit.ts";
+import type { Store } from "../store/store.ts";
+
+/**
+ * A batch in the order it is written: by Stream name, each Stream's messages
+ * in the order they were written. Messages of different Streams have no
+ * order between them (each Stream numbers its own), and one order of
+ * Streams makes every batch take their locks in the same order.
+ */
+export function sortedStreamBatch(batch: readonly StreamAppend[]): StreamAppend[] {
+  return batch
+    .map((append, position) => ({ append, position }))
+    .sort((a, b) => (a.append.stream < b.append.stream ? -1 : a.append.stream > b.append.stream ? 1 : a.position - b.position))
+    .map(({ append }) => append);
+}
+
+/**
+ * Writes a batch of one Flow's Stream messages now, sorted as
+ * {@link sortedStreamBatch} does, and wakes readers of each Stream once: in
+ * one request where the store offers it, else in one transaction (or, on a
+ * PostgreSQL schema without migration 0013, one request per message).
+ * Returns the messages' indexes in the sorted batch's order.
+ */
+export async function appendStreamBatch(store: Store, batch: readonly StreamAppend[]): Promise<number[]> {
+  if (batch.length === 0) return [];
+  const sorted = sortedStreamBatch(batch);
+  const operations = store.oneRequest;
+  if (operations?.appendStreams !== undefined) return operations.appendStreams(sorted);
+  const single = operations?.appendStream;
+  if (single !== undefined) {
+    const indexes: number[] = [];
+    for (const append of sorted) indexes.push(await single(append));
+    return indexes;
+  }
+  const indexes = await store.transaction(async (transaction) => {
+    const written: number[] = [];
+    for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of sorted) {
+      written.push(await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes));
+    }
+    return written;
+  });
+  const woken = new Set<string>();
+  for (const { flowId, stream } of sorted) {
+    const key = `${flowId}\u0000${stream}`;
+    if (woken.has(key)) continue;
+    woken.add(key);
+    store.wake({ kind: "stream", flowId, stream });
+  }
+  return indexes;
+}

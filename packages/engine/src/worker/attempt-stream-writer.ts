@@ -1,0 +1,115 @@
+import { StoreClosedError } from "../errors/store-closed-error.ts";
+import type { LocalTimers } from "../internal/local-timers.ts";
+import type { StreamAppend } from "../store/step-commit.ts";
+import type { Store } from "../store/store.ts";
+import { appendStreamBatch } from "../stream/stream-batch.ts";
+
+/**
+ * How long a Stream message may wait in the Worker for others to join its
+ * batch, by default (`WorkerOptions.streamBatchWindowMs`): the most a live
+ * reader's view lags the Step (plus one write).
+ * docs/decisions/2026-12-07-batched-stream-writes.md
+ */
+export const streamFlushWindowMs = 20;
+
+/** Pending bytes that send a batch at once, without waiting out the window. */
+export const streamFlushBytes = 64 * 1024;
+
+/**
+ * The Stream writes of one attempt. A write is queued, not awaited: the
+ * first one of a batch starts a window (`WorkerOptions.streamBatchWindowMs`), and
+ * at its end everything pending goes to the store as one batch (one request
+ * on PostgreSQL, one transaction on SQLite). At most one batch is in flight;
+ * what is written meanwhile waits for the next window, unless
+ * {@link streamFlushBytes} are pending. Batches go in order, so the Stream
+ * holds the attempt's messages in the order they were written. The attempt
+ * drains the writer before its commit, so everything it wrote is in the
+ * store before its result is: a model call that ends within the window makes
+ * one write. A heartbeat drains it too, so output written before a
+ * heartbeat is stored when the heartbeat returns. A batch that fails is reported and dropped, as a failed write
+ * was before (a Stream is best-effort); it takes no index, so the Stream has
+ * no gap. A Worker killed mid-attempt loses at most the pending window.
+ */
+export class AttemptStreamWriter {
+  private pending: StreamAppend[] = [];
+  private pendingBytes = 0;
+  private cancelWindow: (() => void) | undefined;
+  private inFlight: Promise<void> | undefined;
+  /** The window ended (or a drain asked) while a batch was in flight: send what is pending right after it. */
+  private wanted = false;
+
+  private readonly store: Store;
+  private readonly flowId: string;
+  private readonly flowType: string;
+  private readonly timers: LocalTimers;
+  private readonly onError: (error: unknown) => void;
+  private readonly windowMs: number;
+
+  constructor(store: Store, flowId: string, flowType: string, timers: LocalTimers, onError: (error: unknown) => void, windowMs = streamFlushWindowMs) {
+    this.store = store;
+    this.flowId = flowId;
+    this.flowType = flowType;
+    this.timers = timers;
+    this.onError = onError;
+    this.windowMs = windowMs;
+  }
+
+  /** Queues one encoded message; it reaches the store within the window, or at the drain. */
+  write(stream: string, capacityBytes: number, value: string): void {
+    this.pending.push({ flowId: this.flowId, flowType: this.flowType, stream, value, writtenAt: this.store.clock.now(), capacityBytes });
+    this.pendingBytes += value.length;
+    if (this.pendingBytes >= streamFlushBytes) {
+      void this.flush();
+      return;
+    }
+    this.cancelWindow ??= this.timers.after(this.windowMs, () => {
+      this.cancelWindow = undefined;
+      void this.flush();
+    }, { background: true });
+  }
+
+  /** Sends everything written so far (and waits for it). */
+  async drain(): Promise<void> {
+    for (;;) {
+      const sending = this.flush();
+      if (sending === undefined) return;
+      await sending;
+    }
+  }
+
+  /** Starts sending what is pending (after the batch in flight); the sending, or undefined when nothing is left. */
+  private flush(): Promise<void> | undefined {
+    this.cancelWindow?.();
+    this.cancelWindow = undefined;
+    if (this.inFlight !== undefined) {
+      this.wanted = true;
+      return this.inFlight;
+    }
+    if (this.pending.length === 0) return undefined;
+    this.wanted = true;
+    // send() awaits before it clears inFlight, so this assignment comes first.
+    this.inFlight = this.send();
+    return this.inFlight;
+  }
+
+  private async send(): Promise<void> {
+    while (this.pending.length > 0 && (this.wanted || this.pendingBytes >= streamFlushBytes)) {
+      const batch = this.pending;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.wanted = false;
+      try {
+        await appendStreamBatch(this.store, batch);
+      } catch (error) {
+        if (!StoreClosedError.isInstance(error)) this.onError(error);
+      }
+    }
+    this.inFlight = undefined;
+    if (this.pending.length > 0) {
+      this.cancelWindow ??= this.timers.after(this.windowMs, () => {
+        this.cancelWindow = undefined;
+        void this.flush();
+      }, { background: true });
+    }
+  }
+}
