@@ -31,10 +31,10 @@ const countdown = stream<number>("Countdown");
 const CountStep = defineStep<{ remaining: number; fail: boolean; tallied?: boolean }>("Count", {
   executeOptions: { heartbeatTimeoutMs: 60_000 },
   execute: async (context, input) => {
-    await context.writeStream(progress, `${context.flowId} has ${input.remaining} to go`);
+    // One batch across two Streams, stored by the heartbeat: no more store requests than one write.
     await context.writeStream(countdown, input.remaining);
+    await context.writeStream(progress, `${context.flowId} has ${input.remaining} to go`);
     await context.heartbeat(`checkpoint ${input.remaining}`);
-    await context.writeStream(progress, `${context.flowId} counted ${input.remaining}`);
     context.write(counter, (context.read(counter) ?? 0) + 1);
     context.write(note, input.remaining % 2 === 0 ? `even ${input.remaining}` : null);
     if (input.remaining > 0 && input.remaining % 5 === 0 && !input.tallied) return moveTo("Tally", input, { load: [tallies.all()] });
@@ -148,7 +148,7 @@ export async function runMixedFlows(store: Store, options: { waits?: boolean } =
     // An idempotent second start changes nothing.
     assert.deepEqual(await client.start(mixedFlow, "short", { remaining: 0, fail: false }, { requestId: "request-short" }), { created: false });
     const finished = async (flowId: string): Promise<void> => {
-      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 30_000, description: `${flowId} to finish` });
+      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 120_000, description: `${flowId} to finish` });
     };
     for (const { flowId } of flows) await finished(flowId);
     // The waits Flow runs alone: beside the others, which of its executions a commit hands over
