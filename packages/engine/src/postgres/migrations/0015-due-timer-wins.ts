@@ -1,5 +1,5 @@
 /**
- * Migration 0013: `perdure_match_wait` counts a Timer that is due at the
+ * Migration 0015: `perdure_match_wait` counts a Timer that is due at the
  * commit's time as fired, whether or not a Worker has fired it yet, as
  * `FlowTransaction.tryCompleteWait` does. Before, a message published after
  * a Timer fell due (or after `client.skipTimer` made it due) won an any-of
@@ -9,7 +9,7 @@
  * docs/decisions/2026-12-07-a-due-timer-wins-its-wait.md
  *
  * Both signatures change: the 7-argument one (0011's, which today's
- * `perdure_commit_step` calls) gets 0011's body with the one clause changed;
+ * `perdure_commit_step` and 0014's `perdure_publish_rpc` call) gets 0011's body with the one clause changed;
  * the 5-argument one (0009's, which only a process older than 0011 calls)
  * becomes that one queued at `now`, as 0009's queued it. Each repeats
  * 0012's `plan_cache_mode` setting, since `CREATE OR REPLACE` replaces it.
@@ -17,7 +17,7 @@
 import type { Migration } from "./migration.ts";
 
 export const dueTimerWinsMigration: Migration = {
-  name: "0013_due_timer_wins",
+  name: "0015_due_timer_wins",
   sql: `
 -- FlowTransaction.tryCompleteWait for one waiting execution (0011's body; a Timer due at p_now counts as fired).
 CREATE OR REPLACE FUNCTION {schema}.perdure_match_wait(p_flow_id text, p_execution_id text, p_conditions jsonb, p_now bigint, p_expires_at bigint,
