@@ -10,4 +10,4 @@
  * await new Client({ store }).start(orderFlow, "order-7", { amount: 12 });
  */
 export { PostgresStore } from "./runtime/postgres-store.ts";
-export type { PostgresStoreOptions } from "./runtime/postgres-store-options.ts";
+export type { PostgresStoreOptions, SingleAttemptClaimCommit } from "./runtime/postgres-store-options.ts";

@@ -100,6 +100,14 @@ export type WakeEvent =
   /** A Flow instance ended: completed, failed or stopped. */
   | { kind: "flow_finished"; flowId: string };
 
+/** The lease of one claimed attempt, as {@link Store.confirmClaim} checks it. */
+export interface ClaimLease {
+  flowId: string;
+  executionId: string;
+  workerId: string;
+  leaseToken: number;
+}
+
 /** A database the engine runs on. */
 export interface Store {
   /** Short name for logs and errors, such as `sqlite` or `postgres`. */
@@ -139,6 +147,19 @@ export interface Store {
    * that went back in time when it falls. Absent: not checked.
    */
   commitPosition?(): Promise<bigint>;
+  /**
+   * Called by a Worker just before it starts a single-attempt attempt (an
+   * `execute` whose `retry.maximumAttempts` is 1, such as a
+   * `non_idempotent_write` tool call): true when the store still shows the
+   * lease, in a commit that returns only once everything committed before it,
+   * the claim among it, is as safe from a failover as the store makes it
+   * (PostgreSQL: that commit raises `synchronous_commit`, so it waits for the
+   * synchronous standbys). False: the store no longer shows the lease
+   * (cancelled, taken over, or forgotten by a failover); the attempt must not
+   * start. Throws when it cannot tell; the Worker asks again and starts
+   * nothing meanwhile. Absent: single-attempt attempts start at once.
+   */
+  readonly confirmClaim?: ((lease: ClaimLease) => Promise<boolean>) | undefined;
   /** A secret of this store, used to sign resume tokens. */
   tokenSecret(): Promise<Buffer>;
   close(): Promise<void>;

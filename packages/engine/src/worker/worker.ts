@@ -20,6 +20,11 @@ import { StoreContact } from "./store-contact.ts";
 import { readyQueueCountLimit, WorkerMetrics } from "./worker-metrics.ts";
 import type { MeterProvider } from "@opentelemetry/api";
 
+/** An `execute` that runs at most once (`retry.maximumAttempts` 1): its claim is confirmed before it starts (see `Store.confirmClaim`). */
+function isSingleAttempt(claim: ClaimedAttempt): boolean {
+  return claim.method === "execute" && claim.methodOptions.retry.maximumAttempts === 1;
+}
+
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
   store: Store;
@@ -479,6 +484,65 @@ export class Worker {
     }
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
+    const confirmClaim = this.options.store.confirmClaim;
+    if (confirmClaim !== undefined && isSingleAttempt(claim)) {
+      // Its slot stays taken while the store confirms the claim; nothing has started yet.
+      void this.confirmBeforeStart(attempt, confirmClaim).then((confirmed) => {
+        if (confirmed) this.begin(key, attempt);
+        else {
+          this.running.delete(key);
+          this.requestWake();
+        }
+      }, (error: unknown) => {
+        this.running.delete(key);
+        this.options.onError(error);
+        this.requestWake();
+      });
+      return;
+    }
+    this.begin(key, attempt);
+  }
+
+  /**
+   * Asks the store to confirm a single-attempt attempt's claim before it
+   * starts (see `Store.confirmClaim`), until it answers or the attempt's
+   * deadline passes. While the store fails (a failover under way), the
+   * attempt waits unstarted: a claim the new primary lacks comes back as
+   * not held, and the attempt is dropped without having run, so whoever
+   * claims it next runs it for the first time. False: do not start.
+   */
+  private async confirmBeforeStart(attempt: RunningAttempt, confirmClaim: NonNullable<Store["confirmClaim"]>): Promise<boolean> {
+    const { execution } = attempt.claim;
+    // Cancelled, or released by its closing Worker, meanwhile.
+    const wanted = (): boolean => !attempt.abort.signal.aborted && attempt.released !== true;
+    for (let failures = 0; ;) {
+      if (!wanted()) return false;
+      try {
+        const held = await confirmClaim({ flowId: execution.flowId, executionId: execution.executionId, workerId: this.workerId, leaseToken: execution.leaseToken });
+        if (!held) {
+          const message = `did not start ${execution.stepType} (execution ${execution.executionId}) of session ${execution.flowId}: the store no longer shows this Worker's claim of it`
+            + " (cancelled, taken over, or lost in a failover); it runs only where it is claimed next";
+          if (this.options.logger === undefined) console.warn(`perdure worker: ${message}`);
+          else this.options.logger.warn({ flowId: execution.flowId, stepType: execution.stepType, executionId: execution.executionId }, message);
+        }
+        return held && wanted();
+      } catch (error) {
+        failures += 1;
+        if (failures === 1 || failures % 30 === 0) {
+          this.options.onError(new Error(`could not confirm the claim of single-attempt ${execution.stepType} (execution ${execution.executionId}) of session ${execution.flowId}; `
+            + "it does not start until the store confirms it", { cause: error }));
+        }
+        const now = this.now();
+        // Past its deadline the lease lapses and recovery takes the execution over; a closing Worker releases it.
+        if (execution.deadlineAt !== null && now > execution.deadlineAt) return false;
+        await new Promise<void>((resolve) => this.options.timers.after(Math.min(2000, 50 * 2 ** Math.min(failures - 1, 6)), resolve));
+      }
+    }
+  }
+
+  /** Starts a claimed attempt that holds its slot in `running`. */
+  private begin(key: string, attempt: RunningAttempt): void {
+    const { claim } = attempt;
     if (claim.method === "execute") {
       const { flowId, executionId, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
       this.startedAttempts.add({ flowId, flowType: claim.flow.flowType, executionId, stepType, attempt: attemptNumber, executeClaims, inputKey: inputKeyOf(claim.execution.input) });

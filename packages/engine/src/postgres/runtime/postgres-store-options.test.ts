@@ -17,3 +17,18 @@ test("a connection string with several hosts is refused with the supported ways,
   }
   assert.equal(resolvePostgresStoreOptions({ connectionString: "postgres://user:secret@db1:5432/app" }).schema, "perdure");
 });
+
+test("singleAttemptClaimCommit defaults to on, takes the levels that wait for standbys or inherit, and refuses anything else by name", () => {
+  const connectionString = "postgres://user@db1:5432/app";
+  assert.equal(resolvePostgresStoreOptions({ connectionString }).singleAttemptClaimCommit, "on");
+  for (const level of ["remote_write", "on", "remote_apply", "inherit"] as const) {
+    assert.equal(resolvePostgresStoreOptions({ connectionString, singleAttemptClaimCommit: level }).singleAttemptClaimCommit, level);
+  }
+  for (const level of ["local", "off", "ON", ""]) {
+    assert.throws(() => resolvePostgresStoreOptions({ connectionString, singleAttemptClaimCommit: level as never }), (error: unknown) => {
+      assert.ok(InvalidInputError.isInstance(error));
+      assert.ok(error.message.includes(`singleAttemptClaimCommit ${JSON.stringify(level)} is invalid`), error.message);
+      return true;
+    });
+  }
+});

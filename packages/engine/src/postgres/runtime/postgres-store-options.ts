@@ -85,9 +85,30 @@ export interface PostgresStoreOptions {
    * @default "perdure"
    */
   applicationName?: string;
+  /**
+   * The `synchronous_commit` of the commit that confirms a single-attempt
+   * attempt's claim (an `execute` with `retry.maximumAttempts` 1, such as a
+   * `non_idempotent_write` tool call) just before it starts: that commit
+   * comes after the claim's, so waiting for it waits for the claim too.
+   * With a standby in `synchronous_standby_names` and the default
+   * `synchronous_commit = local`, ordinary commits stay asynchronous and only
+   * these wait, so no failover can lose the claim of a write that started
+   * and let another Worker run it again. Raised, never lowered: a role
+   * already at `remote_apply` keeps it. `"inherit"` sends no confirmation
+   * (one round trip less per single-attempt Step; right when every commit is
+   * synchronous anyway, or no standby exists). Without synchronous standbys
+   * PostgreSQL waits for none, whatever this says.
+   * @default "on"
+   */
+  singleAttemptClaimCommit?: SingleAttemptClaimCommit;
   /** Called once for each error no caller can receive (lost LISTEN connection, failed NOTIFY, idle connection errors). @default logs to stderr */
   onError?: (error: unknown) => void;
 }
+
+/** {@link PostgresStoreOptions.singleAttemptClaimCommit}: a `synchronous_commit` level that waits for standbys, or no confirmation. */
+export type SingleAttemptClaimCommit = "remote_write" | "on" | "remote_apply" | "inherit";
+
+const singleAttemptClaimCommits: readonly SingleAttemptClaimCommit[] = ["remote_write", "on", "remote_apply", "inherit"];
 
 export interface ResolvedPostgresStoreOptions {
   connectionString: string;
@@ -103,6 +124,7 @@ export interface ResolvedPostgresStoreOptions {
   idleInTransactionTimeoutMs: number;
   lockTimeoutMs: number;
   applicationName: string;
+  singleAttemptClaimCommit: SingleAttemptClaimCommit;
   onError: (error: unknown) => void;
 }
 
@@ -131,6 +153,10 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
     }
     return resolved;
   };
+  const singleAttemptClaimCommit = options.singleAttemptClaimCommit ?? "on";
+  if (!singleAttemptClaimCommits.includes(singleAttemptClaimCommit)) {
+    throw new InvalidInputError(`PostgreSQL store option singleAttemptClaimCommit ${JSON.stringify(singleAttemptClaimCommit)} is invalid: use ${singleAttemptClaimCommits.map((value) => `"${value}"`).join(", ")}`);
+  }
   return {
     connectionString: options.connectionString,
     schema,
@@ -145,6 +171,7 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
     idleInTransactionTimeoutMs: positiveInteger("idleInTransactionTimeoutMs", options.idleInTransactionTimeoutMs, 10_000),
     lockTimeoutMs: positiveInteger("lockTimeoutMs", options.lockTimeoutMs, 20_000),
     applicationName: options.applicationName ?? "perdure",
+    singleAttemptClaimCommit,
     onError: options.onError ?? ((error) => console.error("perdure postgres store:", error)),
   };
 }

@@ -2,12 +2,13 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import { StoreClosedError } from "../../errors/store-closed-error.ts";
-import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
+import type { ClaimLease, Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
 import { ConnectionPermits } from "./connection-permits.ts";
 import { DatabaseClock, readDatabaseTimeSql } from "./database-clock.ts";
 import { applyMigrations } from "../migrations/migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
 import { PostgresOneRequest } from "./postgres-one-request.ts";
+import { statementName } from "./postgres-columns.ts";
 import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
 import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
@@ -83,6 +84,9 @@ export class PostgresStore implements Store {
   /** Set on open once the schema has the functions of migration 0002 (a store opened with `migrate: false` may lack them). */
   oneRequest: PostgresOneRequest | undefined;
   private skippedRowsTimer: NodeJS.Timeout | undefined;
+  /** See `Store.confirmClaim`; absent with `singleAttemptClaimCommit: "inherit"`. */
+  readonly confirmClaim: ((lease: ClaimLease) => Promise<boolean>) | undefined;
+  private readonly confirmStatement: { name: string; text: string };
 
   private constructor(options: ResolvedPostgresStoreOptions) {
     this.options = options;
@@ -99,6 +103,20 @@ export class PostgresStore implements Store {
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
       lock_timeout: options.lockTimeoutMs,
     };
+    // The confirmation of a single-attempt claim (see `confirmLease`), one statement and so one transaction.
+    // It raises synchronous_commit for its own transaction (never lowers it), then locks the Flow row as
+    // every change does: the lock gives it a transaction ID and a WAL record, so its commit waits for the
+    // synchronous standbys, and with it everything committed before, the claim among it.
+    const confirmText = `WITH raised AS (SELECT set_config('synchronous_commit', CASE
+          WHEN array_position(ARRAY['off', 'local', 'remote_write', 'on', 'remote_apply'], current_setting('synchronous_commit'))
+            >= array_position(ARRAY['off', 'local', 'remote_write', 'on', 'remote_apply'], $5::text)
+          THEN current_setting('synchronous_commit') ELSE $5::text END, true) AS level),
+        flow AS (SELECT flow_id FROM ${this.quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE)
+      SELECT (SELECT level FROM raised) AS level, EXISTS (SELECT 1 FROM ${this.quotedSchema}.executions e JOIN flow ON e.flow_id = flow.flow_id
+        WHERE e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4) AS held`;
+    this.confirmStatement = { name: statementName(confirmText), text: confirmText };
+    const level = options.singleAttemptClaimCommit;
+    this.confirmClaim = level === "inherit" ? undefined : (lease) => this.track(() => this.confirmLease(lease, level));
     // Pipelined: statements of a transaction go out without waiting for the previous answer.
     this.permits = new ConnectionPermits(options.poolSize);
     this.pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: options.idleConnectionTimeoutMs, types: typeParsers, pipeline: true });
@@ -424,6 +442,35 @@ export class PostgresStore implements Store {
       return position;
     } catch (error) {
       connection.release(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Whether the store still shows `lease`, in a commit at `synchronous_commit`
+   * `level` or above. A warning during the statement means the server stopped
+   * waiting for the standbys (a cancelled wait: the commit is local only), so
+   * the claim is not confirmed and this throws; so does a lost connection.
+   */
+  private async confirmLease(lease: ClaimLease, level: Exclude<ResolvedPostgresStoreOptions["singleAttemptClaimCommit"], "inherit">): Promise<boolean> {
+    const connection = await this.checkOut();
+    const { client } = connection;
+    const warnings: string[] = [];
+    const onNotice = (notice: { severity?: string | undefined; message?: string | undefined }): void => {
+      if (notice.severity === "WARNING") warnings.push(notice.message ?? "");
+    };
+    client.on("notice", onNotice);
+    try {
+      const result = await client.query<{ level: string; held: boolean }>({ ...this.confirmStatement, values: [lease.flowId, lease.executionId, lease.workerId, lease.leaseToken, level] });
+      if (warnings.length > 0) throw new Error(`PostgreSQL did not confirm the claim of execution ${lease.executionId} of session ${lease.flowId} as replicated: ${warnings.join("; ")}`);
+      client.off("notice", onNotice);
+      connection.release();
+      return result.rows[0]?.held === true;
+    } catch (error) {
+      client.off("notice", onNotice);
+      // An error the server answered leaves the connection usable; anything else may have broken it.
+      const answered = typeof (error as { code?: unknown } | null)?.code === "string";
+      connection.release(connection.failed() !== undefined || !answered ? error : undefined);
       throw error;
     }
   }

@@ -1,0 +1,172 @@
+/**
+ * The commit that confirms a single-attempt Step's claim before it starts
+ * (`PostgresStore` option `singleAttemptClaimCommit`): sent for that Step
+ * only, before its handler, with `synchronous_commit` raised for its own
+ * transaction and never lowered. That it then waits for a synchronous
+ * standby, and so keeps the claim through a failover, is shown with a real
+ * standby by `packages/cli/src/failover/postgres-failover-named-standby.soak.ts`.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { completeFlow, moveTo } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import { Worker } from "../worker/worker.ts";
+import { PostgresStore } from "./runtime/postgres-store.ts";
+import type { PostgresStoreOptions } from "./runtime/postgres-store-options.ts";
+import { createTemporaryPostgresSchema, type TemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+
+const skip = postgresTestSkip(testDatabaseUrl());
+
+interface SentStatement {
+  text: string;
+  values: unknown[];
+  reply: Promise<Record<string, unknown>[]>;
+}
+
+/** Confirmations answered so far, in this process. */
+let confirmationsAnswered = 0;
+
+const isConfirmationText = (text: string): boolean => text.includes("set_config('synchronous_commit'");
+
+/** Every statement this process sends through `pg` while `work` runs, with its values and its rows. */
+async function statementsDuring(work: () => Promise<unknown>): Promise<SentStatement[]> {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const sent: SentStatement[] = [];
+  prototype.query = function recordingQuery(this: unknown, ...args: unknown[]): unknown {
+    const first = args[0] as string | { text?: unknown; values?: unknown[] };
+    const text = typeof first === "string" ? first : String(first.text);
+    const result = original.apply(this, args);
+    const reply = result instanceof Promise ? (result as Promise<{ rows?: Record<string, unknown>[] }>).then((answer) => {
+      if (isConfirmationText(text)) confirmationsAnswered += 1;
+      return answer.rows ?? [];
+    }, () => []) : Promise.resolve([]);
+    sent.push({ text, values: typeof first === "string" ? (args[1] as unknown[] | undefined) ?? [] : first.values ?? [], reply });
+    return result;
+  };
+  try {
+    await work();
+  } finally {
+    prototype.query = original;
+  }
+  return sent;
+}
+
+/** A store on the temporary schema whose connections start at `synchronous_commit = level` (as a role's default would set it). */
+async function openAt(temporary: TemporaryPostgresSchema, level: string, options: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
+  const separator = temporary.connectionString.includes("?") ? "&" : "?";
+  return PostgresStore.open({ poolSize: 4, ...options, schema: temporary.schema, connectionString: `${temporary.connectionString}${separator}options=-c%20synchronous_commit%3D${level}` });
+}
+
+const isConfirmation = (statement: SentStatement): boolean => isConfirmationText(statement.text);
+
+/** A Flow whose first Step retries (3 attempts) and whose second runs once; each notes how many confirmations were answered when it started. */
+function flowNoting(startedAfter: Map<string, number>, answered: () => number) {
+  return defineFlow({
+    type: "ClaimCommitLevels",
+    start: "Prepare",
+    steps: [
+      defineStep("Prepare", {
+        executeOptions: { retry: { maximumAttempts: 3 } },
+        execute: () => {
+          startedAfter.set("Prepare", answered());
+          return moveTo("Charge", {});
+        },
+      }),
+      defineStep("Charge", {
+        executeOptions: { retry: { maximumAttempts: 1 } },
+        execute: () => {
+          startedAfter.set("Charge", answered());
+          return completeFlow({ charged: true });
+        },
+      }),
+    ],
+  });
+}
+
+void test("on PostgreSQL a single-attempt Step starts only after a commit that raised synchronous_commit confirmed its claim; a retried Step's claim is not confirmed", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  // The role's and server's default, whatever it is, set to local for these connections: ordinary commits wait for no standby.
+  // The store's schema and tables first, then a store whose sessions start at local.
+  await temporary.open();
+  const store = await openAt(temporary, "local");
+  t.after(() => store.close());
+  const startedAfter = new Map<string, number>();
+  confirmationsAnswered = 0;
+  const flow = flowNoting(startedAfter, () => confirmationsAnswered);
+  const client = new Client({ store });
+  const worker = new Worker({ store, flows: [flow], concurrency: 2 });
+  const sent = await statementsDuring(async () => {
+    await worker.start();
+    try {
+      await client.start(flow, "charge-1", {});
+      assert.equal((await client.waitForFlow("charge-1", { timeoutMs: 30_000 })).status, "completed");
+    } finally {
+      await worker.close();
+    }
+  });
+  const confirmations = sent.filter(isConfirmation);
+  assert.equal(confirmations.length, 1, "one confirmation, for the single-attempt Step only");
+  const [confirmation] = confirmations;
+  const charge = (await client.getStepHistory("charge-1")).find((entry) => entry.stepType === "Charge");
+  assert.ok(confirmation !== undefined && charge !== undefined);
+  assert.equal(confirmation.values[0], "charge-1");
+  assert.equal(confirmation.values[1], charge.executionId, "it confirms the Charge execution's claim");
+  assert.equal(confirmation.values[2], worker.workerId);
+  assert.equal(confirmation.values[4], "on", "at the default level");
+  const [row] = await confirmation.reply;
+  assert.deepEqual(row, { level: "on", held: true }, "the transaction ran at synchronous_commit on, raised from local, and found the lease held");
+  assert.equal(startedAfter.get("Prepare"), 0, "the retried Step started without a confirmation");
+  assert.equal(startedAfter.get("Charge"), 1, "the single-attempt Step started after its confirmation was answered");
+});
+
+void test("the confirmation never lowers synchronous_commit, reports a lease the store no longer shows, and is not sent with singleAttemptClaimCommit inherit", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  await temporary.open();
+  const applying = await openAt(temporary, "remote_apply", { singleAttemptClaimCommit: "remote_write" });
+  t.after(() => applying.close());
+  const client = new Client({ store: applying });
+  const startedAfter = new Map<string, number>();
+  const flow = flowNoting(startedAfter, () => 0);
+  await client.start(flow, "levels-1", {});
+  const worker = new Worker({ store: applying, flows: [flow], concurrency: 1 });
+  const sent = await statementsDuring(async () => {
+    await worker.start();
+    try {
+      assert.equal((await client.waitForFlow("levels-1", { timeoutMs: 30_000 })).status, "completed");
+    } finally {
+      await worker.close();
+    }
+  });
+  const [confirmation] = sent.filter(isConfirmation);
+  assert.ok(confirmation !== undefined);
+  assert.equal(confirmation.values[4], "remote_write");
+  assert.equal((await confirmation.reply)[0]?.level, "remote_apply", "a session at remote_apply keeps it");
+
+  // A lease the store does not show (taken over, cancelled, or lost in a failover) is not confirmed.
+  const { confirmClaim } = applying;
+  assert.ok(confirmClaim !== undefined);
+  const [charge] = (await client.getStepHistory("levels-1")).filter((entry) => entry.stepType === "Charge");
+  assert.equal(await confirmClaim({ flowId: "levels-1", executionId: charge?.executionId ?? "", workerId: worker.workerId, leaseToken: 1 }), false);
+  assert.equal(await confirmClaim({ flowId: "no-such-session", executionId: "1", workerId: worker.workerId, leaseToken: 1 }), false);
+
+  const inheriting = await temporary.open({ singleAttemptClaimCommit: "inherit" });
+  assert.equal(inheriting.confirmClaim, undefined);
+  const plainClient = new Client({ store: inheriting });
+  await plainClient.start(flow, "levels-2", {});
+  const plainWorker = new Worker({ store: inheriting, flows: [flow], concurrency: 1 });
+  const plainSent = await statementsDuring(async () => {
+    await plainWorker.start();
+    try {
+      assert.equal((await plainClient.waitForFlow("levels-2", { timeoutMs: 30_000 })).status, "completed");
+    } finally {
+      await plainWorker.close();
+    }
+  });
+  assert.equal(plainSent.filter(isConfirmation).length, 0, "inherit sends no confirmation");
+});
