@@ -27,12 +27,13 @@
  * - how far the turns' end order is from their send order (Spearman's rho).
  * Then, with every session waiting: the Worker's CPU over `--idle-seconds`
  * (20) and on PostgreSQL the rows the schema's tables returned per second
- * (pg_stat_user_tables); and the wake latency of `--wakes` (3) lone turns,
+ * (pg_stat_user_tables, by table; `--idle-windows=N` repeats the window);
+ * and the wake latency of `--wakes` (3) lone turns,
  * each a message to one waiting session, from its send to its answer's
  * commit.
  *
  *   node bench/agents/backlog/run.ts --store=sqlite|postgres [--sessions=2000] [--rounds=3] [--worker=cli|bench]
- *     [--idle-seconds=20] [--wakes=3] [--out=file.json]
+ *     [--idle-seconds=20] [--idle-windows=1] [--wakes=3] [--out=file.json]
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,6 +61,7 @@ const { values } = parseArgs({
     worker: { type: "string" },
     "idle-seconds": { type: "string" },
     wakes: { type: "string" },
+    "idle-windows": { type: "string" },
   },
 });
 const storeKind = values.store ?? "sqlite";
@@ -278,17 +280,33 @@ async function startBenchWorker(location: { path?: string; postgres?: { connecti
   };
 }
 
-/** Rows the schema's tables returned (sequential and index reads), from pg_stat_user_tables. */
-async function postgresRowsRead(connectionString: string, schema: string): Promise<number> {
+/** Per table of the schema: rows returned by sequential scans and by index scans, and sequential scans (pg_stat_user_tables). */
+async function postgresTableReads(connectionString: string, schema: string): Promise<Map<string, { seqRows: number; indexRows: number; seqScans: number }>> {
   const pg = (await import("pg")).default;
   const connection = new pg.Client({ connectionString });
   await connection.connect();
   try {
-    const result = await connection.query<{ rows: string }>("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)::text AS rows FROM pg_stat_user_tables WHERE schemaname = $1", [schema]);
-    return Number(result.rows[0]?.rows ?? 0);
+    const result = await connection.query<{ relname: string; seq_tup_read: string | null; idx_tup_fetch: string | null; seq_scan: string | null }>("SELECT relname, seq_tup_read, idx_tup_fetch, seq_scan FROM pg_stat_user_tables WHERE schemaname = $1", [schema]);
+    return new Map(result.rows.map((row) => [row.relname, { seqRows: Number(row.seq_tup_read ?? 0), indexRows: Number(row.idx_tup_fetch ?? 0), seqScans: Number(row.seq_scan ?? 0) }]));
   } finally {
     await connection.end();
   }
+}
+
+/** Rows per second the schema's tables returned between two readings, in total and by table (tables that returned any). */
+function rowsReadRates(before: Map<string, { seqRows: number; indexRows: number; seqScans: number }>, after: Map<string, { seqRows: number; indexRows: number; seqScans: number }>, seconds: number) {
+  let total = 0;
+  let seqScans = 0;
+  const byTable: Record<string, { seqRowsPerSecond: number; indexRowsPerSecond: number }> = {};
+  for (const [table, reading] of after) {
+    const earlier = before.get(table) ?? { seqRows: 0, indexRows: 0, seqScans: 0 };
+    const seqRows = reading.seqRows - earlier.seqRows;
+    const indexRows = reading.indexRows - earlier.indexRows;
+    seqScans += reading.seqScans - earlier.seqScans;
+    total += seqRows + indexRows;
+    if (seqRows + indexRows > 0) byTable[table] = { seqRowsPerSecond: Number((seqRows / seconds).toFixed(1)), indexRowsPerSecond: Number((indexRows / seconds).toFixed(1)) };
+  }
+  return { rowsReadPerSecond: Number((total / seconds).toFixed(1)), seqScansPerSecond: Number((seqScans / seconds).toFixed(2)), byTable };
 }
 
 async function runClient(): Promise<void> {
@@ -314,6 +332,7 @@ async function runClient(): Promise<void> {
   const flow = sessionFlow();
   const idleSeconds = Number(values["idle-seconds"] ?? "20");
   const wakes = Number(values.wakes ?? "3");
+  const idleWindows = Number(values["idle-windows"] ?? "1");
   const sessions = new AgentSessionTestClient(client, flow);
   const ids = Array.from({ length: sessionCount }, (_, index) => `backlog-${index}`);
   const results: unknown[] = [];
@@ -376,14 +395,18 @@ async function runClient(): Promise<void> {
     }
     // Idle: every session waits for a user message. The Worker's CPU over the window, and on PostgreSQL the rows
     // its polls read (from the schema's table statistics, which backends flush about once a second).
-    const cpuBefore = cpuSecondsOf(worker.pid);
-    const rowsBefore = postgres === undefined ? undefined : await postgresRowsRead(postgres.connectionString, postgres.schema);
-    await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-    const rowsAfter = postgres === undefined ? undefined : await postgresRowsRead(postgres.connectionString, postgres.schema);
-    const idle = {
-      workerCpuPercent: Number(((cpuSecondsOf(worker.pid) - cpuBefore) / idleSeconds * 100).toFixed(2)),
-      ...(rowsBefore === undefined || rowsAfter === undefined ? {} : { rowsReadPerSecond: Number(((rowsAfter - rowsBefore) / idleSeconds).toFixed(1)) }),
-    };
+    // `--idle-windows` windows one after another, to see whether idle reads settle (autovacuum's ANALYZE, for one).
+    const idle: unknown[] = [];
+    for (let window = 0; window < idleWindows; window += 1) {
+      const cpuBefore = cpuSecondsOf(worker.pid);
+      const readsBefore = postgres === undefined ? undefined : await postgresTableReads(postgres.connectionString, postgres.schema);
+      await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+      const readsAfter = postgres === undefined ? undefined : await postgresTableReads(postgres.connectionString, postgres.schema);
+      idle.push({
+        workerCpuPercent: Number(((cpuSecondsOf(worker.pid) - cpuBefore) / idleSeconds * 100).toFixed(2)),
+        ...(readsBefore === undefined || readsAfter === undefined ? {} : rowsReadRates(readsBefore, readsAfter, idleSeconds)),
+      });
+    }
     // Wake latency: one message to one waiting session among all the others, from its send to its answer's commit.
     const wakeMs: number[] = [];
     for (let wake = 0; wake < wakes; wake += 1) {
