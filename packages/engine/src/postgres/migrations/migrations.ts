@@ -9,6 +9,7 @@ import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-p
 import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
 import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
 import { commitFunctionsGenericPlansMigration } from "./0012-commit-functions-generic-plans.ts";
+import { publishRpcMigration } from "./0014-publish-rpc.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -156,6 +157,7 @@ CREATE TABLE {schema}.stream_usage (
   claimReadsLoadsMigration,
   commitStepChainPlaceMigration,
   commitFunctionsGenericPlansMigration,
+  publishRpcMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */
