@@ -515,17 +515,22 @@ export class Worker {
     const { execution } = attempt.claim;
     // Cancelled, or released by its closing Worker, meanwhile.
     const wanted = (): boolean => !attempt.abort.signal.aborted && attempt.released !== true;
+    const dropped = (reason: string): false => {
+      // A closing Worker's release says what became of it.
+      if (attempt.released === true) return false;
+      const message = `did not start ${execution.stepType} (execution ${execution.executionId}) of session ${execution.flowId}: ${reason}; it runs only where it is claimed next`;
+      if (this.options.logger === undefined) console.warn(`perdure worker: ${message}`);
+      else this.options.logger.warn({ flowId: execution.flowId, stepType: execution.stepType, executionId: execution.executionId }, message);
+      return false;
+    };
+    // The Worker found the lease gone meanwhile (`checkCancellations`), as a failover that lost the claim does.
+    const cancelled = "its execution was cancelled or its lease was lost before it started";
     for (let failures = 0; ;) {
-      if (!wanted()) return false;
+      if (!wanted()) return dropped(cancelled);
       try {
         const held = await confirmClaim({ flowId: execution.flowId, executionId: execution.executionId, workerId: this.workerId, leaseToken: execution.leaseToken });
-        if (!held) {
-          const message = `did not start ${execution.stepType} (execution ${execution.executionId}) of session ${execution.flowId}: the store no longer shows this Worker's claim of it`
-            + " (cancelled, taken over, or lost in a failover); it runs only where it is claimed next";
-          if (this.options.logger === undefined) console.warn(`perdure worker: ${message}`);
-          else this.options.logger.warn({ flowId: execution.flowId, stepType: execution.stepType, executionId: execution.executionId }, message);
-        }
-        return held && wanted();
+        if (!held) return dropped("the store no longer shows this Worker's claim of it (cancelled, taken over, or lost in a failover)");
+        return wanted() || dropped(cancelled);
       } catch (error) {
         failures += 1;
         if (failures === 1 || failures % 30 === 0) {
@@ -534,7 +539,7 @@ export class Worker {
         }
         const now = this.now();
         // Past its deadline the lease lapses and recovery takes the execution over; a closing Worker releases it.
-        if (execution.deadlineAt !== null && now > execution.deadlineAt) return false;
+        if (execution.deadlineAt !== null && now > execution.deadlineAt) return dropped("the store did not confirm its claim before the attempt's deadline");
         await new Promise<void>((resolve) => this.options.timers.after(Math.min(2000, 50 * 2 ** Math.min(failures - 1, 6)), resolve));
       }
     }
