@@ -10,10 +10,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { Client, Worker, type PostgresStore } from "@perdure/engine";
+import { Client, Worker } from "@perdure/engine";
 import { createTemporaryPostgresSchema, pollUntil, postgresTestSkip, testDatabaseUrl } from "@perdure/engine/testing";
 import { ScriptedAgentRunner } from "../../testing/scripted-agent-runner.ts";
 import { createAgentSessionFlow } from "../create-agent-session-flow.ts";
+import type { SendUserMessageInput } from "./session-rpcs.ts";
 
 const url = testDatabaseUrl();
 
@@ -40,7 +41,7 @@ async function tableRows(connectionString: string, schema: string): Promise<unkn
 
 async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeStop: unknown; rows: unknown; published: number }> {
   const temporary = createTemporaryPostgresSchema(url!);
-  const store: PostgresStore = await temporary.open();
+  const store = await temporary.open();
   let published = 0;
   try {
     const operations = store.oneRequest;
@@ -62,7 +63,7 @@ async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeSto
     });
     const client = new Client({ store });
     const outcomes: string[] = [];
-    const send = async (input: Record<string, unknown>): Promise<void> => {
+    const send = async (input: SendUserMessageInput): Promise<void> => {
       try {
         outcomes.push(`${JSON.stringify(input)}: ${String(await client.invokeRPC(flow.sendUserMessage, "session-1", input))}`);
       } catch (error) {
@@ -109,7 +110,7 @@ void test("send_user_message in one request leaves the rows, replies and errors 
   const outcomes = general.outcomes.join("\n");
   assert.match(outcomes, /"x{30}"}: QueuedUserMessagesFullError: .*20 bytes of user messages waiting/);
   assert.match(outcomes, /"one too many"}: QueuedUserMessagesFullError: .*already has 2 user messages waiting/);
-  assert.match(outcomes, /"   "}: false/);
+  assert.match(outcomes, /" {3}"}: false/);
   assert.match(outcomes, /"y{41}"}: InvalidInputError: .*41 bytes/);
   assert.match(outcomes, /"planMode":true}: false/);
   assert.match(outcomes, /"after the stop"}: FlowNotRunningError/);
