@@ -190,8 +190,12 @@ class RecentKeys {
   }
 }
 
+/**
+ * A lease's key. `join` builds one flat string: a template literal builds a tree of V8 cons strings, and the
+ * 100,000 keys `committedLeases` keeps took 178 bytes each that way against 66 (issue 40, Worker memory).
+ */
 function leaseKey(execution: ExecutionRow): string {
-  return `${execution.flowId}\u0000${execution.executionId}\u0000${execution.leaseToken}`;
+  return [execution.flowId, execution.executionId, execution.leaseToken].join("\u0000");
 }
 
 /**
