@@ -25,7 +25,7 @@ for (let run = 1; run <= runs; run += 1) {
   void test(`standby named synchronous, commits local, run ${run}: no single-attempt write runs twice across Workers, while acknowledged approvals are still lost`, { skip: replicatedPostgresSkip(), timeout: 300_000 }, async (t) => {
     const result = await runFailover({ synchronous: false, namedStandby: true, sessions: 20, lagMs: 1500, approveDuringLag: approvedDuringLag, log: (line) => t.diagnostic(line) });
     const outcomes = [...result.statuses.values()];
-    const notStarted = result.workerOutput.match(/the store no longer shows this Worker's claim of it/g)?.length ?? 0;
+    const notStarted = result.workerOutput.match(/did not start CallSingleAttemptTool/g)?.length ?? 0;
     const lostCommits = result.workerOutput.match(/the database lost committed work/g)?.length ?? 0;
     t.diagnostic(`recovery: first session ${result.firstMovedMs} ms, last ${result.allFinishedMs} ms after the promotion`);
     t.diagnostic(`outcomes ${JSON.stringify(Object.fromEntries([...new Set(outcomes)].map((status) => [status, outcomes.filter((each) => each === status).length])))}; `

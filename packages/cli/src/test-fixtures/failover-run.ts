@@ -106,9 +106,14 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
       // Acknowledged by the primary alone: ordinary commits do not wait for the standby.
       for (const id of approvedDuringLag) await sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true });
       if (options.namedStandby === true && approvedDuringLag.length > 0) {
-        // Each of those refunds is claimed, and its claim's confirmation waits for the standby, which never answers.
-        const waits = async (): Promise<number> => Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));
-        await pollUntil(async () => ((await waits()) >= approvedDuringLag.length ? true : undefined), { timeoutMs: 120_000, intervalMs: 100, description: `${approvedDuringLag.length} confirmations of single-attempt claims waiting for the standby` });
+        // Each of those refunds is claimed (on the primary alone), and its claim's confirmation waits for the standby, which never answers.
+        const sessionList = approvedDuringLag.map((id) => `'${id}'`).join(", ");
+        const claimedAndWaiting = async (): Promise<boolean> => {
+          const claimed = Number(await cluster.query(cluster.primaryPort, `SELECT count(*) FROM perdure.executions WHERE step_type = 'CallSingleAttemptTool' AND claimed_by IS NOT NULL AND flow_id IN (${sessionList})`));
+          const waiting = Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));
+          return claimed >= approvedDuringLag.length && waiting >= approvedDuringLag.length;
+        };
+        await pollUntil(async () => ((await claimedAndWaiting()) ? true : undefined), { timeoutMs: 120_000, intervalMs: 100, description: `the refunds of ${approvedDuringLag.length} sessions approved during the cut claimed, and confirmations waiting for the standby` });
       }
       await new Promise((resolve) => setTimeout(resolve, options.lagMs ?? 1500));
       if (options.namedStandby === true) standbyWaitsAtDeath = Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));
