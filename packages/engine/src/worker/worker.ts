@@ -654,6 +654,8 @@ export class Worker {
       + `sessions this Worker committed in the last minute: ${sessions.length === 0 ? "none" : sessions.join(", ")}`;
     if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
     else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
+    // The store may show leases to this Worker whose commits it lost: look for them, as after a failed claim.
+    this.claims.doubt();
   }
 
   private noteCommit(flowId: string): void {
