@@ -112,7 +112,7 @@ function mastraSystem(name: string, storage: MastraCompositeStore, bytesStored: 
   // Mastra 1.71 bundles older @ai-sdk/provider types; at run time it calls any LanguageModelV4.
   const model = scriptedModel() as unknown as MastraModelConfig;
   const memory = new Memory({ storage, options: { lastMessages: 20 } });
-  const agent = new Agent({ id: "bench-orders", name: "bench-orders", instructions: "Help with orders.", model, tools: { [readToolName]: lookupOrder, [writeToolName]: tagOrder }, memory });
+  const agent = new Agent<string>({ id: "bench-orders", name: "bench-orders", instructions: "Help with orders.", model, tools: { [readToolName]: lookupOrder, [writeToolName]: tagOrder }, memory });
   return {
     name: `Mastra ${mastraVersion()} ${name}`,
     startSession: () => Promise.resolve(),

@@ -51,7 +51,7 @@ export function openAiNotesTools(): ReturnType<typeof openAiTool>[] {
 
 /** The notes tools for the Mastra agent. */
 export function mastraNotesTools(): ToolsInput {
-  return Object.fromEntries(listed.map((mcpTool) => [mcpTool.name, createTool({
+  return Object.fromEntries(listed.map((mcpTool) => [mcpTool.name, createTool<string, never>({
     id: mcpTool.name,
     description: mcpTool.description,
     inputSchema: mcpTool.inputSchema as never,

@@ -73,7 +73,7 @@ void test("a tool's requireApproval asks first; the tool Step runs it with the c
     if (facts.turnToolResults.length > 0) return textParts(`Done: ${facts.turnToolResults.map((result) => result.output).join("; ")}`);
     return facts.lastUserText.startsWith("Refund") ? toolCallParts("call-refund", "refund_order", { order_id: "8" }) : toolCallParts("call-track", "track_order", { order_id: "9" });
   });
-  const agent = new Agent({ id: "desk", name: "desk", instructions: "Help with orders.", model: asMastraModel(model), tools: { refund_order: refundOrder, track_order: trackOrder } });
+  const agent = new Agent<string>({ id: "desk", name: "desk", instructions: "Help with orders.", model: asMastraModel(model), tools: { refund_order: refundOrder, track_order: trackOrder } });
   const flow = createMastraAgentSessionFlow(agent, "MastraApproval", { defaultToolEffect: "idempotent_write" });
   const { sessions, engine } = await startAgent(t, flow);
 
@@ -102,7 +102,7 @@ void test("the next turn replays the stored model messages unchanged, one model 
     execute: async ({ order_id }) => `order ${order_id} shipped`,
   });
   const model = oneToolModel("lookup_order", { order_id: "7" });
-  const agent = new Agent({ id: "orders", name: "orders", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder } });
+  const agent = new Agent<string>({ id: "orders", name: "orders", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder } });
   const { sessions, engine } = await startAgent(t, createMastraAgentSessionFlow(agent, "MastraReplay", { toolPolicies: { lookup_order: { effect: "read" } } }));
   await sessions.startSession("replay-1", { initialMessage: "Where is order 7?" });
   await sessions.waitForTurnCount("replay-1", 1);
@@ -152,7 +152,7 @@ void test("Mastra's own MCP client tools run in tool Steps: a read-only tool in 
     if (facts.turnToolResults.length > 0) return textParts(facts.turnToolResults.map((result) => result.output).join("; "));
     return /cancel/i.test(facts.lastUserText) ? toolCallParts("call-cancel", "orders_cancel_order", { order_id: "5" }) : toolCallParts("call-lookup", "orders_lookup_order", { order_id: "5" });
   });
-  const agent = new Agent({ id: "mcp-orders", name: "mcp-orders", instructions: "Help.", model: asMastraModel(model), tools });
+  const agent = new Agent<string>({ id: "mcp-orders", name: "mcp-orders", instructions: "Help.", model: asMastraModel(model), tools });
   const { sessions, engine } = await startAgent(t, createMastraAgentSessionFlow(agent, "MastraMcp"));
 
   await sessions.startSession("mcp-1", { initialMessage: "Where is order 5?" });
@@ -183,7 +183,7 @@ void test("agentTools: a call starts a durable child session whose answer (and u
   }, "MastraChildResearcher");
   const research = agentTool({ flow: researcher, name: "research", description: "Researches one topic.", client });
   const model = oneToolModel("research", { task: "tides" });
-  const lead = createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: asMastraModel(model) }), "MastraLead", { agentTools: [research] });
+  const lead = createMastraAgentSessionFlow(new Agent<string>({ id: "lead", name: "lead", instructions: "Lead.", model: asMastraModel(model) }), "MastraLead", { agentTools: [research] });
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [lead, researcher], workerOptions: { pollIntervalMs: 20 } });
   t.after(async () => {
     await environment.close();
@@ -210,7 +210,7 @@ void test("a Mastra input validation error records the call failed with Mastra's
     execute: async ({ order_id }) => `order ${order_id} shipped`,
   });
   const model = oneToolModel("lookup_order", { order_id: "seven" });
-  const agent = new Agent({ id: "strict", name: "strict", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder } });
+  const agent = new Agent<string>({ id: "strict", name: "strict", instructions: "Help.", model: asMastraModel(model), tools: { lookup_order: lookupOrder } });
   const { sessions } = await startAgent(t, createMastraAgentSessionFlow(agent, "MastraValidation", { toolPolicies: { lookup_order: { effect: "read" } } }));
   await sessions.startSession("invalid-1", { initialMessage: "Where is order seven?" });
   const state = await sessions.waitForTurnCount("invalid-1", 1);
@@ -220,16 +220,16 @@ void test("a Mastra input validation error records the call failed with Mastra's
   assert.ok(result?.text.startsWith("The tool call failed: Tool input validation failed for lookup_order"), result?.text);
   assert.deepEqual(model.doStreamCalls[0]?.tools?.map((offered) => offered.name), ["lookup_order"]);
 
-  const remembering = new Agent({ id: "remembering", name: "remembering", instructions: "Help.", model: asMastraModel(model), memory: new MockMemory() });
+  const remembering = new Agent<string>({ id: "remembering", name: "remembering", instructions: "Help.", model: asMastraModel(model), memory: new MockMemory() });
   assert.throws(() => createMastraAgentSessionFlow(remembering, "MastraMemory"), /agent remembering has Mastra memory/);
 });
 
 void test("a model named by a string or a provider model describes the session's model; an agent with sub-agents (agents, a record or a function) is refused naming agentTool", () => {
-  const named = new Agent({ id: "named", name: "named", instructions: "Help.", model: "openai/gpt-5-mini" });
+  const named = new Agent<string>({ id: "named", name: "named", instructions: "Help.", model: "openai/gpt-5-mini" });
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(named, "MastraNamedModel")), "openai/gpt-5-mini");
-  const scripted = new Agent({ id: "scripted", name: "scripted", instructions: "Help.", model: asMastraModel(scriptedLanguageModel(async () => textParts("hi"))) });
+  const scripted = new Agent<string>({ id: "scripted", name: "scripted", instructions: "Help.", model: asMastraModel(scriptedLanguageModel(async () => textParts("hi"))) });
   assert.equal(describeAgentSessionModel(createMastraAgentSessionFlow(scripted, "MastraProviderModel")), "perdure.scripted scripted-model");
   const refusal = "agent lead has sub-agents (agents), which Mastra would run inline without their own Steps, approvals or crash recovery; a durable session runs one agent: make each sub-agent a session Flow of its own and pass agentTool from @perdure/agents/stepwise in this adapter's agentTools option, which runs it as a durable child session";
-  assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents"), { name: "TypeError", message: refusal });
-  assert.throws(() => createMastraAgentSessionFlow(new Agent({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: () => ({ named }) }), "MastraWithDynamicSubAgents"), { name: "TypeError", message: refusal });
+  assert.throws(() => createMastraAgentSessionFlow(new Agent<string>({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: { named } }), "MastraWithSubAgents"), { name: "TypeError", message: refusal });
+  assert.throws(() => createMastraAgentSessionFlow(new Agent<string>({ id: "lead", name: "lead", instructions: "Lead.", model: "openai/gpt-5-mini", agents: () => ({ named }) }), "MastraWithDynamicSubAgents"), { name: "TypeError", message: refusal });
 });

@@ -48,7 +48,7 @@ function refundAgent(model: MockLanguageModelV4, change: { refundDescription?: s
       return { order_id, refunded: true };
     },
   });
-  return new Agent({ id: "refunds", name: "refunds", instructions: "Refund orders.", model: asMastraModel(model), tools: { lookup_order: lookupOrder, refund_order: refundOrder } });
+  return new Agent<string>({ id: "refunds", name: "refunds", instructions: "Refund orders.", model: asMastraModel(model), tools: { lookup_order: lookupOrder, refund_order: refundOrder } });
 }
 
 const policies = { toolPolicies: { lookup_order: { effect: "read" as const }, refund_order: { effect: "non_idempotent_write" as const, requiresApproval: false } } };
@@ -110,7 +110,7 @@ describe("replaySession with the Mastra adapter", () => {
   it("an agent's own prepareStep (its default options) still runs, and its model calls are still recorded", async () => {
     let ownCalls = 0;
     const base = refundAgent(refundingModel);
-    const agent = new Agent({
+    const agent = new Agent<string>({
       id: "refunds-own-step", name: "refunds", instructions: "Refund orders.", model: asMastraModel(refundingModel), tools: await base.listTools(),
       defaultOptions: { prepareStep: () => { ownCalls += 1; return undefined; } },
     });

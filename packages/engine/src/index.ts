@@ -45,7 +45,7 @@ export { defineFlow } from "./flow/flow.ts";
 export type { FlowCore, FlowDefinition, FlowSpec, PersistenceDefinition, RpcReference } from "./flow/flow.ts";
 export type { FlowStatus } from "./store/flow-status.ts";
 export { rpc } from "./rpc/rpc.ts";
-export type { ActiveExecution, RpcContext, RpcSpec } from "./rpc/rpc.ts";
+export type { ActiveExecution, RpcContext, RpcPlanContext, RpcPublishPlan, RpcSpec } from "./rpc/rpc.ts";
 export { Worker } from "./worker/worker.ts";
 export type { WorkerCloseOptions, WorkerCloseResult, WorkerOptions } from "./worker/worker.ts";
 export type { FailedAttempt } from "./worker/failed-attempt.ts";

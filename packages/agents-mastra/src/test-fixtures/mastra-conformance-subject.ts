@@ -28,7 +28,7 @@ export const mastraConformanceSubject: RunnerConformanceSubject = {
         return neutral.execute(input as Record<string, unknown>, { idempotencyKey: key });
       },
     })]));
-    const agent = new Agent({ id: "conformance", name: "conformance", instructions: setup.instructions, model: asMastraModel(conformanceLanguageModel(setup.model)), tools });
+    const agent = new Agent<string>({ id: "conformance", name: "conformance", instructions: setup.instructions, model: asMastraModel(conformanceLanguageModel(setup.model)), tools });
     const toolPolicies = Object.fromEntries(setup.tools.map((neutral) => [neutral.name, { effect: neutral.effect }]));
     return createMastraAgentSessionFlow(agent, setup.flowType, { toolPolicies, builtInTools: [...setup.builtInTools] });
   },

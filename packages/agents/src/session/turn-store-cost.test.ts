@@ -44,7 +44,7 @@ const uncountedCallers = ["touchLiveness", "checkCancellations", "fireDueTimers"
 const uncounted = "uncounted";
 
 /** Which request kinds write (each its own store transaction); the rest only read. */
-const writingRequests = new Set(["transaction", "commitStep", "claimTasks", "startFlow", "appendStream", "appendStreams", "heartbeat"]);
+const writingRequests = new Set(["transaction", "commitStep", "claimTasks", "startFlow", "appendStream", "appendStreams", "heartbeat", "publishRpc"]);
 
 interface Counts {
   /** Store transactions, by `<source> <request>`: the source is the Step method (`RunModel.execute`), `RPC`, or `Worker loop` (its own claims). */
@@ -104,7 +104,7 @@ function countRequests(store: Store, flow: FlowCore, countStatements: boolean): 
     };
   }
   const oneRequest = store.oneRequest as unknown as Record<string, unknown> | undefined;
-  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "appendStreams", "heartbeat"]) {
+  for (const method of ["commitStep", "claimTasks", "startFlow", "readFlow", "readAttributes", "readSelection", "appendStream", "appendStreams", "heartbeat", "publishRpc"]) {
     const original = oneRequest?.[method];
     if (typeof original !== "function") continue;
     const bound = (original as (...args: unknown[]) => unknown).bind(oneRequest);
@@ -211,7 +211,7 @@ const postgresRequestsPerTurn = {
   "CallTool.execute heartbeat": 2,
   "ResumeTurn.execute commitStep": 2,
   "ResumeTurn.waitUntil commitStep": 2,
-  "RPC transaction": 1,
+  "RPC publishRpc": 1,
   "RunModel.execute appendStreams": 3,
   "RunModel.execute commitStep": 3,
 };
@@ -219,13 +219,16 @@ const postgresRequestsPerTurn = {
  * PostgreSQL statements per turn from the Steps and the RPC (154 before
  * migration 0009; 104 with it, every Step commit one request; 49 when a
  * claimed Step's selection became one statement; 41 with migration 0010,
- * which reads a static selection in the claim; 37 with migration 0013, the
- * Stream writes batched: at a heartbeat and before the commit), within
+ * which reads a static selection in the claim; 29 with migration 0014, which
+ * makes `send_user_message` one request where its transaction took 14; 27
+ * when a tool Step's movement carries its selection, which the claim reads;
+ * 23 with migration 0013, the Stream writes batched: at a heartbeat and
+ * before the commit), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 37;
+const postgresStatementsPerTurn = 23;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

@@ -1,9 +1,13 @@
 /**
  * One long scripted turn, read back through the AI SDK chat client with the
- * connection cut at 200 seeded random points: dropped and continued exactly,
+ * connection cut at seeded random points: dropped and continued exactly,
  * dropped and replayed, or closed cleanly and replayed. Every reconstruction
  * must equal the stored transcript, and every exact continuation must add up
  * to the uncut stream, part for part.
+ *
+ * `npm test` makes 50 cuts from a seed that changes each day (UTC);
+ * `npm run test:soak` makes 200. PERDURE_RECONNECT_SEED=<n> replays a seed,
+ * PERDURE_RECONNECT_CUTS=<n> sets the number of cuts.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,8 +16,16 @@ import type { StreamingScriptInput, StreamingScriptReply, StreamingScriptedTool 
 import { partsOf, plain } from "./test-fixtures/test-chat.ts";
 import { startUIStreamHarness } from "./test-fixtures/ui-stream-harness.ts";
 
-const seed = 0x5eed_2026;
-const cutCount = 200;
+function nonNegativeIntegerFrom(name: string, fallback: number): number {
+  const text = process.env[name] ?? "";
+  if (text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name}=${JSON.stringify(text)} is invalid: use a non-negative integer`);
+  return value;
+}
+
+const seed = nonNegativeIntegerFrom("PERDURE_RECONNECT_SEED", Math.floor(Date.now() / 86_400_000));
+const cutCount = Math.max(1, nonNegativeIntegerFrom("PERDURE_RECONNECT_CUTS", 50));
 const modelCalls = 4;
 
 /** mulberry32: a small seeded generator, so a failure replays. */
@@ -68,6 +80,7 @@ void test(`a long turn cut at ${cutCount} random points is rebuilt exactly every
   assert.equal(firstToken?.type, "data-agent-resume-token");
   const turnToken = firstToken?.type === "data-agent-resume-token" ? (firstToken.data as string) : "";
 
+  t.diagnostic(`seed ${seed}, ${cutCount} cuts; PERDURE_RECONNECT_SEED=${seed} PERDURE_RECONNECT_CUTS=${cutCount} replays them`);
   const random = seededRandom(seed);
   const modes = ["drop-continue", "drop-replay", "close-replay"] as const;
   const tally = { "drop-continue": 0, "drop-replay": 0, "close-replay": 0 };
@@ -84,7 +97,7 @@ void test(`a long turn cut at ${cutCount} random points is rebuilt exactly every
     chat.continueOnReconnect = mode === "drop-continue";
     await chat.resumeStream();
     await chat.waitUntilSettled();
-    const context = `cut ${cut} (${mode} after ${afterParts} of ${full.length} parts)`;
+    const context = `cut ${cut} of seed ${seed} (${mode} after ${afterParts} of ${full.length} parts)`;
     assert.equal(chat.status, "ready", context);
     const afterCut = partsOf(chat.responses[1]?.chunks ?? []);
     assert.deepEqual(mode === "drop-continue" ? [...beforeCut, ...afterCut] : afterCut, full, context);
@@ -92,4 +105,5 @@ void test(`a long turn cut at ${cutCount} random points is rebuilt exactly every
     assert.deepEqual(plain(chat.assistantMessage), stored, context);
   }
   t.diagnostic(`${full.length} parts; cuts by mode: ${JSON.stringify(tally)}`);
+  if (cutCount >= 50) assert.ok(Object.values(tally).every((count) => count > 0), `seed ${seed} cut in every mode: ${JSON.stringify(tally)}`);
 });

@@ -13,6 +13,8 @@ import type { LogFormat } from "../logging/log-format.ts";
 import { startOperationsServer, type ReadinessReport, type RunningOperationsServer } from "../operations/operations-server.ts";
 import { startPrometheusMetrics } from "../operations/prometheus-metrics.ts";
 import { StoreOutageLog } from "../operations/store-outage-log.ts";
+import { startWorkerIdleMemoryRelease } from "../server/idle-memory-release.ts";
+import { startYoungGenerationCap } from "../server/young-generation-cap.ts";
 
 /** Options of `perdure worker`. */
 export interface WorkerCommandOptions extends StoreLocation {
@@ -63,6 +65,10 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   }
   const outageCheck = setInterval(() => outageLog.noteClaiming(worker.isClaiming), 1000);
   outageCheck.unref();
+  // Bounds the process's resident memory: the young generation stays at 32 MiB under a burst, and
+  // the pages a burst left are given back once the Worker has been idle for 10 s (bench/RESULTS.md).
+  const youngGenerationCap = startYoungGenerationCap();
+  const memoryRelease = startWorkerIdleMemoryRelease(worker);
   const signal = await new Promise<keyof typeof immediateExitCodes>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
@@ -76,6 +82,8 @@ export async function runWorkerCommand(options: WorkerCommandOptions): Promise<n
   process.once("SIGINT", () => exitAtOnce("SIGINT"));
   console.log(`perdure worker: ${signal}: draining ${worker.activeCount} running Step(s) for up to ${options.drainTimeoutMs} ms; send it again to exit at once`);
   clearInterval(outageCheck);
+  memoryRelease.stop();
+  youngGenerationCap.stop();
   const { released } = await worker.close({ drainTimeoutMs: options.drainTimeoutMs });
   await operations?.close();
   await store.close();

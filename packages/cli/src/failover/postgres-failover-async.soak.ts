@@ -24,7 +24,6 @@ for (let run = 1; run <= runs; run += 1) {
     const outcomes = [...result.statuses.values()];
     const twice = [...result.refundRuns].filter(([, count]) => count > 1).map(([id]) => id);
     const lostCommits = result.workerOutput.match(/the database lost committed work/g)?.length ?? 0;
-    if (process.env.PERDURE_FAILOVER_OUTPUT !== undefined) (await import("node:fs")).writeFileSync(process.env.PERDURE_FAILOVER_OUTPUT, result.workerOutput);
     t.diagnostic(`recovery: first session ${result.firstMovedMs} ms, last ${result.allFinishedMs} ms after the promotion`);
     t.diagnostic(`outcomes ${JSON.stringify(Object.fromEntries([...new Set(outcomes)].map((status) => [status, outcomes.filter((each) => each === status).length])))}; approvals lost and given again: ${result.reapproved.length}; lost commits a Worker caught: ${lostCommits}; refunds that ran twice: ${twice.length} ${JSON.stringify(twice)}`);
     for (const [id, status] of result.statuses) assert.ok(status === "failed" || status === "outcome_unknown", `${id}'s refund ended ${status}`);

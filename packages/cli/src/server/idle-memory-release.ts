@@ -23,6 +23,12 @@ function garbageCollection(): GarbageCollection {
   return runInNewContext("gc") as GarbageCollection;
 }
 
+/** V8's last-resort full collection, which also shrinks the young generation and frees the pages V8 pooled. */
+function lastResortCollection(): () => void {
+  const collect = garbageCollection();
+  return () => collect({ type: "major", execution: "sync", flavor: "last-resort" });
+}
+
 /** A running release: `stop()` removes its listener and timer. */
 export interface IdleMemoryRelease {
   /** How many times memory was released. */
@@ -32,7 +38,7 @@ export interface IdleMemoryRelease {
 
 /** Watches `server`'s requests; after `idleMs` with none in flight, collects garbage once. */
 export function startIdleMemoryRelease(server: Pick<Server, "on" | "off">, idleMs = idleMemoryReleaseMs): IdleMemoryRelease {
-  const collect = garbageCollection();
+  const collect = lastResortCollection();
   let inFlight = 0;
   let releases = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -44,7 +50,7 @@ export function startIdleMemoryRelease(server: Pick<Server, "on" | "off">, idleM
       timer = undefined;
       if (inFlight > 0 || !isDirty) return;
       isDirty = false;
-      collect({ type: "major", execution: "sync", flavor: "last-resort" });
+      collect();
       releases += 1;
     }, idleMs);
     timer.unref();
@@ -68,5 +74,65 @@ export function startIdleMemoryRelease(server: Pick<Server, "on" | "off">, idleM
       clearTimeout(timer);
       server.off("request", onRequest);
     },
+  };
+}
+
+/** How often a Worker's running attempts are sampled. */
+export const workerActivitySampleMs = 500;
+
+/** What a Worker's release reads: its attempts running now. */
+export interface WorkerActivity {
+  readonly activeCount: number;
+}
+
+/** Options of `startWorkerIdleMemoryRelease`; the defaults are what `perdure worker` uses. */
+export interface WorkerIdleMemoryReleaseOptions {
+  /** How long with no attempt running counts as idle. @default idleMemoryReleaseMs (10 s) */
+  idleMs?: number;
+  /** How often the running attempts are sampled. @default workerActivitySampleMs (500 ms) */
+  sampleMs?: number;
+  /** The collection to run; V8's last-resort full collection unless replaced (tests). */
+  collect?: () => void;
+}
+
+/**
+ * Gives memory back once a Worker goes quiet: the Worker's counterpart of
+ * `startIdleMemoryRelease`. A burst of Steps grows V8's young generation and
+ * leaves old-generation pages V8 keeps for reuse; an ordinary collection
+ * keeps both, so a Worker process stayed at the resident size of its largest
+ * burst and crept up a few MiB with each later one (bench/RESULTS.md, "Worker
+ * memory after work"). Every `sampleMs` this reads how many attempts run;
+ * once none has run for `idleMs` after a sample that saw one, it runs one
+ * last-resort collection, then waits for the next busy sample. An attempt
+ * shorter than `sampleMs` that no sample sees does not count: it allocates
+ * too little to matter, and the next sampled one releases its memory too.
+ */
+export function startWorkerIdleMemoryRelease(worker: WorkerActivity, options: WorkerIdleMemoryReleaseOptions = {}): IdleMemoryRelease {
+  const idleMs = options.idleMs ?? idleMemoryReleaseMs;
+  const collect = options.collect ?? lastResortCollection();
+  let releases = 0;
+  let isDirty = false;
+  let idleSince: number | undefined;
+  const sample = setInterval(() => {
+    if (worker.activeCount > 0) {
+      isDirty = true;
+      idleSince = undefined;
+      return;
+    }
+    if (!isDirty) return;
+    const now = performance.now();
+    idleSince ??= now;
+    if (now - idleSince < idleMs) return;
+    isDirty = false;
+    idleSince = undefined;
+    collect();
+    releases += 1;
+  }, options.sampleMs ?? workerActivitySampleMs);
+  sample.unref();
+  return {
+    get releases() {
+      return releases;
+    },
+    stop: () => clearInterval(sample),
   };
 }

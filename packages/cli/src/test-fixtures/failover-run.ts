@@ -8,7 +8,7 @@
  * proxy pointed at it; then the other half go in. Reports what each session
  * ended with and how often each refund ran.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
@@ -24,6 +24,16 @@ export interface FailoverRunOptions {
   sessions: number;
   /** Asynchronous variant: how long the Workers run on the primary after the standby stopped receiving, before the primary dies. */
   lagMs?: number;
+  /** Asynchronous variant: the standby in `synchronous_standby_names` with the default `synchronous_commit = local` (see `ReplicatedPostgres`). */
+  namedStandby?: boolean;
+  /**
+   * Asynchronous variant: how many sessions are approved after the standby
+   * stopped receiving (acknowledged by the primary alone). With
+   * `namedStandby`, the run then waits until that many transactions wait for
+   * the standby (the confirmations of their single-attempt refunds) before
+   * the primary dies. @default 0
+   */
+  approveDuringLag?: number;
   log?: (line: string) => void;
 }
 
@@ -38,6 +48,10 @@ export interface FailoverRunResult {
   firstMovedMs: number;
   allFinishedMs: number;
   workerOutput: string;
+  /** Sessions approved (and acknowledged) after the standby stopped receiving. */
+  approvedDuringLag: string[];
+  /** Transactions the primary showed waiting for the standby (`wait_event = 'SyncRep'`) just before it died. */
+  standbyWaitsAtDeath: number;
 }
 
 /** `TurnToolCalls` key of turn 1: the turn number, 12 digits zero-padded. */
@@ -61,7 +75,7 @@ async function retrying<TResult>(description: string, work: () => Promise<TResul
 
 export async function runFailover(options: FailoverRunOptions): Promise<FailoverRunResult> {
   const log = options.log ?? (() => undefined);
-  const cluster = await ReplicatedPostgres.start({ synchronous: options.synchronous });
+  const cluster = await ReplicatedPostgres.start({ synchronous: options.synchronous, namedStandby: options.namedStandby === true });
   const proxy = new CuttableTcpProxy({ host: "127.0.0.1", port: cluster.primaryPort });
   const folder = mkdtempSync(join(tmpdir(), "perdure-failover-gates-"));
   const workers: WorkerCommandProcess[] = [];
@@ -84,10 +98,25 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
 
     const half = Math.ceil(ids.length / 2);
     for (const id of ids.slice(0, half)) await sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true });
+    const approvedDuringLag = options.synchronous ? [] : ids.slice(half, half + (options.approveDuringLag ?? 0));
+    let standbyWaitsAtDeath = 0;
     if (!options.synchronous) {
       // The standby stops receiving: what the Workers commit from now on exists on the primary only.
       await cluster.replicationLink.cut();
+      // Acknowledged by the primary alone: ordinary commits do not wait for the standby.
+      for (const id of approvedDuringLag) await sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true });
+      if (options.namedStandby === true && approvedDuringLag.length > 0) {
+        // Each of those refunds is claimed (on the primary alone), and its claim's confirmation waits for the standby, which never answers.
+        const sessionList = approvedDuringLag.map((id) => `'${id}'`).join(", ");
+        const claimedAndWaiting = async (): Promise<boolean> => {
+          const claimed = Number(await cluster.query(cluster.primaryPort, `SELECT count(*) FROM perdure.executions WHERE step_type = 'CallSingleAttemptTool' AND claimed_by IS NOT NULL AND flow_id IN (${sessionList})`));
+          const waiting = Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));
+          return claimed >= approvedDuringLag.length && waiting >= approvedDuringLag.length;
+        };
+        await pollUntil(async () => ((await claimedAndWaiting()) ? true : undefined), { timeoutMs: 120_000, intervalMs: 100, description: `the refunds of ${approvedDuringLag.length} sessions approved during the cut claimed, and confirmations waiting for the standby` });
+      }
       await new Promise((resolve) => setTimeout(resolve, options.lagMs ?? 1500));
+      if (options.namedStandby === true) standbyWaitsAtDeath = Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));
     }
     // Fence the old primary (the virtual IP leaves it), then it dies mid-load.
     await proxy.cut();
@@ -98,7 +127,7 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
     const promotedAt = Date.now();
     log("the standby was promoted and the proxy points at it");
 
-    for (const id of ids.slice(half)) await retrying(`approving ${id}`, () => sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true }));
+    for (const id of ids.slice(half + approvedDuringLag.length)) await retrying(`approving ${id}`, () => sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true }));
     const finishedAt = new Map<string, number>();
     const reapproved: string[] = [];
     await pollUntil(async () => {
@@ -117,7 +146,16 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
         }
       }
       return finishedAt.size === ids.length ? true : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 100, description: "every session to finish its turn after the failover" });
+    }, { timeoutMs: 90_000, intervalMs: 100, description: "every session to finish its turn after the failover" }).catch(async (error: unknown) => {
+      // Say which sessions did not finish, and where each stands.
+      const unfinished = await Promise.all(ids.filter((id) => !finishedAt.has(id)).map(async (id) => {
+        const description = await client.describe(id).catch(() => undefined);
+        return `${id}: ${JSON.stringify(description?.executions.slice(-4) ?? "unreadable")}`;
+      }));
+      const leases = await cluster.query(cluster.standbyPort, "SELECT string_agg(concat_ws(' ', flow_id, execution_id, step_type, status, claimed_by, lease_token, attempt, lease_expires_at - (extract(epoch from clock_timestamp()) * 1000)::bigint), ' | ') FROM perdure.executions WHERE status IN ('running', 'asking') OR claimed_by IS NOT NULL").catch(() => "");
+      const livenesses = await cluster.query(cluster.standbyPort, "SELECT string_agg(worker_id, ' ') FROM perdure.workers").catch((failure: unknown) => String(failure));
+      throw new Error(`${(error as Error).message}; unfinished: ${unfinished.join("; ")}; leases on the new primary: ${leases}; Workers: ${livenesses}`, { cause: error });
+    });
     const times = [...finishedAt.values()].map((time) => Math.max(0, time - promotedAt));
 
     const statuses = new Map<string, string>();
@@ -134,10 +172,12 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
       const id = `failover-${Number(orderId) - 8000}`;
       refundRuns.set(id, (refundRuns.get(id) ?? 0) + 1);
     }
-    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: workers.map((worker) => worker.output).join("\n") };
+    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: workers.map((worker) => worker.output).join("\n"), approvedDuringLag, standbyWaitsAtDeath };
   } finally {
     await store?.close().catch(() => undefined);
     for (const worker of workers) await worker.stop();
+    // For a run that failed: what the Workers said.
+    if (process.env.PERDURE_FAILOVER_OUTPUT !== undefined) writeFileSync(process.env.PERDURE_FAILOVER_OUTPUT, workers.map((worker) => worker.output).join("\n"));
     await proxy.cut();
     await cluster.dispose();
     rmSync(folder, { recursive: true, force: true });

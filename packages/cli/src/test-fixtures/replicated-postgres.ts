@@ -17,6 +17,12 @@ import { CuttableTcpProxy } from "@perdure/engine/testing";
 export interface ReplicatedPostgresOptions {
   /** `synchronous_commit = on` with the standby in `synchronous_standby_names`; otherwise asynchronous. */
   synchronous: boolean;
+  /**
+   * With `synchronous: false`: the standby is in `synchronous_standby_names`
+   * but the default `synchronous_commit` is `local`, so ordinary commits stay
+   * asynchronous and only transactions that raise it wait for the standby.
+   */
+  namedStandby?: boolean;
 }
 
 const databaseUser = "perdure";
@@ -100,13 +106,14 @@ export class ReplicatedPostgres {
     const { folder, primaryPort, standbyPort, replicationLink: link } = this;
     const primary = join(folder, "primary");
     await runBinary("initdb", ["-D", primary, "-U", databaseUser, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]);
-    const synchronous = options.synchronous ? ["-c", "synchronous_standby_names=standby1", "-c", "synchronous_commit=on"] : ["-c", "synchronous_standby_names="];
+    const synchronous = options.synchronous ? ["-c", "synchronous_standby_names=standby1", "-c", "synchronous_commit=on"]
+      : options.namedStandby === true ? ["-c", "synchronous_standby_names=standby1", "-c", "synchronous_commit=local"] : ["-c", "synchronous_standby_names="];
     await this.startServer(primary, primaryPort, synchronous);
     const standby = join(folder, "standby");
     await runBinary("pg_basebackup", ["-D", standby, "-R", "-X", "stream", "-d", `host=127.0.0.1 port=${link.port} user=${databaseUser} application_name=standby1`]);
     // A lone survivor must not wait for a standby it does not have: the promoted server runs without one.
     await this.startServer(standby, standbyPort, ["-c", "synchronous_standby_names="]);
-    await this.waitForStreaming(options.synchronous ? "sync" : "async");
+    await this.waitForStreaming(options.synchronous || options.namedStandby === true ? "sync" : "async");
   }
 
   private async startServer(dataFolder: string, port: number, settings: readonly string[]): Promise<void> {

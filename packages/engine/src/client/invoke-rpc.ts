@@ -1,6 +1,8 @@
 import { describeValue } from "../errors/describe-value.ts";
 import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
+import type { RpcPublish } from "../store/step-commit.ts";
+import { jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
 import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
@@ -157,8 +159,57 @@ function pause(delayMs: number, signal: AbortSignal | undefined): Promise<boolea
   });
 }
 
-/** One attempt of an RPC: one store transaction. */
+/**
+ * An RPC's planned publishes as one store request (`RpcSpec.publishes`,
+ * `OneRequestOperations.publishRpc`); undefined when the store, the plan or
+ * the Flow's state leaves the call to the handler's transaction.
+ */
+async function publishInOneRequest<TInput, TOutput>(store: Store, reference: RpcReference<TInput, TOutput>, flowId: string, input: TInput): Promise<{ output: TOutput } | undefined> {
+  const publishRpc = store.oneRequest?.publishRpc;
+  if (reference.publishes === undefined || publishRpc === undefined) return undefined;
+  const flow: FlowCore = reference.flow;
+  const now = store.clock.now();
+  let request: RpcPublish;
+  let output: TOutput;
+  try {
+    const plan = reference.publishes({ flowId, flowType: flow.flowType, now: () => store.clock.now() }, input);
+    if (plan === undefined) return undefined;
+    const declared = (ref: ChannelRef<unknown>): boolean => flow.persistenceByName.get(ref.name)?.kind === (ref.key === "" ? "channel" : "channel_map");
+    if (!plan.messages.every((planned) => declared(planned.channel))) return undefined;
+    const publishes = plan.messages.map((planned) => ({
+      name: planned.channel.name,
+      key: planned.channel.key,
+      value: encodeValue(`message to Channel ${planned.channel.name}`, planned.channel.codec, planned.message, store.maxValueBytes),
+    }));
+    const room = plan.room === undefined ? null : {
+      channels: plan.room.channels.map((channel) => ({ name: channel.name, key: channel.key })),
+      maxMessages: plan.room.maxMessages,
+      maxBytes: plan.room.maxBytes,
+      field: plan.room.field,
+    };
+    request = {
+      flowId, flowType: flow.flowType, now, lockNames: (reference.locks ?? []).map(lockName), publishes,
+      readyTotals: readyTotalsOf(flow), historyKeep: flow.historyRetention, room,
+    };
+    output = plan.output;
+  } catch {
+    // The handler reports what the plan refused, as it always does.
+    return undefined;
+  }
+  // A string the store's JSON cannot hold (U+0000, a lone surrogate): the handler's transaction stores it as text.
+  if (jsonbRefuses(JSON.stringify(request))) return undefined;
+  durableBoundary("rpc.before-commit", flowId, reference.name);
+  const reply = await publishRpc(request);
+  if (reply.outcome !== "published") return undefined;
+  // As FlowTransaction.announce: a wait the publishes completed is a task, claimable now.
+  if (reply.readied) store.wake({ kind: "tasks", at: now });
+  return { output };
+}
+
+/** One attempt of an RPC: one store request for planned publishes, else one store transaction. */
 async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference<TInput, TOutput>, flowId: string, input: TInput): Promise<TOutput> {
+  const published = await publishInOneRequest(store, reference, flowId, input);
+  if (published !== undefined) return published.output;
   const flow: FlowCore = reference.flow;
   const now = store.clock.now();
   const result = await store.transaction(async (transaction) => {

@@ -281,10 +281,15 @@ export class FlowTransaction {
    * Matches one wait. Any-of: a fired Timer wins (first declared), else the
    * first ready Channel condition. All-of: every Timer fired and every Channel
    * ready. Only the winning conditions consume; losers' messages stay queued.
+   * A Timer due at this commit's time counts as fired whether or not a Worker
+   * has fired it yet, so which condition wins follows the store's clock and
+   * commit order, never when a Worker last looked at its Timers
+   * (docs/decisions/2026-12-07-a-due-timer-wins-its-wait.md).
    */
   async tryCompleteWait(execution: ExecutionRow, conditions: StoredConditions): Promise<boolean> {
     const hasTimers = conditions.items.some((item) => item.kind === "timer");
-    const fired = new Set(hasTimers ? (await this.transaction.listTimers(this.flowId, execution.executionId)).filter((timer) => timer.fired).map((timer) => timer.timerId) : []);
+    const timers = hasTimers ? await this.transaction.listTimers(this.flowId, execution.executionId) : [];
+    const fired = new Set(timers.filter((timer) => timer.fired || timer.dueAt <= this.now).map((timer) => timer.timerId));
     const firedTimers: string[] = [];
     const consumed: StoredConsumedMessage[] = [];
     if (conditions.mode === "any_of") {

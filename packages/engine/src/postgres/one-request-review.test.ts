@@ -8,7 +8,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
 import { Client } from "../client/client.ts";
-import { anyOf, timer } from "../condition/condition.ts";
+import { anyOf, received, timer } from "../condition/condition.ts";
+import { channel } from "../channel/channel.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { rpc } from "../rpc/rpc.ts";
+import { deadEnd } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import type { StepCommit } from "../store/step-commit.ts";
 import type { FlowCore } from "../flow/flow.ts";
@@ -247,4 +252,67 @@ void test("random wait-and-publish programs leave the same rows on the one-reque
   assert.ok(oneRequest.oneRequestCommits > runs, `one-request wait and publish commits: ${oneRequest.oneRequestCommits} (seed ${seed})`);
   assert.deepEqual(oneRequest.rows, general.rows, `seed ${seed}`);
   assert.ok((general.rows["attributes"] as { name: string }[]).some((row) => row.name === "Got"), "some wait matched");
+});
+
+const dueInbox = channel<string>("DueInbox");
+const DueWatchStep = defineStep("DueWatch", {
+  waitUntil: () => anyOf(timer("deadline", { at: Date.UTC(2100, 0, 1) }), received(dueInbox)),
+  execute: () => deadEnd(),
+});
+const DuePokeStep = defineStep("DuePoke", {
+  execute: (context) => {
+    context.publish(dueInbox, "poke");
+    return deadEnd();
+  },
+});
+const dueTimerFlow = defineFlow({
+  type: "ReviewDueTimer",
+  start: "DueWatch",
+  steps: [DueWatchStep, DuePokeStep],
+  persistence: { dueInbox },
+  rpcs: { poke: rpc({ name: "poke", handler: (context) => { context.moveTo("DuePoke"); return null; } }) },
+});
+
+void test("a one-request publish commit lets a Timer that is due but not yet fired win the any-of wait, as the general path does", { skip, timeout: 60_000 }, async () => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  const store = await temporary.open();
+  const sql = new pg.Client({ connectionString: temporary.connectionString });
+  await sql.connect();
+  try {
+    const operations = store.oneRequest;
+    assert.ok(operations?.commitsWaitsAndPublishes === true);
+    const client = new Client({ store });
+    const worker = new Worker({ store, flows: [dueTimerFlow], concurrency: 1 });
+    await worker.start();
+    try {
+      await client.start(dueTimerFlow, "due", {});
+      await pollUntil(async () => (await client.describe("due")).executions.some((execution) => execution.stepType === "DueWatch" && execution.status === "waiting"), { description: "DueWatch to wait" });
+    } finally {
+      await worker.close();
+    }
+    // No Worker from here on: nothing fires the Timer, so only the publish commit can complete the wait.
+    assert.equal(await client.skipTimer("due", "deadline"), 1);
+    await client.invokeRPC(dueTimerFlow.poke, "due");
+    const poke = (await client.describe("due")).executions.find((execution) => execution.stepType === "DuePoke");
+    assert.ok(poke !== undefined);
+    const executions = `${pg.escapeIdentifier(temporary.schema)}.executions`;
+    await sql.query(`UPDATE ${executions} SET claimed_by = 'holder', lease_token = 7, lease_expires_at = $1 WHERE flow_id = 'due' AND execution_id = $2`, [Date.now() + 60_000, poke.executionId]);
+    const now = store.clock.now();
+    const reply = await operations.commitStep({
+      flowId: "due", executionId: poke.executionId, workerId: "holder", leaseToken: 7, method: "execute", now, startedAt: now,
+      writes: [], publishes: [{ name: "DueInbox", key: "", value: "\"poke\"" }], readyTotals: { DueWatch: null, DuePoke: null },
+      wait: null, movements: [], finish: null, ready: null, outcome: JSON.stringify({ kind: "dead_end" }), historyKeep: dueTimerFlow.historyRetention, holdsLocks: false, claim: undefined,
+    });
+    assert.deepEqual([reply.outcome, reply.readied], ["committed", true]);
+    const rows = await tableRows(temporary.connectionString, temporary.schema);
+    const watch = (rows["executions"] as { step_type: string; status: string; wait_result: string }[]).find((row) => row.step_type === "DueWatch");
+    assert.equal(watch?.status, "ready");
+    assert.deepEqual(JSON.parse(watch.wait_result), { firedTimers: ["deadline"], messages: [] }, "the due Timer won; the poke did not");
+    assert.deepEqual(rows["timers"], [], "a matched wait's Timers go");
+    assert.deepEqual((rows["messages"] as { channel: string; value: string }[]).map((row) => [row.channel, row.value]), [["DueInbox", "\"poke\""]], "the losing message stays queued");
+  } finally {
+    await sql.end();
+    await store.close();
+    await temporary.dispose();
+  }
 });

@@ -63,6 +63,43 @@ export interface RpcSpec<TInput, TOutput> {
   locks?: readonly AttributeRef<unknown>[];
   /** Short, no I/O of its own: it runs inside the store transaction. */
   handler: (context: RpcContext, input: TInput) => Promise<TOutput> | TOutput;
+  /**
+   * For an RPC whose usual call only publishes: what that call publishes
+   * and returns, decided from the input and the store's clock alone, or
+   * undefined when this call needs `handler`. A store that offers it
+   * (PostgreSQL) then publishes in one request, and only while the Flow runs,
+   * the RPC's `locks` are free and `room` holds; in every other case, on
+   * other stores, and when this throws, `handler` runs in a transaction as
+   * usual. So `handler` must do exactly what the plan says whenever those
+   * conditions hold; a Flow that declares both should test that both leave
+   * the same rows.
+   * @default none: `handler` always runs
+   */
+  publishes?: (context: RpcPlanContext, input: TInput) => RpcPublishPlan<TOutput> | undefined;
+}
+
+/** What {@link RpcSpec.publishes} sees: no store reads, only the Flow's ID and the store's clock. */
+export interface RpcPlanContext {
+  readonly flowId: string;
+  readonly flowType: string;
+  /** The store's clock, in epoch milliseconds (see `RpcContext.now`). */
+  now(): number;
+}
+
+/** What an RPC publishes and returns when it runs as one store request (see {@link RpcSpec.publishes}). */
+export interface RpcPublishPlan<TOutput> {
+  /** Published in order, as `RpcContext.publish` would. */
+  messages: readonly { channel: ChannelRef<unknown>; message: unknown }[];
+  /** What the RPC returns once they are published. */
+  output: TOutput;
+  /**
+   * A bound the handler enforces: publish only while the messages queued on
+   * `channels` plus these number at most `maxMessages`, and the UTF-8 bytes
+   * of their stored JSON's top-level string `field` total at most
+   * `maxBytes`. When it does not hold, `handler` runs (and refuses).
+   * @default no bound
+   */
+  room?: { channels: readonly ChannelRef<unknown>[]; maxMessages: number; maxBytes: number; field: string };
 }
 
 /**

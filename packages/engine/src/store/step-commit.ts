@@ -36,7 +36,7 @@ export type ClaimCatalog = Readonly<Record<string, ClaimCatalogEntry>>;
 export type ClaimCatalogEntry =
   | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null]
   | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean]
-  /** With {@link OneRequestOperations.claimsReadLoads}: the Step type's selection when it is a list (not a function), which the claim reads. */
+  /** With {@link OneRequestOperations.claimsReadLoads}: the Step type's selection when it is a list, which the claim reads with the movement's loads; an empty list for a load function (the claim reads the movement's loads alone). */
   | readonly [timeoutMs: number, heartbeatTimeoutMs: number | null, lockNames: readonly string[], selectsLoads: boolean, staticLoads: readonly SelectedLoad[] | null];
 
 /** The key of a {@link ClaimCatalog} entry: Flow type, Step type and execution status (`asking` for waitUntil, `ready` for execute). */
@@ -300,7 +300,43 @@ export interface OneRequestOperations {
    * checkpoint is stored. False when the attempt no longer holds the lease.
    */
   heartbeat?(heartbeat: LeaseHeartbeat): Promise<boolean>;
+  /**
+   * Runs an RPC whose plan is publishes ({@link RpcPublish}) as one request,
+   * with the rows `invokeRpc`'s transaction would leave: it locks the Flow,
+   * publishes in order at the Flow's next sequence numbers, matches every
+   * waiting execution oldest first (queued at `now`), and moves the Flow's
+   * counter. It writes nothing and answers `fallback` unless the Flow exists
+   * with this type and runs, none of `lockNames` is held, `room` holds, and
+   * every wait the publishes may complete is one the store matches (no
+   * movement options, a Step type in `readyTotals`). Absent: the handler
+   * runs in a transaction.
+   */
+  readonly publishRpc?: ((request: RpcPublish) => Promise<RpcPublishReply>) | undefined;
 }
+
+/** An RPC's publishes as one request (see {@link OneRequestOperations.publishRpc}). */
+export interface RpcPublish {
+  flowId: string;
+  flowType: string;
+  now: number;
+  /** The RPC's lock names: while a running Step holds one, the answer is `fallback`. */
+  lockNames: readonly string[];
+  /** Encoded messages, published in order. */
+  publishes: readonly { name: string; key: string; value: string }[];
+  /** Each Step type's `execute` retry window (total duration, `null` for none), for the waits that become ready. */
+  readyTotals: Readonly<Record<string, number | null>>;
+  /** The Flow's history retention (history is trimmed as the sequence grows). */
+  historyKeep: number;
+  /**
+   * Publish only while the messages queued on `channels` plus the new ones
+   * number at most `maxMessages`, and the UTF-8 bytes of their stored JSON's
+   * top-level string `field` total at most `maxBytes`.
+   */
+  room: { channels: readonly { name: string; key: string }[]; maxMessages: number; maxBytes: number; field: string } | null;
+}
+
+/** What {@link OneRequestOperations.publishRpc} did: published (with the message IDs, and whether a wait became ready), or nothing. */
+export type RpcPublishReply = { outcome: "published"; messageIds: string[]; readied: boolean } | { outcome: "fallback" };
 
 /** One load selection as an execution stores it (the shape of the engine's `StoredLoad`). */
 export type SelectedLoad =

@@ -5,7 +5,7 @@
  */
 import type { FlowCore } from "../flow/flow.ts";
 import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts";
-import { resolveExecutionOptions } from "../step/execution-options.ts";
+import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
 import { storedLoad, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
 import { storeConditions, type StoredWaitResult } from "../step/stored-conditions.ts";
@@ -23,10 +23,17 @@ const catalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
 const longCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
 const loadingCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatalog>();
 
-/** A Step type's selection when it is a list that the store may read in the claim, else null (a function, nothing, or a key with U+0000, which the store's JSON cannot hold). */
+/**
+ * A Step type's selection when it is a list that the store may read in the
+ * claim; for a function, an empty list, so that the claim reads the
+ * movement's own loads (the Worker uses them when they cover what the
+ * function selects, see {@link claimedAttemptOf}); else null (nothing, or a
+ * key with U+0000, which the store's JSON cannot hold).
+ */
 function staticLoadsOf(step: StepDefinition<unknown>): StoredLoad[] | null {
   const load = step.options.load;
-  if (load === undefined || typeof load === "function" || load.length === 0) return null;
+  if (typeof load === "function") return [];
+  if (load === undefined || load.length === 0) return null;
   const loads = load.map(storedLoad);
   return jsonbRefuses(JSON.stringify(loads)) ? null : loads;
 }
@@ -104,7 +111,7 @@ export function withoutNumber(row: ExecutionRow): Omit<ExecutionRow, "seq" | "ex
 const readyTotalsByFlow = new WeakMap<FlowCore, Readonly<Record<string, number | null>>>();
 
 /** Each Step type's `execute` retry window without movement options, for waits a commit's publishes make ready. Computed once per Flow. */
-function readyTotalsOf(flow: FlowCore): Readonly<Record<string, number | null>> {
+export function readyTotalsOf(flow: FlowCore): Readonly<Record<string, number | null>> {
   let totals = readyTotalsByFlow.get(flow);
   if (totals === undefined) {
     const computed: Record<string, number | null> = {};
@@ -260,13 +267,28 @@ export function claimedAttemptOf(flows: ReadonlyMap<string, FlowCore>, claimed: 
   const input: unknown = JSON.parse(execution.input);
   const plain = Snapshot.ofPlainAttributes(flow, claimed.plainAttributes);
   const { selection } = claimed;
-  if (selection !== undefined && typeof options.step.options.load !== "function") {
-    // Read in the claim: used when it is exactly the selection Snapshot.load would read, else read again after the claim.
-    const loads = Snapshot.selectedLoads(options.step, input, plain, options.extraLoads);
-    if (JSON.stringify(loads) === JSON.stringify(selection.loads)) {
-      const snapshot = Snapshot.ofLoaded(flow, claimed.plainAttributes, loads, selection.loaded);
-      return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now, snapshotLoaded: true };
-    }
+  // Read in the claim: used when it is the selection Snapshot.load would read (the same loads; a load
+  // function evaluated on the claim's own plain Attributes), else read again after the claim.
+  if (selection !== undefined && sameLoads(selectedLoadsOrUndefined(options, input, plain), selection.loads)) {
+    const snapshot = Snapshot.ofLoaded(flow, claimed.plainAttributes, selection.loads, selection.loaded);
+    return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now, snapshotLoaded: true };
   }
   return { flow, execution, options, method, methodOptions, input, snapshot: plain, claimedAt: now };
+}
+
+function selectedLoadsOrUndefined(options: ExecutionOptions, input: unknown, plain: Snapshot): StoredLoad[] | undefined {
+  try {
+    return Snapshot.selectedLoads(options.step, input, plain, options.extraLoads);
+  } catch {
+    // A load function that throws: the read after the claim reports it as it always did.
+    return undefined;
+  }
+}
+
+/** Whether two selections read the same (the same loads, in any order, duplicates aside). */
+function sameLoads(selected: readonly StoredLoad[] | undefined, claimed: readonly StoredLoad[]): boolean {
+  if (selected === undefined) return false;
+  const left = new Set(selected.map((load) => JSON.stringify(load)));
+  const right = new Set(claimed.map((load) => JSON.stringify(load)));
+  return left.size === right.size && [...left].every((key) => right.has(key));
 }

@@ -61,11 +61,21 @@ export class Snapshot implements PlainAttributeReader {
   /**
    * The loads a Step selects (its `load` option, evaluated against `plain`
    * when it is a function) and its movement adds, in the order
-   * {@link Snapshot.load} reads them.
+   * {@link Snapshot.load} reads them; a load the movement repeats (as one
+   * that carries its Step's selection does) is read once.
    */
   static selectedLoads(step: StepDefinition<unknown>, input: unknown, plain: Snapshot, extraLoads: readonly StoredLoad[]): StoredLoad[] {
     const selected = typeof step.options.load === "function" ? step.options.load(input, plain) : (step.options.load ?? []);
-    return [...selected.map(storedLoad), ...extraLoads];
+    const loads = selected.map(storedLoad);
+    if (extraLoads.length === 0) return loads;
+    const seen = new Set(loads.map((load) => JSON.stringify(load)));
+    for (const load of extraLoads) {
+      const key = JSON.stringify(load);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      loads.push(load);
+    }
+    return loads;
   }
 
   /** A snapshot from plain Attributes and each load's result, read at one moment (see `OneRequestOperations.readSelection`). */

@@ -48,7 +48,7 @@ const chargeOrderTool = createTool({
   execute: async ({ order_id }) => chargeOrder("mastra", order_id),
 });
 
-const agent = new Agent({
+const agent = new Agent<string>({
   id: "order-desk",
   name: "Order desk",
   instructions: "You help customers with their orders.",

@@ -1,5 +1,5 @@
 /** The per-session bound on user messages that wait for a turn. */
-import type { RpcContext } from "@perdure/engine";
+import type { RpcContext, RpcPublishPlan } from "@perdure/engine";
 import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
 import { QueuedUserMessagesFullError } from "../queued-user-messages-full-error.ts";
 import type { SessionEnvironment } from "../session-environment.ts";
@@ -27,4 +27,21 @@ export async function ensureQueuedUserMessageRoom(context: RpcContext, environme
   if (waitingBytes + messageBytes > options.maxQueuedUserMessageBytes) {
     throw new QueuedUserMessagesFullError(`session ${context.flowId} has ${waitingBytes} bytes of user messages waiting for a turn; this message's ${messageBytes} bytes would pass maxQueuedUserMessageBytes (${options.maxQueuedUserMessageBytes}); wait for the running turn, or delete or steer a queued message`);
   }
+}
+
+/**
+ * The same bound as {@link ensureQueuedUserMessageRoom}, for a store that
+ * publishes in one request (`RpcSpec.publishes`): the waiting messages plus
+ * the new one number at most `maxQueuedUserMessages` and their texts (the
+ * stored form's `text`) take at most `maxQueuedUserMessageBytes`. When it
+ * does not hold, the handler runs and throws the error above.
+ */
+export function queuedUserMessageRoom(environment: SessionEnvironment): NonNullable<RpcPublishPlan<unknown>["room"]> {
+  const { persistence, options } = environment;
+  return {
+    channels: [persistence.queuedUserMessages, persistence.steeredUserMessages],
+    maxMessages: options.maxQueuedUserMessages,
+    maxBytes: options.maxQueuedUserMessageBytes,
+    field: "text",
+  };
 }

@@ -13,7 +13,7 @@ import { createExecutePlanRpc } from "./execute-plan.ts";
 import { createUpdateSessionSettingsRpc } from "./update-session-settings.ts";
 import { requireRunningSession } from "./require-running-session.ts";
 import { inputField, inputObject } from "./rpc-input.ts";
-import { ensureQueuedUserMessageRoom } from "./queued-user-message-room.ts";
+import { ensureQueuedUserMessageRoom, queuedUserMessageRoom } from "./queued-user-message-room.ts";
 import { acceptedUserMessage } from "./user-message-input.ts";
 import { createTurnControlRpcs } from "./turn-control-rpcs.ts";
 import { createScheduledTurnRpcs } from "../schedules/scheduled-turn-rpcs.ts";
@@ -97,6 +97,13 @@ export function createSessionRpcs(environment: SessionEnvironment) {
         await ensureQueuedUserMessageRoom(context, environment, message);
         await context.publish(persistence.queuedUserMessages, message);
         return true;
+      },
+      // The usual call as one store request: the same message, published while the session runs and
+      // ensureQueuedUserMessageRoom's bound holds; anything else (a refusal among them) runs the handler.
+      publishes: (context, input) => {
+        const message = acceptedUserMessage(input.text, input.planMode, options, context, input.clientMessageId);
+        if (message === false) return undefined;
+        return { messages: [{ channel: persistence.queuedUserMessages, message }], output: true, room: queuedUserMessageRoom(environment) };
       },
     }),
     resolveInterrupt: rpc<ResolveInterruptInput, boolean>({

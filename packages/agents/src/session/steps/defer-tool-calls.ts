@@ -19,6 +19,7 @@ import type { SessionEnvironment } from "../session-environment.ts";
 import { appendMessages, finishToolCall, interruptDeadlineFromNow, isoNow } from "../session-operations.ts";
 import { AgentStepType } from "../step-types.ts";
 import { interruptRaisedPayload } from "./interrupt-events.ts";
+import { toolStepMovementOptions } from "./tool-step-input.ts";
 import { activationTraceContextField } from "../../tracing/activation-root.ts";
 
 /** `CallTool` for effects that may repeat, `CallSingleAttemptTool` for the rest. */
@@ -46,7 +47,7 @@ async function deferRunnerCall(deferral: DeferralContext, record: AgentToolCallR
   const { context, environment, events, deadline, now } = deferral;
   context.write(environment.persistence.agentToolCalls.instance(record.toolCallId), record);
   await events.write("tool_call_deferred", { tool_call_id: record.toolCallId, tool_name: record.toolName, effect: record.effect, requires_approval: record.requiresApproval });
-  if (!record.requiresApproval) return { movement: movement(toolStepFor(record.effect), record.toolCallId) };
+  if (!record.requiresApproval) return { movement: movement(toolStepFor(record.effect), record.toolCallId, toolStepMovementOptions(environment, record.toolCallId)) };
   const interrupt: AgentInterrupt = {
     interruptId: approvalInterruptId(record.toolCallId), kind: "approval", toolCallId: record.toolCallId, toolName: record.toolName,
     arguments: record.arguments, turnId: record.turnId, deadline, createdAt: now,

@@ -23,7 +23,7 @@ import { withToolSpan } from "../../tracing/tool-span.ts";
 import { toolStepFor } from "./defer-tool-calls.ts";
 import { recordToolQuestion } from "./record-tool-question.ts";
 import { recordToolTaskStarted } from "./record-tool-task-started.ts";
-import { parseToolCallId, recordRetry } from "./tool-step-input.ts";
+import { parseToolCallId, recordRetry, toolCallLoads, toolStepMovementOptions } from "./tool-step-input.ts";
 import { isTurnCancelled, recordCancelledCall, resolveCancelledInterrupt, turnControlOf } from "./turn-control-checks.ts";
 
 /** `AwaitToolApproval`: waits for the approval's resolution or its deadline. */
@@ -68,7 +68,7 @@ export function createAwaitToolApprovalStep(environment: SessionEnvironment): St
       });
       if (approved) {
         context.write(persistence.agentToolCalls.instance(toolCallId), withTraceContext({ ...record, status: "approved" }, traceContext));
-        return moveTo(toolStepFor(record.effect), toolCallId);
+        return moveTo(toolStepFor(record.effect), toolCallId, toolStepMovementOptions(environment, toolCallId));
       }
       await finishToolCall(context, persistence, record, "rejected", { output: rejectedToolResult(rejectionMessage), error: rejectionMessage }, events);
       return deadEnd();
@@ -135,7 +135,7 @@ async function runToolCall(context: ExecuteContext, environment: SessionEnvironm
 /** `CallTool`: a `read` or `idempotent_write` call, 3 attempts, then `RecordToolFailure`. */
 export function createCallToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
   return defineStep<unknown>(AgentStepType.CallTool, {
-    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input)), environment.persistence.steeredUserMessages],
+    load: (input) => toolCallLoads(environment, parseToolCallId(input)),
     failureRoute: AgentStepType.RecordToolFailure,
     executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 3 } },
     execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),
@@ -145,7 +145,7 @@ export function createCallToolStep(environment: SessionEnvironment): StepDefinit
 /** `CallSingleAttemptTool`: a `non_idempotent_write` or `unclassified` call, one attempt, then `RecordToolOutcomeUnknown`. */
 export function createCallSingleAttemptToolStep(environment: SessionEnvironment): StepDefinition<unknown> {
   return defineStep<unknown>(AgentStepType.CallSingleAttemptTool, {
-    load: (input) => [environment.persistence.agentToolCalls.instance(parseToolCallId(input)), environment.persistence.steeredUserMessages],
+    load: (input) => toolCallLoads(environment, parseToolCallId(input)),
     failureRoute: AgentStepType.RecordToolOutcomeUnknown,
     executeOptions: { heartbeatTimeoutMs: 2 * 60_000, timeoutMs: 15 * 60_000, retry: { maximumAttempts: 1 } },
     execute: (context, input) => runToolCall(context, environment, parseToolCallId(input)),

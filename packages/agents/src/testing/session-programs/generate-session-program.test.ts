@@ -20,6 +20,15 @@ void test("the first 40 seeds cover every effect, both approval answers, every t
   assert.ok(calls.every((call) => call.toolCallId.startsWith("turn-")), "tool call IDs follow ScriptedAgentRunner's");
 });
 
+void test("the default seeds move each day through the soak's seeds 1 to 60, three a day, and cover all of them in 20 days", () => {
+  const day = 86_400_000;
+  assert.deepEqual(sessionProgramSeeds({}, 0), [1, 2, 3]);
+  assert.deepEqual(sessionProgramSeeds({}, 19 * day + 5), [58, 59, 60]);
+  assert.deepEqual(sessionProgramSeeds({}, 20 * day), [1, 2, 3]);
+  const covered = new Set(Array.from({ length: 20 }, (_unused, index) => sessionProgramSeeds({}, (1000 + index) * day)).flat());
+  assert.deepEqual([...covered].sort((left, right) => left - right), Array.from({ length: 60 }, (_unused, index) => index + 1));
+});
+
 void test("a program refuses a seed outside 32 bits, and the seed variables refuse values that are not positive integers", () => {
   assert.throws(() => generateSessionProgram(-1), /session program seed -1 is invalid/);
   assert.throws(() => sessionProgramSeeds({ PERDURE_SESSION_PROGRAM_SEEDS: "many" }), /PERDURE_SESSION_PROGRAM_SEEDS="many" is invalid/);

@@ -14,7 +14,13 @@ export const sessionProgramSeedCountVariable = "PERDURE_SESSION_PROGRAM_SEEDS";
 export const sessionProgramKillAtVariable = "PERDURE_SESSION_PROGRAM_KILL_AT";
 
 /** Seeds the default suite runs besides the regression seeds. */
-export const defaultSessionProgramSeedCount = 6;
+export const defaultSessionProgramSeedCount = 3;
+/**
+ * The default seeds move each day (UTC) through 1 to `defaultSessionProgramSeedCount`
+ * times this, the seeds `npm run test:soak` runs at once (1 to 60).
+ */
+export const sessionProgramRotatingRanges = 20;
+const millisecondsPerDay = 86_400_000;
 
 /**
  * Seeds that once found a violation, each with what it found; the default
@@ -29,8 +35,12 @@ function parseCount(name: string, text: string): number {
   return value;
 }
 
-/** The seeds to run, from the environment: one replayed seed, seeds 1 to n, or the regression seeds and the default count. */
-export function sessionProgramSeeds(environment: Record<string, string | undefined> = process.env): number[] {
+/**
+ * The seeds to run, from the environment: one replayed seed, seeds 1 to n, or
+ * the regression seeds and the day's `defaultSessionProgramSeedCount` seeds
+ * (days since 1970, `now`'s, pick the range).
+ */
+export function sessionProgramSeeds(environment: Record<string, string | undefined> = process.env, now = Date.now()): number[] {
   const replay = environment[sessionProgramSeedVariable] ?? "";
   if (replay !== "") {
     const seed = Number(replay);
@@ -39,7 +49,8 @@ export function sessionProgramSeeds(environment: Record<string, string | undefin
   }
   const countText = environment[sessionProgramSeedCountVariable] ?? "";
   const count = countText === "" ? defaultSessionProgramSeedCount : parseCount(sessionProgramSeedCountVariable, countText);
-  const seeds = Array.from({ length: count }, (_unused, index) => index + 1);
+  const firstSeed = countText === "" ? 1 + defaultSessionProgramSeedCount * (Math.floor(now / millisecondsPerDay) % sessionProgramRotatingRanges) : 1;
+  const seeds = Array.from({ length: count }, (_unused, index) => firstSeed + index);
   return [...new Set([...sessionProgramRegressionSeeds.map((entry) => entry.seed), ...seeds])];
 }
 

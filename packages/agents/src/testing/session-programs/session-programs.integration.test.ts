@@ -9,7 +9,8 @@
  * kill), and once in this process on stores that fail a seeded share of
  * transactions. Tool runs are counted in an InvocationLog outside the store.
  *
- * PERDURE_SESSION_PROGRAM_SEEDS=<n> runs seeds 1 to n; PERDURE_SESSION_PROGRAM_SEED=<s>
+ * By default it runs three seeds that move each day through 1 to 60 (what
+ * `npm run test:soak` runs at once). PERDURE_SESSION_PROGRAM_SEEDS=<n> runs seeds 1 to n; PERDURE_SESSION_PROGRAM_SEED=<s>
  * replays one seed (PERDURE_SESSION_PROGRAM_KILL_AT=<a>,<b> pins its kills).
  */
 import assert from "node:assert/strict";

@@ -10,6 +10,8 @@ import { commitWaitsAndPublishesMigration } from "./0009-commit-step-waits-and-p
 import { claimReadsLoadsMigration } from "./0010-claim-reads-loads.ts";
 import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
 import { commitFunctionsGenericPlansMigration } from "./0012-commit-functions-generic-plans.ts";
+import { publishRpcMigration } from "./0014-publish-rpc.ts";
+import { dueTimerWinsMigration } from "./0015-due-timer-wins.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -158,6 +160,8 @@ CREATE TABLE {schema}.stream_usage (
   commitStepChainPlaceMigration,
   commitFunctionsGenericPlansMigration,
   appendStreamsFunctionMigration,
+  publishRpcMigration,
+  dueTimerWinsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

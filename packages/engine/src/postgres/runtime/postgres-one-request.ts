@@ -16,6 +16,8 @@ import {
   type LeaseTimes,
   type LoadedSelection,
   type OneRequestOperations,
+  type RpcPublish,
+  type RpcPublishReply,
   type SelectedLoad,
   type SelectionRead,
   type StepCommit,
@@ -159,6 +161,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly attributesStatement: { name: string; text: string };
   private readonly heartbeatStatement: { name: string; text: string };
   private readonly selectionStatement: { name: string; text: string };
+  private readonly publishStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   /** Present when the schema has migration 0013's `perdure_append_streams`. */
@@ -175,6 +178,8 @@ export class PostgresOneRequest implements OneRequestOperations {
   readonly commitsWaitsAndPublishes: boolean;
   /** The schema has migration 0011: a claim reads a task's static selection. */
   readonly claimsReadLoads: boolean;
+  /** Present when the schema has migration 0014's `perdure_publish_rpc` (see {@link enablePublishRpc}). */
+  publishRpc: ((request: RpcPublish) => Promise<RpcPublishReply>) | undefined;
 
   constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false, claimsReadLoads = false) {
     this.run = run;
@@ -231,10 +236,38 @@ export class PostgresOneRequest implements OneRequestOperations {
           END ORDER BY l.position), '[]'::jsonb)
         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS l(load, position)) AS loaded`;
     this.selectionStatement = { name: statementName(selectionText), text: selectionText };
+    const publishText = `SELECT ${quotedSchema}.perdure_publish_rpc($1::jsonb) AS reply`;
+    this.publishStatement = { name: statementName(publishText), text: publishText };
+    this.publishRpc = undefined;
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
     }, groupOptions);
+  }
+
+  /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
+  enablePublishRpc(): void {
+    this.publishRpc = (request) => this.publishInOneRequest(request);
+  }
+
+  private async publishInOneRequest(request: RpcPublish): Promise<RpcPublishReply> {
+    const { room } = request;
+    const { reply } = await this.run<{ reply: RpcPublishReply }>(this.publishStatement, [JSON.stringify({
+      flowId: request.flowId,
+      flowType: request.flowType,
+      now: request.now,
+      historyKeep: request.historyKeep,
+      locks: request.lockNames,
+      publishes: request.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
+      readyTotals: request.readyTotals,
+      room: room === null ? null : {
+        channels: room.channels.map((channel) => [channel.name, encodeInstanceKey(channel.key)]),
+        maxMessages: room.maxMessages,
+        maxBytes: room.maxBytes,
+        field: room.field,
+      },
+    })]);
+    return reply;
   }
 
   private catalogText(catalog: ClaimCatalog | undefined): string | null {

@@ -16,6 +16,7 @@ import { appendStreamsFunctionMigration } from "../migrations/0013-append-stream
 import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
+import { publishRpcMigration } from "../migrations/0014-publish-rpc.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
 /** BIGINT columns hold milliseconds and counters, all safe integers: read them as numbers. */
@@ -160,6 +161,7 @@ export class PostgresStore implements Store {
           wakeLocally: (event) => store.events.emit("wake", event),
           batches: await store.hasMigration(appendStreamsFunctionMigration.name),
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
+        if (await store.hasMigration(publishRpcMigration.name)) store.oneRequest.enablePublishRpc();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

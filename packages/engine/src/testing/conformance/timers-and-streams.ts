@@ -7,7 +7,8 @@ import { rpc } from "../../rpc/rpc.ts";
 import { completeFlow, deadEnd } from "../../step/decision.ts";
 import { defineStep } from "../../step/step.ts";
 import { stream } from "../../stream/stream.ts";
-import { anyOf, timer } from "../../condition/condition.ts";
+import { anyOf, received, timer } from "../../condition/condition.ts";
+import { channel } from "../../channel/channel.ts";
 import { pollUntil } from "../poll-until.ts";
 import type { StreamAppend } from "../../store/step-commit.ts";
 import { appendStreamBatch } from "../../stream/stream-batch.ts";
@@ -71,6 +72,45 @@ export function timerAndStreamTests(options: StoreConformanceOptions): void {
       await environment.waitForStatus("timers-1", "completed");
       assert.deepEqual(await environment.client.getAttributes("timers-1", fired), [["soon", "one-day"]]);
       assert.equal(await environment.client.skipTimer("timers-1", "one-day"), 0);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
+  it("a Timer that is due wins its any-of wait over a message published after it fell due, before any Worker fired it", async () => {
+    const outcome = attribute<{ timers: string[]; pokes: string[] }>("Outcome");
+    const pokes = channel<string>("Pokes");
+    const Watch = defineStep("Watch", {
+      waitUntil: () => anyOf(timer("deadline", { afterMs: 86_400_000 }), received(pokes)),
+      execute: (context) => {
+        context.write(outcome, { timers: ["deadline"].filter((id) => context.timerFired(id)), pokes: context.consumed(pokes).map((entry) => entry.message) });
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({
+      type: "DueTimerVersusPoke",
+      start: "Watch",
+      steps: [Watch],
+      persistence: { outcome, pokes },
+      rpcs: {
+        poke: rpc({ name: "poke", handler: async (context) => { await context.publish(pokes, "poke"); return null; } }),
+        pending: rpc({ name: "pending", handler: async (context) => (await context.listMessages(pokes)).map((entry) => entry.message) }),
+      },
+    });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "due-1");
+      await waitForExecution(environment.client, "due-1", "Watch", "waiting");
+      // No Worker from here on, so nothing fires the Timer: only the RPC's commit matches the wait.
+      await environment.stopWorker();
+      assert.equal(await environment.client.skipTimer("due-1", "deadline"), 1);
+      await environment.client.invokeRPC(flow.poke, "due-1");
+      const [watch] = (await environment.client.describe("due-1")).executions;
+      assert.equal(watch?.status, "ready", "the poke's commit completed the wait");
+      await environment.startWorker();
+      await pollUntil(async () => (await environment.client.getAttributes("due-1", outcome))[0] !== undefined, { description: "Watch to record what won" });
+      assert.deepEqual(await environment.client.getAttributes("due-1", outcome), [{ timers: ["deadline"], pokes: [] }]);
+      assert.deepEqual(await environment.client.invokeRPC(flow.pending, "due-1"), ["poke"], "the losing message stays queued");
     } finally {
       await environment.dispose();
     }

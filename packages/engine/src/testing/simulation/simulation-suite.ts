@@ -1,10 +1,11 @@
 /**
  * The simulation as `node:test` tests: the regression seeds, a range of
- * seeds (500 by default; the soak script runs 501 to 21,000), and a
- * determinism check. Environment:
+ * seeds, and a determinism check. By default the range is 100 seeds that
+ * move each day (UTC) through 1 to 21,000, so 210 days of `npm test` run what
+ * the soak script runs at once (1 to 21,000). Environment:
  * `PERDURE_SIM_SEED=<n>` runs that one seed and prints its trace tail;
  * `PERDURE_SIM_SEEDS=<n>` runs n seeds; `PERDURE_SIM_FIRST_SEED=<n>` starts
- * the range elsewhere (the soak script moves it).
+ * the range there (replays a day's range; the soak script sets 1).
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -15,8 +16,11 @@ import { regressionSeeds } from "./regression-seeds.ts";
 import type { SimulationMode } from "./simulation-plan.ts";
 import { runSimulation, type SimulationResult } from "./simulation-run.ts";
 
-/** Seeds of each mode in the default suite (`npm test`); `npm run test:soak` runs the next 20,500. */
-export const defaultSeedCount = 500;
+/** Seeds of each mode in the default suite (`npm test`); `npm run test:soak` runs 1 to 21,000. */
+export const defaultSeedCount = 100;
+/** The default ranges cycle through seeds 1 to `defaultSeedCount * rotatingRanges`, one range a day. */
+const rotatingRanges = 210;
+const millisecondsPerDay = 86_400_000;
 /** Seeds per test. */
 const seedsPerTest = 100;
 /** Seeds run twice to prove a seed determines its run. */
@@ -52,7 +56,8 @@ export function defineSimulationTests(mode: SimulationMode, testFileUrl: string)
     return;
   }
   const count = integerFromEnvironment("PERDURE_SIM_SEEDS", defaultSeedCount, 1)!;
-  const firstSeed = integerFromEnvironment("PERDURE_SIM_FIRST_SEED", 1, 0)!;
+  const todaysFirstSeed = 1 + defaultSeedCount * (Math.floor(Date.now() / millisecondsPerDay) % rotatingRanges);
+  const firstSeed = integerFromEnvironment("PERDURE_SIM_FIRST_SEED", todaysFirstSeed, 0)!;
 
   void test(`the ${mode} regression seeds hold every invariant`, async () => {
     const failures: string[] = [];
@@ -83,7 +88,11 @@ export function defineSimulationTests(mode: SimulationMode, testFileUrl: string)
           + `${totals.orders} Flows (${totals.finished} finished), ${totals.transactions} transactions, ${totals.faults} store faults, `
           + `${totals.crashes} crashes, ${totals.pauses} pauses, ${(totals.virtualMs / 3_600_000).toFixed(2)} virtual hours`;
         t.diagnostic(summary);
-        console.log(`perdure simulation: ${summary}`);
+        console.log(`perdure simulation: ${summary}; PERDURE_SIM_FIRST_SEED=${firstSeed} PERDURE_SIM_SEEDS=${count} replays this range`);
+        // However few the seeds, the range must have exercised every fault kind.
+        if (count >= defaultSeedCount) {
+          assert.ok(totals.faults > 0 && totals.crashes > 0 && totals.pauses > 0, `seeds ${firstSeed} to ${chunkEnd} injected ${totals.faults} store faults, ${totals.crashes} crashes, ${totals.pauses} pauses: each kind must occur`);
+        }
       }
       assert.deepEqual(failures, [], `${failures.length} seeds broke an invariant:\n${failures.slice(0, 20).join("\n")}`);
     });

@@ -10,7 +10,7 @@ import type { MastraModelConfig } from "@mastra/core/llm";
 import { MockMemory } from "@mastra/core/memory";
 import { createMastraAgentSessionFlow } from "@perdure/agents-mastra";
 
-const agent = new Agent({
+const agent = new Agent<string>({
   id: "order-desk",
   name: "Order desk",
   instructions: "You help customers with their orders.",

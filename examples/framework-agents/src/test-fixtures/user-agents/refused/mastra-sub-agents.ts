@@ -10,7 +10,7 @@ import { lookUpOrder } from "../order-effects.ts";
 // Mastra 1.71's model type predates @ai-sdk/openai 4's newest model interface, hence the cast.
 const model = openai("gpt-5-mini") as unknown as MastraModelConfig;
 
-const billingAgent = new Agent({
+const billingAgent = new Agent<string>({
   id: "billing",
   name: "Billing",
   description: "Answers billing questions",
@@ -18,7 +18,7 @@ const billingAgent = new Agent({
   model,
 });
 
-const supervisor = new Agent({
+const supervisor = new Agent<string>({
   id: "order-desk-supervisor",
   name: "Order desk supervisor",
   instructions: "You route customers to the right agent.",
