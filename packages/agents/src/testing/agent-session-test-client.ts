@@ -17,13 +17,13 @@ import { validateSessionSettings } from "../session/settings/session-settings-li
 
 /** Options of the waits of {@link AgentSessionTestClient}. */
 export interface AgentSessionWaitOptions {
-  /** @default 15_000 */
+  /** @default 60_000 */
   timeoutMs?: number;
 }
 
 /** How long the RPCs that lock an Attribute keep calling again while a running Step holds it. */
 function lockRetry(options: AgentSessionWaitOptions): { lockConflictRetryMs: number } {
-  return { lockConflictRetryMs: options.timeoutMs ?? 15_000 };
+  return { lockConflictRetryMs: options.timeoutMs ?? 60_000 };
 }
 
 /**
@@ -127,7 +127,7 @@ export class AgentSessionTestClient {
     return pollUntil(async () => {
       const [state] = await this.client.getAttributes(sessionId, this.flow.agentState);
       return state !== undefined && predicate(state) ? state : undefined;
-    }, { timeoutMs: options.timeoutMs ?? 15_000, description: `session ${sessionId} to reach the awaited state` });
+    }, { timeoutMs: options.timeoutMs ?? 60_000, description: `session ${sessionId} to reach the awaited state` });
   }
 
   /** Waits until `count` turns have started and the session has no active turn. */
@@ -140,7 +140,7 @@ export class AgentSessionTestClient {
     return pollUntil(async () => {
       const [pending] = await this.client.getAttributes(sessionId, this.flow.pendingInterrupts);
       return pending !== undefined && pending.length >= count ? pending : undefined;
-    }, { timeoutMs: options.timeoutMs ?? 15_000, description: `${count} pending interrupt(s) in session ${sessionId}` });
+    }, { timeoutMs: options.timeoutMs ?? 60_000, description: `${count} pending interrupt(s) in session ${sessionId}` });
   }
 
   /** The retained `AgentEvents` of the session, oldest first. */

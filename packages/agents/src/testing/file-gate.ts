@@ -15,7 +15,7 @@ export interface FileGateWaitUntilOpenOptions {
 export interface FileGateWaitUntilReachedOptions {
   /** How many arrivals to wait for, counting every process since the gate was made. @default 1 */
   count?: number;
-  /** Fails the wait with an error naming the gate after this long. @default 20_000 */
+  /** Fails the wait with an error naming the gate after this long. @default 60_000 */
   timeoutMs?: number;
   /** Stops waiting; the wait rejects with the signal's reason. @default none */
   signal?: AbortSignal;
@@ -113,7 +113,7 @@ export class FileGate {
   /** Test side: resolves once Worker code reached the gate `count` times in total. */
   async waitUntilReached(options: FileGateWaitUntilReachedOptions = {}): Promise<void> {
     const count = options.count ?? 1;
-    const timeoutMs = options.timeoutMs ?? 20_000;
+    const timeoutMs = options.timeoutMs ?? 60_000;
     const pollIntervalMs = options.pollIntervalMs ?? 10;
     const deadline = Date.now() + timeoutMs;
     for (;;) {

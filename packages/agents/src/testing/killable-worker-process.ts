@@ -20,7 +20,7 @@ export interface KillableWorkerProcessOptions {
   environment?: Record<string, string>;
   /**
    * How long to wait for the ready line before killing the child and failing.
-   * @default 20_000
+   * @default 60_000
    */
   readyTimeoutMs?: number;
 }

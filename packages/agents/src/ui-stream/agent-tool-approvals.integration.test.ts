@@ -127,9 +127,11 @@ describe("tool approvals over the UI message stream", () => {
 
   it("a stale approval gets the call's outcome once and is not sent again in a loop", async () => {
     const runs: string[] = [];
-    const harness = await startUIStreamHarness(refundThenReport, { refund_order: refundTool(runs) }, { interruptDeadlineMs: 300 });
+    const harness = await startUIStreamHarness(refundThenReport, { refund_order: refundTool(runs) }, { interruptDeadlineMs: 3_600_000 });
     try {
       const chat = await awaitingApproval(harness, "s1");
+      // The approval's deadline passes now, whatever the machine's load: its Timer fires at once.
+      await pollUntil(async () => ((await harness.session.client.skipTimer("s1", "deadline")) === 1 ? true : undefined), { description: "the approval's deadline Timer" });
       await harness.waitForTurnEnd("s1", 1);
       await chat.addToolApprovalResponse({ id: approvalId, approved: true });
       await pollUntil(async () => (chat.finishReasons.length === 2 ? true : undefined), { timeoutMs: 10_000 });

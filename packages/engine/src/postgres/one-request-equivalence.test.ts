@@ -72,7 +72,7 @@ async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, 
   return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims, waitCommits, publishCommits, waitResults, selectionsInClaims };
 }
 
-void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 120_000 }, async (t) => {
+void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 300_000 }, async (t) => {
   const general = await runOnSchema(false);
   t.after(() => general.dispose());
   const oneRequest = await runOnSchema(true);

@@ -41,7 +41,7 @@ async function tableRows(connectionString: string, schema: string): Promise<Reco
   }
 }
 
-void test("an RPC's planned publishes in one request leave the rows, replies and errors of the handler's transaction", { skip, timeout: 120_000 }, async (t) => {
+void test("an RPC's planned publishes in one request leave the rows, replies and errors of the handler's transaction", { skip, timeout: 300_000 }, async (t) => {
   const run = async (oneRequest: boolean) => {
     const temporary = createTemporaryPostgresSchema(url!);
     t.after(() => temporary.dispose());
@@ -107,7 +107,7 @@ const guardFlow = defineFlow({
   },
 });
 
-void test("a claim stops at movement options jsonb cannot hold, where it failed before, and the general claim runs the task", { skip, timeout: 60_000 }, async (t) => {
+void test("a claim stops at movement options jsonb cannot hold, where it failed before, and the general claim runs the task", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(url!);
   t.after(() => temporary.dispose());
   const store = await temporary.open();
@@ -126,7 +126,7 @@ void test("a claim stops at movement options jsonb cannot hold, where it failed 
   const worker = new Worker({ store, flows: [guardFlow], concurrency: 1 });
   await worker.start();
   try {
-    await pollUntil(async () => (await client.describe("guard-1")).status === "completed", { timeoutMs: 30_000, description: "guard-1 to complete" });
+    await pollUntil(async () => (await client.describe("guard-1")).status === "completed", { timeoutMs: 120_000, description: "guard-1 to complete" });
   } finally {
     await worker.close();
   }

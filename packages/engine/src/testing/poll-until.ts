@@ -1,6 +1,6 @@
 /** Options of {@link pollUntil}. */
 export interface PollUntilOptions {
-  /** @default 10_000 */
+  /** Generous, so a test on a loaded machine fails only when the state never comes. @default 30_000 */
   timeoutMs?: number;
   /** @default 10 */
   intervalMs?: number;
@@ -16,7 +16,7 @@ export interface PollUntilOptions {
  * const done = await pollUntil(async () => (await client.describe(id)).status === "completed");
  */
 export async function pollUntil<TValue>(probe: () => Promise<TValue | undefined | null | false> | TValue | undefined | null | false, options: PollUntilOptions = {}): Promise<TValue> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

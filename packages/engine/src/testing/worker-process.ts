@@ -21,7 +21,7 @@ export interface StartWorkerProcessOptions {
   logPath?: string;
   /**
    * How long to wait for the ready line before killing the child and failing.
-   * @default 20_000
+   * @default 60_000
    */
   readyTimeoutMs?: number;
   /**
@@ -126,7 +126,7 @@ export async function startWorkerProcess(options: StartWorkerProcessOptions): Pr
     });
     void exited.then((code) => reject(new Error(`worker process ${pid} exited (${code}) before it was ready:\n${buffered}`)));
   });
-  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`worker process ${pid} printed no ready line within ${readyTimeoutMs} ms:\n${buffered}`)), readyTimeoutMs);

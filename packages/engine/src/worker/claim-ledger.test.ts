@@ -66,3 +66,23 @@ void test("claims stay in doubt until an adoption succeeds and saw every lease; 
   assert.equal(ledger.claimable(1), 1);
   assert.deepEqual(events, ["adopt", "adopt", "adopt", "resume"]);
 });
+
+void test("claims put in doubt from outside (the store went back in time) stop new claims and are adopted once none is in flight, with no failed claim", async () => {
+  const { ledger, events } = recordingLedger();
+  const inFlight = deferred<readonly ClaimedAttempt[]>();
+  const pending = ledger.run(ledger.claimable(2), () => inFlight.promise);
+  ledger.doubt();
+  assert.equal(ledger.claimable(2), 0, "no claim transaction starts while claims are in doubt");
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(events, [], "adoption waits for the claim transaction in flight");
+  inFlight.resolve([]);
+  await pending;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(events, ["adopt", "resume"]);
+  assert.equal(ledger.claimable(2), 2);
+
+  // With nothing in flight, at once.
+  ledger.doubt();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(events, ["adopt", "resume", "adopt", "resume"]);
+});

@@ -73,6 +73,17 @@ export class ClaimLedger {
     }
   }
 
+  /**
+   * Puts the Worker's claims in doubt without a failed claim transaction:
+   * the store went back in time (a failover lost commits), so it may show
+   * leases to this Worker that it no longer tracks. A Worker whose slots were
+   * all busy during the outage sent no claim that could fail.
+   */
+  doubt(): void {
+    this.inDoubt = true;
+    this.adoptWhenSettled();
+  }
+
   /** Adopts lost claims once no claim transaction is in flight; the Worker calls it on each maintenance tick, to retry. */
   adoptWhenSettled(): void {
     if (this.inDoubt && this.inFlight === 0 && !this.adopting) void this.adopt();

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { failedAttemptLogFields, failedAttemptMessage, type FailedAttempt } from "./failed-attempt.ts";
 import type { PerdureLogger } from "../logging/perdure-logger.ts";
 import type { FlowCore } from "../flow/flow.ts";
+import { StoreClosedError } from "../errors/store-closed-error.ts";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "./fire-due-timers.ts";
@@ -419,6 +420,10 @@ export class Worker {
         if (!claimedAll) worked = await this.claimAndRun();
         if (this.now() >= this.timerCheckAt && await this.fireTimers()) worked = true;
       } catch (error) {
+        if (StoreClosedError.isInstance(error)) {
+          this.stopForClosedStore(error);
+          break;
+        }
         this.options.onError(error);
         failed = true;
       }
@@ -649,6 +654,8 @@ export class Worker {
       + `sessions this Worker committed in the last minute: ${sessions.length === 0 ? "none" : sessions.join(", ")}`;
     if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
     else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
+    // The store may show leases to this Worker whose commits it lost: look for them, as after a failed claim.
+    this.claims.doubt();
   }
 
   private noteCommit(flowId: string): void {
@@ -755,8 +762,31 @@ export class Worker {
         if (await recoverLapsed(this.options.store, this.options.flows, judgement, this.onLeaseTakenOver) > 0) this.lookForTasks();
       }
     } catch (error) {
-      this.options.onError(error);
+      if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
+      else this.options.onError(error);
     }
+  }
+
+  /**
+   * The store was closed under a running Worker (its owner closed the store
+   * before the Worker): nothing it does can reach the store again, so it
+   * stops, says so once, and lets the process exit, instead of retrying a
+   * closed store forever. `close()` then returns at once.
+   */
+  private stopForClosedStore(error: StoreClosedError): void {
+    if (this.state !== "running") return;
+    this.state = "closing";
+    this.options.onError(new StoreClosedError(`Worker ${this.workerId} stopped: ${error.message}; close a Worker before its store`));
+    this.closed ??= (async () => {
+      this.withdrawLocalStarts?.();
+      this.stopMaintenance?.();
+      this.unsubscribe?.();
+      this.metrics.stop();
+      this.requestWake();
+      await this.loopDone;
+      this.state = "closed";
+      return { released: 0 };
+    })();
   }
 
   /** Aborts running attempts whose execution was cancelled or whose lease was taken over. */

@@ -39,7 +39,7 @@ function waitForTurns(client: Client, flow: AgentSessionFlow, flowId: string, tu
   }, { timeoutMs: 30_000, intervalMs: 2, description: `${flowId} to finish ${turnCount} turn(s)` });
 }
 
-it("800 compacting turns keep 64 window messages and 30 chunks, delete only summarized chunks with 1,000 messages after them, and page to the deleted boundary", { timeout: 120_000 }, async (t) => {
+it("800 compacting turns keep 64 window messages and 30 chunks, delete only summarized chunks with 1,000 messages after them, and page to the deleted boundary", { timeout: 300_000 }, async (t) => {
   const runner = new CompactingEchoRunner();
   // 10 tokens a message: compaction at 85 messages after the summary, keeping the newest 30.
   const flow = createAgentSessionFlow(runner, "LongSession", { compaction: { contextWindowTokens: 1000 } });

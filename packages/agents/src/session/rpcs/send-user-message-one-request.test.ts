@@ -75,7 +75,7 @@ async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeSto
     await worker.start();
     try {
       await client.start(flow, "session-1", {});
-      await pollUntil(async () => (await client.describe("session-1")).executions.some((execution) => execution.stepType === "AwaitUserMessage" && execution.status === "waiting"), { timeoutMs: 30_000, description: "the session to wait for a message" });
+      await pollUntil(async () => (await client.describe("session-1")).executions.some((execution) => execution.stepType === "AwaitUserMessage" && execution.status === "waiting"), { timeoutMs: 120_000, description: "the session to wait for a message" });
     } finally {
       await worker.close();
     }
@@ -98,7 +98,7 @@ async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeSto
   }
 }
 
-void test("send_user_message in one request leaves the rows, replies and errors of its transaction", { skip: postgresTestSkip(url), timeout: 120_000 }, async () => {
+void test("send_user_message in one request leaves the rows, replies and errors of its transaction", { skip: postgresTestSkip(url), timeout: 300_000 }, async () => {
   const general = await run(false);
   const oneRequest = await run(true);
   assert.equal(general.published, 0);

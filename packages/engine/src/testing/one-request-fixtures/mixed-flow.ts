@@ -144,7 +144,8 @@ export async function runMixedFlows(store: Store, options: { waits?: boolean } =
     // An idempotent second start changes nothing.
     assert.deepEqual(await client.start(mixedFlow, "short", { remaining: 0, fail: false }, { requestId: "request-short" }), { created: false });
     const finished = async (flowId: string): Promise<void> => {
-      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 30_000, description: `${flowId} to finish` });
+      // A loaded machine (a whole CI run on two cores) may take far longer than the Flows need alone.
+      await pollUntil(async () => (await client.describe(flowId)).status !== "running", { timeoutMs: 120_000, description: `${flowId} to finish` });
     };
     for (const { flowId } of flows) await finished(flowId);
     // The waits Flow runs alone: beside the others, which of its executions a commit hands over

@@ -107,7 +107,7 @@ export async function runPublishRpcCalls(store: Store, holdLock: (flowId: string
     await pollUntil(async () => {
       const description = await client.describe(flowId);
       return description.status !== "running" || description.executions.every((execution) => execution.status === "waiting");
-    }, { timeoutMs: 30_000, description: `${flowId} to wait again` });
+    }, { timeoutMs: 120_000, description: `${flowId} to wait again` });
   };
   const call = async (method: "send" | "aside", flowId: string, text: string): Promise<void> => {
     try {
