@@ -48,7 +48,7 @@ async function startProcess(t: TestContext, name: string, args: string[], env: R
   return { child, match, output: () => output, exited };
 }
 
-test("the Hono server and perdure worker on one SQLite file serve each user only their own sessions over HTTP", { timeout: 180_000 }, async (t) => {
+test("the Hono server and perdure worker on one SQLite file serve each user only their own sessions over HTTP", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-hono-server-"));
   t.after(() => rmSync(folder, { recursive: true, force: true }));
   const database = join(folder, "sessions.db");

@@ -41,7 +41,7 @@ function refusals(index: number): Refusal[] {
   ];
 }
 
-it("a hundred concurrent clients read every refusal's status and reason, and their next requests on the same connections too", { timeout: 180_000 }, async (t) => {
+it("a hundred concurrent clients read every refusal's status and reason, and their next requests on the same connections too", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-refusals-"));
   const gateDirectory = join(folder, "gates");
   mkdirSync(gateDirectory);

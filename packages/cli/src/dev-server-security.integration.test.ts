@@ -91,7 +91,7 @@ function approvalBody(sessionId: string, approval: PendingApproval): string {
 }
 
 describe("perdure dev refuses other web pages", () => {
-  it("a cross-site form chain (create, send a refund request, approve it, stop) is refused at every step and stores nothing", { timeout: 60_000 }, async (t) => {
+  it("a cross-site form chain (create, send a refund request, approve it, stop) is refused at every step and stores nothing", { timeout: 300_000 }, async (t) => {
     const { server, databasePath, invocations } = await startServer(t);
     const origin = server.origin;
     // The victim's own session, waiting for the approval of a refund it asked for.
@@ -142,7 +142,7 @@ describe("perdure dev refuses other web pages", () => {
     await pollUntil(() => invocations.count("refund_order:done") === 1, { timeoutMs: 20_000, description: "the approved refund" });
   });
 
-  it("a foreign Host is refused on the API, the streams and the static files", { timeout: 60_000 }, async (t) => {
+  it("a foreign Host is refused on the API, the streams and the static files", { timeout: 300_000 }, async (t) => {
     const { server } = await startServer(t);
     await createSession(server.origin, "read-me");
     const paths = ["/api/health", "/api/sessions", "/api/chat/read-me", "/api/chat/read-me/stream", "/api/sessions/read-me/events", "/api/sessions/read-me/inspect", "/", "/index.html", "/sessions/read-me"];
@@ -159,7 +159,7 @@ describe("perdure dev refuses other web pages", () => {
     }
   });
 
-  it("a separate front end named with --allow-origin may call the API, with CORS", { timeout: 60_000 }, async (t) => {
+  it("a separate front end named with --allow-origin may call the API, with CORS", { timeout: 300_000 }, async (t) => {
     const frontEnd = "http://localhost:5173";
     const { server } = await startServer(t, { args: ["--allow-origin", frontEnd] });
     const preflight = await sendRaw(server.origin, { method: "OPTIONS", path: "/api/sessions", headers: { origin: frontEnd, "access-control-request-method": "POST", "access-control-request-headers": "content-type" } });
@@ -174,7 +174,7 @@ describe("perdure dev refuses other web pages", () => {
 });
 
 describe("perdure dev bounds what it reads", () => {
-  it("a 100 MiB chunked upload is cut at the limit, and a refused caller's upload is never buffered; the server's memory stays flat", { timeout: 120_000 }, async (t) => {
+  it("a 100 MiB chunked upload is cut at the limit, and a refused caller's upload is never buffered; the server's memory stays flat", { timeout: 300_000 }, async (t) => {
     const { server, databasePath } = await startServer(t, { args: ["--token", "secret-token-for-the-test"] });
     const authorized = { ...json, authorization: "Bearer secret-token-for-the-test" };
     // A token given on the command line is public in the process list: the server warns, and never prints it.
@@ -219,7 +219,7 @@ describe("perdure dev bounds what it reads", () => {
 });
 
 describe("perdure dev answers bad input with a 4xx naming it", () => {
-  it("every input that once gave a 500, created a session or stored a message is refused, and nothing is stored", { timeout: 60_000 }, async (t) => {
+  it("every input that once gave a 500, created a session or stored a message is refused, and nothing is stored", { timeout: 300_000 }, async (t) => {
     const { server, databasePath } = await startServer(t);
     const origin = server.origin;
     await createSession(origin, "existing");
@@ -316,7 +316,7 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
     assertStoreUnchanged(databasePath, before, "an answer for a stopped session");
   });
 
-  it("a stream for a turn that will never start ends at once", { timeout: 30_000 }, async (t) => {
+  it("a stream for a turn that will never start ends at once", { timeout: 300_000 }, async (t) => {
     const { server } = await startServer(t);
     await createSession(server.origin, "quiet");
     const stopped = await sendRaw(server.origin, { method: "POST", path: "/api/sessions/quiet/stop", headers: json, body: "{}" });
@@ -327,7 +327,7 @@ describe("perdure dev answers bad input with a 4xx naming it", () => {
 });
 
 describe("perdure dev on a non-loopback address", () => {
-  it("requires the access token, generating and printing one when none is given", { timeout: 60_000 }, async (t) => {
+  it("requires the access token, generating and printing one when none is given", { timeout: 300_000 }, async (t) => {
     const { server } = await startServer(t, { args: ["--host", "0.0.0.0"] });
     const token = new URL(server.url).searchParams.get("token");
     assert.ok(token !== null && token.length >= 32, `no generated token in ${server.url}`);
@@ -356,7 +356,7 @@ describe("perdure dev on a non-loopback address", () => {
     assert.equal(withCookie.status, 200, withCookie.body);
   });
 
-  it("takes PERDURE_DEV_TOKEN, and on loopback requires it too, without printing it", { timeout: 60_000 }, async (t) => {
+  it("takes PERDURE_DEV_TOKEN, and on loopback requires it too, without printing it", { timeout: 300_000 }, async (t) => {
     const { server } = await startServer(t, { env: { PERDURE_DEV_TOKEN: "from-the-environment" } });
     assert.equal(new URL(server.url).searchParams.get("token"), null);
     assert.equal(server.log.includes("from-the-environment"), false, server.log);
@@ -365,7 +365,7 @@ describe("perdure dev on a non-loopback address", () => {
     assert.equal((await sendRaw(server.origin, { method: "GET", path: "/api/sessions", headers: { authorization: "Bearer from-the-environment" } })).status, 200);
   });
 
-  it("takes the token from --token-file's first line, without printing it", { timeout: 60_000 }, async (t) => {
+  it("takes the token from --token-file's first line, without printing it", { timeout: 300_000 }, async (t) => {
     const folder = mkdtempSync(join(tmpdir(), "perdure-dev-token-file-"));
     t.after(() => rmSync(folder, { recursive: true, force: true }));
     const tokenFile = join(folder, "token");
@@ -380,7 +380,7 @@ describe("perdure dev on a non-loopback address", () => {
 });
 
 describe("perdure dev's store files", () => {
-  it("creates the store folder 0700 and its files 0600 under a permissive umask", { timeout: 60_000 }, async (t) => {
+  it("creates the store folder 0700 and its files 0600 under a permissive umask", { timeout: 300_000 }, async (t) => {
     const previousUmask = process.umask(0);
     let running: Running;
     try {

@@ -24,14 +24,14 @@ async function startServer(t: TestContext): Promise<{ server: DevServerProcess; 
 }
 
 describe("perdure dev's start banner", () => {
-  it("names the model each agent uses", { timeout: 60_000 }, async (t) => {
+  it("names the model each agent uses", { timeout: 300_000 }, async (t) => {
     const { server } = await startServer(t);
     assert.match(server.log, /^perdure dev: SupportAgent uses the gated scripted model \(perdure-test\)$/m);
   });
 });
 
 describe("a second perdure dev on a busy port", () => {
-  it("exits 1 naming the port and --port, with no Worker started", { timeout: 60_000 }, async (t) => {
+  it("exits 1 naming the port and --port, with no Worker started", { timeout: 300_000 }, async (t) => {
     const { server, folder } = await startServer(t);
     const port = Number(new URL(server.origin).port);
     const second = DevServerProcess.start({ port, databasePath: join(folder, "second.db"), gateDirectory: join(folder, "gates") });

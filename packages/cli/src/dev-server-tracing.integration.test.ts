@@ -93,7 +93,7 @@ function attributeOf(attributes: readonly OtlpAttribute[], key: string): string 
   return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue)) ?? value?.boolValue;
 }
 
-it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_HEADERS sends a turn's invoke_agent, chat and execute_tool spans to the OTLP receiver", { timeout: 90_000 }, async (t) => {
+it("perdure dev with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_HEADERS sends a turn's invoke_agent, chat and execute_tool spans to the OTLP receiver", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-tracing-"));
   mkdirSync(join(folder, "gates"));
   const receiver = await startOtlpReceiver();

@@ -47,7 +47,7 @@ describe("perdure dev with an agent whose model and tools fail", () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it("logs every failed model call with the session, Step, attempt, message and stack, and the turn's error is in /api/sessions", { timeout: 120_000 }, async () => {
+  it("logs every failed model call with the session, Step, attempt, message and stack, and the turn's error is in /api/sessions", { timeout: 300_000 }, async () => {
     await createSession(server.origin, "s-model");
     await sendMessage("s-model", "break the model");
     const row = await pollUntil(async () => {
@@ -60,14 +60,14 @@ describe("perdure dev with an agent whose model and tools fail", () => {
     }
   });
 
-  it("logs every failed attempt of a tool call that throws, with the tool's own frame", { timeout: 120_000 }, async () => {
+  it("logs every failed attempt of a tool call that throws, with the tool's own frame", { timeout: 300_000 }, async () => {
     await createSession(server.origin, "s-tool");
     await sendMessage("s-tool", "use the broken tool");
     await pollUntil(() => /session s-tool \(TroubledAgent\): CallTool attempt 3 failed/.test(server.log), { timeoutMs: 60_000, description: "the third failed CallTool attempt in the log" });
     assert.match(server.log, /^perdure dev: session s-tool \(TroubledAgent\): CallTool attempt 1 failed \(execution \S+\): TypeError: flaky_lookup cannot read the order table \(test\)\n {4}at Object\.execute \(file:\/\/\S+troubled-agent\.ts:\d+:\d+\)/m);
   });
 
-  it("/api/sessions counts a pending approval and a pending question, and a refused answer says why", { timeout: 120_000 }, async () => {
+  it("/api/sessions counts a pending approval and a pending question, and a refused answer says why", { timeout: 300_000 }, async () => {
     await createSession(server.origin, "s-approve");
     await sendMessage("s-approve", "send the invoice");
     const approving = await pollUntil(async () => {

@@ -53,7 +53,7 @@ async function errorOf(response: Response, status: number): Promise<string> {
 
 for (const mount of ["plain", "hono"] as const satisfies readonly Mount[]) {
   describe(`the session HTTP API mounted ${mount === "plain" ? "as a plain Fetch handler" : "in a Hono app"}`, () => {
-    it("runs a turn with an approval decided over REST: the tool runs once and the snapshot shows it", { timeout: 60_000 }, async (t) => {
+    it("runs a turn with an approval decided over REST: the tool runs once and the snapshot shows it", { timeout: 300_000 }, async (t) => {
       const harness = await startHttpHarness(mount);
       t.after(() => harness.close());
       await createSession(harness, "alice", `rest-${mount}`);
@@ -73,7 +73,7 @@ for (const mount of ["plain", "hono"] as const satisfies readonly Mount[]) {
       assert.ok(snapshot.messages.every((message) => !("framework_item" in message)), "the snapshot keeps framework items to the session's Steps");
     });
 
-    it("runs a turn with an approval decided over useChat's route, and resumes the stream", { timeout: 60_000 }, async (t) => {
+    it("runs a turn with an approval decided over useChat's route, and resumes the stream", { timeout: 300_000 }, async (t) => {
       const harness = await startHttpHarness(mount);
       t.after(() => harness.close());
       await createSession(harness, "alice", `chat-${mount}`);
@@ -91,7 +91,7 @@ for (const mount of ["plain", "hono"] as const satisfies readonly Mount[]) {
       assert.equal(resumed.status, 204, "no turn is active, so there is nothing to resume");
     });
 
-    it("serves only the caller's sessions: every session route answers another principal 404 like a missing session, and changes nothing", { timeout: 60_000 }, async (t) => {
+    it("serves only the caller's sessions: every session route answers another principal 404 like a missing session, and changes nothing", { timeout: 300_000 }, async (t) => {
       const harness = await startHttpHarness(mount);
       t.after(() => harness.close());
       await createSession(harness, "alice", "alices");
@@ -129,7 +129,7 @@ for (const mount of ["plain", "hono"] as const satisfies readonly Mount[]) {
       assert.match(await errorOf(anonymous, 401), /unknown caller/);
     });
 
-    it("answers bad input with a 4xx that names it, and applies nothing", { timeout: 60_000 }, async (t) => {
+    it("answers bad input with a 4xx that names it, and applies nothing", { timeout: 300_000 }, async (t) => {
       const harness = await startHttpHarness(mount);
       t.after(() => harness.close());
       await createSession(harness, "alice", "bad-input");

@@ -59,7 +59,7 @@ test("readiness options that are not a Worker are refused, naming the value", ()
   }
 });
 
-test("postgres: /readyz turns unready while the store is cut off behind a proxy and ready again once it is back, without saying why to the caller", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async () => {
+test("postgres: /readyz turns unready while the store is cut off behind a proxy and ready again once it is back, without saying why to the caller", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 300_000 }, async () => {
   const temporary = createTemporaryPostgresSchema(testDatabaseUrl() ?? "");
   const direct = new URL(temporary.connectionString);
   const proxy = new CuttableTcpProxy({ host: direct.hostname, port: Number(direct.port || "5432") });

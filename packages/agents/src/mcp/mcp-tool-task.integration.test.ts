@@ -99,7 +99,7 @@ describe("MCP tasks as tool tasks", () => {
     assert.deepEqual(executes(await readStepHistory(engine.address, "c1"), "CancelToolTask"), [["completed", 1]]);
   });
 
-  it("a task is polled across a Worker SIGKILL: the new Worker polls the same task and the tool is called once", { timeout: 120_000 }, async (t) => {
+  it("a task is polled across a Worker SIGKILL: the new Worker polls the same task and the tool is called once", { timeout: 300_000 }, async (t) => {
     const folder = notesServerFolder(t, { NOTES_MCP_TASK_MS: "6000" });
     const remote = await statelessServer(t, folder);
     const flow = crashNotesFlow(folder.directory, String(remote.url));

@@ -46,7 +46,7 @@ function executes(history: Awaited<ReturnType<typeof readStepHistory>>, stepType
   return history.filter((entry) => entry.stepType === stepType && entry.method === "execute").map((entry) => [entry.status, entry.attempt]);
 }
 
-void test("a Worker SIGKILLed during an MCP read: a new Worker sends it again with the same key, to a new server process", { timeout: 120_000 }, async (t) => {
+void test("a Worker SIGKILLed during an MCP read: a new Worker sends it again with the same key, to a new server process", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const gate = new FileGate(harness.folder.directory, "parked-read");
   const doomed = await harness.startWorker();
@@ -65,7 +65,7 @@ void test("a Worker SIGKILLed during an MCP read: a new Worker sends it again wi
   assert.deepEqual(executes(history, "CallTool").at(-1), ["completed", 2]);
 });
 
-void test("a Worker SIGKILLed during an MCP write: the call records outcome_unknown and the server gets it once", { timeout: 120_000 }, async (t) => {
+void test("a Worker SIGKILLed during an MCP write: the call records outcome_unknown and the server gets it once", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const gate = new FileGate(harness.folder.directory, "parked-write");
   const doomed = await harness.startWorker();

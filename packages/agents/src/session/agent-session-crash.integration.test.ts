@@ -128,7 +128,7 @@ function reportRecovery(t: TestContext, what: string, milliseconds: number): voi
   assert.ok(milliseconds < recoveryBoundMs, `${what} took ${Math.round(milliseconds)} ms, over ${recoveryBoundMs} ms`);
 }
 
-void test("SIGKILL during RunModel: a new Worker process reruns the model call and the turn completes exactly once", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during RunModel: a new Worker process reruns the model call and the turn completes exactly once", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const flow = crashRunModelFlow;
   const doomed = await harness.startWorkerProcess();
@@ -181,7 +181,7 @@ void test("SIGKILL during RunModel: a new Worker process reruns the model call a
   ]);
 });
 
-void test("SIGKILL during CallTool: a new Worker process retries the tool with the same idempotency key and the turn gets its output", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during CallTool: a new Worker process retries the tool with the same idempotency key and the turn gets its output", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const flow = crashCallToolFlow;
   const doomed = await harness.startWorkerProcess();
@@ -227,7 +227,7 @@ void test("SIGKILL during CallTool: a new Worker process retries the tool with t
   assert.deepEqual(executes(history, "RecordToolFailure"), []);
 });
 
-void test("SIGKILL during CallSingleAttemptTool: the write is never run again, and the model sees outcome_unknown", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during CallSingleAttemptTool: the write is never run again, and the model sees outcome_unknown", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const flow = crashSingleAttemptToolFlow;
   const gate = harness.gate(crashGateNames.singleAttemptTool);
@@ -281,7 +281,7 @@ void test("SIGKILL during CallSingleAttemptTool: the write is never run again, a
   assert.equal(toolRuns(harness.log, "send_payment").length, 1, "the write still ran only once after the turn ended");
 });
 
-void test("SIGKILL while AwaitToolApproval waits: a new Worker process takes the approval and the call runs once", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL while AwaitToolApproval waits: a new Worker process takes the approval and the call runs once", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const flow = crashApprovalFlow;
   const doomed = await harness.startWorkerProcess();

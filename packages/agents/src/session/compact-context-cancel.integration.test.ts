@@ -50,7 +50,7 @@ class ParkedSummaryRunner extends CompactingEchoRunner {
   }
 }
 
-void test("cancel_turn during CompactContext aborts the summary call, ends the turn cancelled without a model call or a summary, drops the late answer, and the next turn compacts", { timeout: 60_000 }, async (t) => {
+void test("cancel_turn during CompactContext aborts the summary call, ends the turn cancelled without a model call or a summary, drops the late answer, and the next turn compacts", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const runner = new ParkedSummaryRunner();
   // 10 tokens a message: the first compaction comes once 85 messages are stored.

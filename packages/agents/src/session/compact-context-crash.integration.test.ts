@@ -29,7 +29,7 @@ import {
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/compaction-crash-worker-main.ts", import.meta.url));
 
-void test("SIGKILL during CompactContext: a new Worker process reruns only the summary call, and the turn completes once", { timeout: 90_000 }, async (t) => {
+void test("SIGKILL during CompactContext: a new Worker process reruns only the summary call, and the turn completes once", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: compactionCrashFlows, isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];

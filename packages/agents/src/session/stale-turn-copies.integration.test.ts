@@ -66,7 +66,7 @@ function overwriteAttribute(engine: PrivateEngine, flowId: string, name: string,
   }
 }
 
-void test("a TurnReplySequence and TurnSessionSettings that name an earlier turn are ignored: the turn counts its own replies and runs without settings", { timeout: 60_000 }, async (t) => {
+void test("a TurnReplySequence and TurnSessionSettings that name an earlier turn are ignored: the turn counts its own replies and runs without settings", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const runner = new ParkingReplyRunner();
   const flow = createAgentSessionFlow(runner, "StaleTurnCopies");

@@ -45,7 +45,7 @@ class ForgetfulRunner implements AgentFrameworkRunner {
 }
 
 describe("the active turn's tool call records", () => {
-  it("a two-round turn that fails records both rounds' tools in the failure note, for a runner that stores no messages", { timeout: 30_000 }, async () => {
+  it("a two-round turn that fails records both rounds' tools in the failure note, for a runner that stores no messages", { timeout: 300_000 }, async () => {
     const runner = new ForgetfulRunner();
     const flow = createAgentSessionFlow(runner, "Forgetful");
     const harness = await startSessionHarness([flow]);

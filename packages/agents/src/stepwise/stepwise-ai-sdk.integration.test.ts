@@ -584,7 +584,7 @@ async function startCrashHarness(t: TestContext) {
   };
 }
 
-void test("SIGKILL during RunModel: a new Worker process reruns the model call from the same committed state, and the turn completes once", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during RunModel: a new Worker process reruns the model call from the same committed state, and the turn completes once", { timeout: 300_000 }, async (t) => {
   const harness = await startCrashHarness(t);
   const flow = stepwiseRunModelCrashFlow;
   const sessions = new AgentSessionTestClient(harness.client, flow);
@@ -620,7 +620,7 @@ void test("SIGKILL during RunModel: a new Worker process reruns the model call f
   assert.deepEqual(completedExecutes(history), ["StartAgentSession", "RunModel", "CallTool", "ResumeTurn", "RunModel"]);
 });
 
-void test("SIGKILL during a single-attempt write: the write never runs again, and the model sees outcome_unknown", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during a single-attempt write: the write never runs again, and the model sees outcome_unknown", { timeout: 300_000 }, async (t) => {
   const harness = await startCrashHarness(t);
   const flow = stepwiseWriteCrashFlow;
   const sessions = new AgentSessionTestClient(harness.client, flow);

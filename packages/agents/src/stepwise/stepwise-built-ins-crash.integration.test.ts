@@ -68,7 +68,7 @@ function waitForWaitingStep(client: AgentTestEnvironment["client"], flowId: stri
     { timeoutMs: 20_000, description: `${stepType} of ${flowId} to wait` });
 }
 
-void test("SIGKILL while AwaitQuestionAnswer waits: a new Worker keeps waiting on the same question, takes the answer, and no question event repeats", { timeout: 60_000 }, async (t) => {
+void test("SIGKILL while AwaitQuestionAnswer waits: a new Worker keeps waiting on the same question, takes the answer, and no question event repeats", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const sessions = harness.sessions(crashAskUserFlow);
   const doomed = await harness.startWorkerProcess();
@@ -96,7 +96,7 @@ void test("SIGKILL while AwaitQuestionAnswer waits: a new Worker keeps waiting o
   assert.deepEqual(executes(await readStepHistory(harness.engine.address, "q1"), "AwaitQuestionAnswer"), [["completed", 1]]);
 });
 
-void test("SIGKILL while AwaitTimer waits: a new Worker keeps waiting on the same Timer, SkipTimer ends it once", { timeout: 60_000 }, async (t) => {
+void test("SIGKILL while AwaitTimer waits: a new Worker keeps waiting on the same Timer, SkipTimer ends it once", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const sessions = harness.sessions(crashDurableWaitFlow);
   const doomed = await harness.startWorkerProcess();
@@ -119,7 +119,7 @@ void test("SIGKILL while AwaitTimer waits: a new Worker keeps waiting on the sam
   assert.deepEqual(executes(await readStepHistory(harness.engine.address, "w1"), "AwaitTimer"), [["completed", 1]]);
 });
 
-void test("a tool that asked runs again with the answer, and records outcome_unknown once when that second run is killed", { timeout: 60_000 }, async (t) => {
+void test("a tool that asked runs again with the answer, and records outcome_unknown once when that second run is killed", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const sessions = harness.sessions(crashToolQuestionFlow);
   const gate = harness.gate(builtInsCrashGateNames.toolSecondRun);
@@ -148,7 +148,7 @@ void test("a tool that asked runs again with the answer, and records outcome_unk
   assert.deepEqual(executes(history, "RecordToolOutcomeUnknown"), [["completed", 1]]);
 });
 
-void test("a Worker killed during an approved plan's executing turn: a new Worker resumes the same execution, started once", { timeout: 60_000 }, async (t) => {
+void test("a Worker killed during an approved plan's executing turn: a new Worker resumes the same execution, started once", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const sessions = harness.sessions(crashPlanFlow);
   const doomed = await harness.startWorkerProcess();

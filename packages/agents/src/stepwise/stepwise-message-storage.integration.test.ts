@@ -35,7 +35,7 @@ async function runUntilSecondSummary(sessions: AgentSessionTestClient, sessionId
   return turns;
 }
 
-void test("a Stepwise definition's messageWindowSize, messageChunkSize and retainedMessageLimit shape its message storage, and a bad value is refused", { timeout: 60_000 }, async (t) => {
+void test("a Stepwise definition's messageWindowSize, messageChunkSize and retainedMessageLimit shape its message storage, and a bad value is refused", { timeout: 300_000 }, async (t) => {
   const keepAll = createStepwiseAgentSessionFlow(compactingDefinition(null), "StorageKeepAll");
   const keepFour = createStepwiseAgentSessionFlow(compactingDefinition(4), "StorageKeepFour");
   const { environment, sessions } = await startStepwiseTestAgent(t, [keepAll, keepFour]);

@@ -54,7 +54,7 @@ function executes(history: readonly StepHistoryRecord[], stepType: string): stri
   return history.filter((entry) => entry.stepType === stepType && entry.method === "execute").map((entry) => `${entry.status}#${entry.attempt}`);
 }
 
-void test("a tool task survives SIGKILLs after its job started and during a poll: the job starts once and its result is recorded once", { timeout: 90_000 }, async (t) => {
+void test("a tool task survives SIGKILLs after its job started and during a poll: the job starts once and its result is recorded once", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   const afterStart = harness.gate(toolTaskCrashGateNames.afterStart);
   const pollGate = harness.gate(toolTaskCrashGateNames.poll);
@@ -84,7 +84,7 @@ void test("a tool task survives SIGKILLs after its job started and during a poll
   assert.equal(executes(history, "PollToolTask").filter((entry) => entry.startsWith("completed")).length, 1);
 });
 
-void test("cancel_turn while a killed Worker's poll is in flight: a new Worker abandons the task, asks cancelTask, and records outcome_unknown", { timeout: 90_000 }, async (t) => {
+void test("cancel_turn while a killed Worker's poll is in flight: a new Worker abandons the task, asks cancelTask, and records outcome_unknown", { timeout: 300_000 }, async (t) => {
   const harness = await startHarness(t);
   harness.gate(toolTaskCrashGateNames.afterStart).open();
   const pollGate = harness.gate(toolTaskCrashGateNames.poll);

@@ -243,7 +243,7 @@ async function runBatch(batch: readonly number[]): Promise<BatchCounts> {
 
 for (let index = 0; index < seeds.length; index += batchSize) {
   const batch = seeds.slice(index, index + batchSize);
-  void test(`seeded turn-control races, seeds ${batch[0]}..${batch.at(-1)}: under Worker kills, sequences stay gapless, every call is final, no single-attempt tool runs twice, interrupts belong to the active turn, and the session takes a new message`, { timeout: 240_000 }, async (t) => {
+  void test(`seeded turn-control races, seeds ${batch[0]}..${batch.at(-1)}: under Worker kills, sequences stay gapless, every call is final, no single-attempt tool runs twice, interrupts belong to the active turn, and the session takes a new message`, { timeout: 300_000 }, async (t) => {
     const counts = await runBatch(batch);
     t.diagnostic(`${counts.kills} Worker kills, ${counts.steeredTurns} steered turns, ${counts.cancelledTurns} cancelled turns`);
     if (batch.length >= batchSize) {

@@ -164,7 +164,7 @@ void test("a turn with a read tool, an approved single-attempt write and a faili
   assert.deepEqual(report.boundaries.find((coverage) => coverage.name === "rpc.before-commit")?.details, ["resolve_interrupt"]);
 });
 
-void test("the loop catches a write mislabelled idempotent_write that its retry runs twice after a kill between its side effect and its record", { timeout: 120_000 }, async () => {
+void test("the loop catches a write mislabelled idempotent_write that its retry runs twice after a kill between its side effect and its record", { timeout: 300_000 }, async () => {
   // The refund's before-record boundary is about the 23rd; the range allows for the order the parallel tool Steps took.
   const report = await runBoundaryKillLoop(sessionScenario({ refundEffect: "idempotent_write" }), { fromBoundary: 19, toBoundary: 27, concurrency: 2, failOnViolation: false });
 

@@ -54,7 +54,7 @@ async function setUp(t: TestContext): Promise<Harness> {
   };
 }
 
-void test("a Worker process SIGKILLed while its Step waits at a FileGate loses the attempt, and a second process finishes the Flow", { timeout: 30_000 }, async (t) => {
+void test("a Worker process SIGKILLed while its Step waits at a FileGate loses the attempt, and a second process finishes the Flow", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const doomed = await harness.startWorkerProcess();
   assert.notEqual(doomed.workerId, "", "the ready line carries the Worker ID");
@@ -88,7 +88,7 @@ void test("a Worker process SIGKILLed while its Step waits at a FileGate loses t
   assert.equal(await survivor.stop(), 0, "the survivor drains and exits 0 on SIGTERM");
 });
 
-void test("stop drains a Worker process: its running Step commits before the process exits 0", { timeout: 30_000 }, async (t) => {
+void test("stop drains a Worker process: its running Step commits before the process exits 0", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t);
   const draining = await harness.startWorkerProcess();
   await harness.environment.client.start(gatedFlow, "flow-1", harness.input);

@@ -74,7 +74,7 @@ const refusedCall: fc.Arbitrary<RefusedCall> = fc.oneof(
   ),
 );
 
-void test("refused session RPCs and reads leave every row of the store as it was, while a question and an approval wait", { timeout: 180_000 }, async (t) => {
+void test("refused session RPCs and reads leave every row of the store as it was, while a question and an approval wait", { timeout: 300_000 }, async (t) => {
   let refunds = 0;
   const refund = functionTool({
     name: "refund", description: "Refund an order.", parameters: { type: "object", properties: {} }, effect: "non_idempotent_write",

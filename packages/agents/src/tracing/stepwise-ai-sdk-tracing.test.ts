@@ -18,7 +18,7 @@ import { parentSpanIdOf, startInMemoryTracing } from "./test-fixtures/in-memory-
 
 const filler = "The customer asked about the delivery window of a parcel and the refund policy for damaged goods. ";
 
-test("a Stepwise agent on the AI SDK client names its chat spans from the AI SDK's metadata, and CompactContext's summary call gets a chat span of its own under the turn's root", { timeout: 60_000 }, async (t) => {
+test("a Stepwise agent on the AI SDK client names its chat spans from the AI SDK's metadata, and CompactContext's summary call gets a chat span of its own under the turn's root", { timeout: 300_000 }, async (t) => {
   const tracing = startInMemoryTracing();
   t.after(() => tracing.shutdown());
   let summaryCalls = 0;

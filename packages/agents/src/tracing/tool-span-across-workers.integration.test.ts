@@ -13,7 +13,7 @@ import { readFileSpans } from "./test-fixtures/file-span-exporter.ts";
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/cross-process-tracing-worker-main.ts", import.meta.url));
 
-void test("a tool Step retried in another Worker process parents its execute_tool span from the record the first process wrote", { timeout: 60_000 }, async (t) => {
+void test("a tool Step retried in another Worker process parents its execute_tool span from the record the first process wrote", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [crossProcessTracingFlow], isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];

@@ -13,7 +13,7 @@ import { ScriptedModelClient } from "../stepwise/scripted-model-client.ts";
 import { startStepwiseTestAgent } from "../stepwise/test-fixtures/stepwise-test-agent.ts";
 import { parentSpanIdOf, startInMemoryTracing } from "./test-fixtures/in-memory-tracing.ts";
 
-test("a tool task gives one execute_tool span to the CallTool that starts it and one to each PollToolTask, all under the turn's root", { timeout: 30_000 }, async (t) => {
+test("a tool task gives one execute_tool span to the CallTool that starts it and one to each PollToolTask, all under the turn's root", { timeout: 300_000 }, async (t) => {
   const tracing = startInMemoryTracing();
   t.after(() => tracing.shutdown());
   let polls = 0;

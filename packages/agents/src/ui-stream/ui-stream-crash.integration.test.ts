@@ -19,7 +19,7 @@ import { startUIStreamTestServer } from "./test-fixtures/ui-stream-test-server.t
 
 const entryModulePath = fileURLToPath(new URL("./test-fixtures/ui-stream-crash-worker-main.ts", import.meta.url));
 
-void test("SIGKILL during RunModel: the stream sends reset-step and the rerun's text replaces the partial text", { timeout: 30_000 }, async (t) => {
+void test("SIGKILL during RunModel: the stream sends reset-step and the rerun's text replaces the partial text", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const environment = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [uiStreamCrashFlow], isWorkerInProcess: false });
   const server = await startUIStreamTestServer({ client: environment.client, flow: uiStreamCrashFlow });

@@ -40,7 +40,7 @@ const slowLookup = functionTool({
   },
 });
 
-void test("perdure chat steers a queued message into a running turn with /steer #1, deletes one with /delete #2, and stops a hanging model call with /stop", { timeout: 60_000 }, async (t) => {
+void test("perdure chat steers a queued message into a running turn with /steer #1, deletes one with /delete #2, and stops a hanging model call with /stop", { timeout: 300_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   const flow = createStepwiseAgentSessionFlow({ name: "chat-turns", instructions: "", model: new ScriptedModelClient(reply), tools: [slowLookup] }, "ChatTurnControlAgent");
   const worker = new Worker({ store: temporary.store, flows: [flow], pollIntervalMs: 20 });

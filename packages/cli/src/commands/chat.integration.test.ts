@@ -34,7 +34,7 @@ function reply(request: ModelRequest): ScriptedModelReply {
   return { text: "Which one?", toolCalls: [{ name: "ask_user", arguments: { question: "Which size?", choices: ["S", "M"], allows_free_text: false } }] };
 }
 
-void test("perdure chat answers a question by number after a refused pick, and executes a drafted plan when asked", { timeout: 60_000 }, async (t) => {
+void test("perdure chat answers a question by number after a refused pick, and executes a drafted plan when asked", { timeout: 300_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   const flow = createStepwiseAgentSessionFlow(
     { name: "chat-test", instructions: "", model: new ScriptedModelClient(reply), builtInTools: ["ask_user", "write_todos"], planModeEnabled: true },

@@ -75,7 +75,7 @@ function toolRuns(invocations: InvocationLog, name: string): Array<[string, numb
 for (const kind of ["sqlite", "postgres"] as const) {
   const skip = kind === "postgres" ? postgresTestSkip(testDatabaseUrl()) : false;
 
-  void test(`${kind}: SIGTERM during a tool call lets it finish within the drain timeout, commits it once, and exits 0; a second Worker process runs the next Step`, { skip, timeout: 120_000 }, async (t) => {
+  void test(`${kind}: SIGTERM during a tool call lets it finish within the drain timeout, commits it once, and exits 0; a second Worker process runs the next Step`, { skip, timeout: 300_000 }, async (t) => {
     const harness = await setUp(t, kind);
     const first = await harness.startWorker("60s");
     await harness.sessions.startSession("drain-1", { initialMessage: "where is order 2002?" });
@@ -94,7 +94,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
     assert.equal(second.output.includes("failed"), false, second.output);
   });
 
-  void test(`${kind}: a tool call that outlasts the drain timeout is released as WorkerReleased, and a second Worker process runs its next attempt at once`, { skip, timeout: 120_000 }, async (t) => {
+  void test(`${kind}: a tool call that outlasts the drain timeout is released as WorkerReleased, and a second Worker process runs its next attempt at once`, { skip, timeout: 300_000 }, async (t) => {
     const harness = await setUp(t, kind);
     const first = await harness.startWorker("300ms");
     await harness.sessions.startSession("release-1", { initialMessage: "where is order 2002?" });
@@ -124,7 +124,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
   });
 }
 
-void test("postgres: a single-attempt write released at the drain timeout is recorded as outcome_unknown and never runs again", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async (t) => {
+void test("postgres: a single-attempt write released at the drain timeout is recorded as outcome_unknown and never runs again", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 300_000 }, async (t) => {
   const harness = await setUp(t, "postgres");
   const first = await harness.startWorker("300ms");
   await harness.sessions.startSession("refund-1", { initialMessage: "please refund order 2003" });
@@ -144,7 +144,7 @@ void test("postgres: a single-attempt write released at the drain timeout is rec
   assert.equal(second.output.includes("refund_order attempt"), false);
 });
 
-void test("a second SIGTERM exits at once with 143, a second Ctrl-C with 130, and another Worker recovers the abandoned Step", { timeout: 120_000 }, async (t) => {
+void test("a second SIGTERM exits at once with 143, a second Ctrl-C with 130, and another Worker recovers the abandoned Step", { timeout: 300_000 }, async (t) => {
   const harness = await setUp(t, "sqlite");
   const gate = new FileGate(harness.gateDirectory, "lookup_order-2002");
   const first = await harness.startWorker("60s");

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { runFailover } from "../test-fixtures/failover-run.ts";
 import { replicatedPostgresSkip } from "../test-fixtures/replicated-postgres.ts";
 
-void test("synchronous replication: after the primary dies mid-load and the standby is promoted, every session finishes, no approval is lost and no single-attempt write runs twice", { skip: replicatedPostgresSkip(), timeout: 240_000 }, async (t) => {
+void test("synchronous replication: after the primary dies mid-load and the standby is promoted, every session finishes, no approval is lost and no single-attempt write runs twice", { skip: replicatedPostgresSkip(), timeout: 300_000 }, async (t) => {
   const result = await runFailover({ synchronous: true, sessions: 12, log: (line) => t.diagnostic(line) });
   t.diagnostic(`recovery: the first session finished ${result.firstMovedMs} ms after the promotion, the last ${result.allFinishedMs} ms after`);
   const outcomes = [...result.statuses.values()];

@@ -52,7 +52,7 @@ function samplesOf(text: string, name: string): Array<{ labels: Record<string, s
   });
 }
 
-void test("/metrics after a scripted session counts every Step method the history shows committed, and the endpoints refuse what they must", { timeout: 120_000 }, async (t) => {
+void test("/metrics after a scripted session counts every Step method the history shows committed, and the endpoints refuse what they must", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-metrics-"));
   const path = join(folder, "sessions.db");
   const store = SqliteStore.open({ path, durability: "process-crash-safe" });
@@ -114,7 +114,7 @@ void test("/metrics after a scripted session counts every Step method the histor
   assert.equal((await get(`${base}/metrics?${"x".repeat(3000)}`, { host })).status, 414);
 });
 
-void test("perdure dev --metrics-port serves /metrics, /healthz and /readyz for its Worker", { timeout: 120_000 }, async (t) => {
+void test("perdure dev --metrics-port serves /metrics, /healthz and /readyz for its Worker", { timeout: 300_000 }, async (t) => {
   const folder = mkdtempSync(join(tmpdir(), "perdure-dev-metrics-"));
   const [port] = await findFreeLoopbackPorts(1);
   const server = await DevServerProcess.start({ port: port ?? 0, databasePath: join(folder, "dev.db"), gateDirectory: folder, args: ["--metrics-port", "0"] });
@@ -155,7 +155,7 @@ void test("perdure worker refuses a non-loopback --metrics-host without a token"
   }
 });
 
-void test("postgres: /readyz turns unready while the store is unreachable and ready again once it is back; the Worker says so once each way", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 120_000 }, async (t) => {
+void test("postgres: /readyz turns unready while the store is unreachable and ready again once it is back; the Worker says so once each way", { skip: postgresTestSkip(testDatabaseUrl()), timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(testDatabaseUrl() ?? "");
   const databaseUrl = new URL(temporary.connectionString);
   const proxy = new CuttableTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || "5432") });

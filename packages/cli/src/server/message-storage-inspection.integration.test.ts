@@ -29,7 +29,7 @@ class FortyRepliesRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   }
 }
 
-void test("the inspection shows the message window and the archived chunks", { timeout: 60_000 }, async (t) => {
+void test("the inspection shows the message window and the archived chunks", { timeout: 300_000 }, async (t) => {
   const flow = createAgentSessionFlow(new FortyRepliesRunner(), "StorageAgent");
   const temporary = createTemporarySqliteStore();
   const worker = new Worker({ store: temporary.store, flows: [flow], pollIntervalMs: 20 });

@@ -15,7 +15,7 @@ import { createDevApp } from "./create-dev-app.ts";
 
 const token = "queue-test-token";
 
-void test("a session refuses the 21st waiting message and the bytes past 1 MiB with 409, and the inspection carries previews", { timeout: 90_000 }, async (t) => {
+void test("a session refuses the 21st waiting message and the bytes past 1 MiB with 409, and the inspection carries previews", { timeout: 300_000 }, async (t) => {
   let releaseModel: () => void = () => undefined;
   const modelReleased = new Promise<void>((resolveRelease) => { releaseModel = resolveRelease; });
   const model = new ScriptedModelClient(async () => {

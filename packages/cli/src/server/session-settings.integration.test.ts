@@ -14,7 +14,7 @@ import { createDevApp } from "./create-dev-app.ts";
 
 const token = "settings-test-token";
 
-void test("a session picks its model through session settings, and the inspection shows the context summary", { timeout: 60_000 }, async (t) => {
+void test("a session picks its model through session settings, and the inspection shows the context summary", { timeout: 300_000 }, async (t) => {
   const filler = "The customer wants to know where the parcel is and when the refund arrives. ";
   const reply = (name: string) => new ScriptedModelClient((request) => (request.instructions === contextSummaryInstructions
     ? { text: `${name} summary` }

@@ -39,7 +39,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-void test("a live Worker's held commit wins over other Workers' liveness sweeps after a PostgreSQL outage longer than the liveness timeout, with default options", { timeout: 180_000 }, async (t) => {
+void test("a live Worker's held commit wins over other Workers' liveness sweeps after a PostgreSQL outage longer than the liveness timeout, with default options", { timeout: 300_000 }, async (t) => {
   const cluster = startPrivatePostgresCluster(await freePort());
   t.after(() => cluster.remove());
   const errors: unknown[] = [];

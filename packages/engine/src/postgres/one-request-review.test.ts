@@ -91,7 +91,7 @@ async function runFlow(flow: FlowCore, flowId: string, oneRequest: boolean): Pro
   }
 }
 
-void test("one publish commit completes several waits of one Flow as the general path does, with odd and large payloads", { skip, timeout: 120_000 }, async () => {
+void test("one publish commit completes several waits of one Flow as the general path does, with odd and large payloads", { skip, timeout: 300_000 }, async () => {
   const general = await runFlow(reviewWaitsFlow, "review", false);
   const oneRequest = await runFlow(reviewWaitsFlow, "review", true);
   assert.deepEqual(oneRequest.commitErrors, []);
@@ -104,7 +104,7 @@ void test("one publish commit completes several waits of one Flow as the general
   assert.equal(seen.length, 4, "every wait ran its execute");
 });
 
-void test("a Channel key with a lone surrogate: the one-request path commits the wait and the publish as the general path does", { skip, timeout: 120_000 }, async () => {
+void test("a Channel key with a lone surrogate: the one-request path commits the wait and the publish as the general path does", { skip, timeout: 300_000 }, async () => {
   const general = await runFlow(loneKeyFlow, "lone", false);
   assert.equal(general.output, JSON.stringify({ got: ["hello", "world"] }));
   const oneRequest = await runFlow(loneKeyFlow, "lone", true);
@@ -113,7 +113,7 @@ void test("a Channel key with a lone surrogate: the one-request path commits the
   assert.deepEqual(oneRequest.rows, general.rows);
 });
 
-void test("a commit with writes, publishes and a wait whose lease another Worker holds is fenced and writes nothing; the holder's commits", { skip, timeout: 60_000 }, async () => {
+void test("a commit with writes, publishes and a wait whose lease another Worker holds is fenced and writes nothing; the holder's commits", { skip, timeout: 300_000 }, async () => {
   const temporary = createTemporaryPostgresSchema(url!);
   const store = await temporary.open();
   const sql = new pg.Client({ connectionString: temporary.connectionString });
@@ -157,7 +157,7 @@ void test("a commit with writes, publishes and a wait whose lease another Worker
   }
 });
 
-void test("a wait and publishes of one Flow that two Workers commit at the same time lose no wake-up", { skip, timeout: 120_000 }, async () => {
+void test("a wait and publishes of one Flow that two Workers commit at the same time lose no wake-up", { skip, timeout: 300_000 }, async () => {
   const temporary = createTemporaryPostgresSchema(url!);
   const first = await temporary.open();
   // A second store: its own pool, as a second process has.
@@ -242,7 +242,7 @@ async function runPrograms(programs: readonly unknown[], oneRequest: boolean): P
 }
 
 // PERDURE_REVIEW_PROGRAMS and PERDURE_REVIEW_SEED run more programs (60 each under seeds 1, 2 and 3 held on 2026-12-07).
-void test("random wait-and-publish programs leave the same rows on the one-request path as on the general path", { skip, timeout: 180_000 }, async () => {
+void test("random wait-and-publish programs leave the same rows on the one-request path as on the general path", { skip, timeout: 300_000 }, async () => {
   const runs = Number(process.env["PERDURE_REVIEW_PROGRAMS"] ?? "12");
   const seed = Number(process.env["PERDURE_REVIEW_SEED"] ?? "4040");
   const programs = fc.sample(randomProgram, { seed, numRuns: runs });
@@ -273,7 +273,7 @@ const dueTimerFlow = defineFlow({
   rpcs: { poke: rpc({ name: "poke", handler: (context) => { context.moveTo("DuePoke"); return null; } }) },
 });
 
-void test("a one-request publish commit lets a Timer that is due but not yet fired win the any-of wait, as the general path does", { skip, timeout: 60_000 }, async () => {
+void test("a one-request publish commit lets a Timer that is due but not yet fired win the any-of wait, as the general path does", { skip, timeout: 300_000 }, async () => {
   const temporary = createTemporaryPostgresSchema(url!);
   const store = await temporary.open();
   const sql = new pg.Client({ connectionString: temporary.connectionString });

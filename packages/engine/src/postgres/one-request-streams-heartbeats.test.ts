@@ -7,7 +7,7 @@ import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
 
-void test("a one-request heartbeat extends only a lease its attempt holds, capped at the deadline, and stores the checkpoint", { skip, timeout: 60_000 }, async (t) => {
+void test("a one-request heartbeat extends only a lease its attempt holds, capped at the deadline, and stores the checkpoint", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(url!);
   t.after(() => temporary.dispose());
   const store = await temporary.open();
@@ -43,7 +43,7 @@ void test("a one-request heartbeat extends only a lease its attempt holds, cappe
   assert.deepEqual(await row(), { lease: before.deadline, deadline: before.deadline, checkpoint: "page 3" });
 });
 
-void test("a one-request Stream append wakes readers in this process and in another one, and trims an overfull budget", { skip, timeout: 60_000 }, async (t) => {
+void test("a one-request Stream append wakes readers in this process and in another one, and trims an overfull budget", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(url!);
   t.after(() => temporary.dispose());
   const writer = await temporary.open();
@@ -68,7 +68,7 @@ void test("a one-request Stream append wakes readers in this process and in anot
   assert.equal(read.firstIndex, 2);
 });
 
-void test("a one-request Stream batch numbers each Stream in order, trims as single appends do, wakes another process once per Stream, and takes what jsonb would refuse", { skip, timeout: 60_000 }, async (t) => {
+void test("a one-request Stream batch numbers each Stream in order, trims as single appends do, wakes another process once per Stream, and takes what jsonb would refuse", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(url!);
   t.after(() => temporary.dispose());
   const writer = await temporary.open();

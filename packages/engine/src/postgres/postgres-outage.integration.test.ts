@@ -41,7 +41,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-void test("after the database is stopped hard mid-run and started again, every Flow of three Workers finishes within seconds, with default options", { timeout: 240_000 }, async (t) => {
+void test("after the database is stopped hard mid-run and started again, every Flow of three Workers finishes within seconds, with default options", { timeout: 300_000 }, async (t) => {
   const cluster = startPrivatePostgresCluster(await freePort());
   t.after(() => cluster.remove());
   const errors: unknown[] = [];

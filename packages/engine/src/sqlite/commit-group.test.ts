@@ -46,7 +46,7 @@ function readCommitted(path: string, flowId: string, name: string): string | und
   }
 }
 
-describe("SQLite group commit", { timeout: 20_000 }, () => {
+describe("SQLite group commit", { timeout: 300_000 }, () => {
   for (const durability of ["full", "process-crash-safe"] as const) {
     it(`(${durability}) transactions that gather share one COMMIT, and those that fail (the first one too) leave the others' writes`, async (t) => {
       const { store, path } = openStore(t, durability);

@@ -196,5 +196,5 @@ void test("a process SIGSTOPped at any point of a SQLite transaction does not st
 }, async (t) => {
   const points = process.env["PERDURE_PAUSE_POINTS"]?.split(",") ?? await discoverPausePoints(t);
   t.diagnostic(`pause points: ${points.join(", ")}`);
-  await Promise.all(points.map((point) => t.test(`stopped at ${point}`, { timeout: 120_000 }, (subtest) => runPausedAt(subtest, point))));
+  await Promise.all(points.map((point) => t.test(`stopped at ${point}`, { timeout: 300_000 }, (subtest) => runPausedAt(subtest, point))));
 });

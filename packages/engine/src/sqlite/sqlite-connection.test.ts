@@ -13,7 +13,7 @@ import { pollUntil } from "../testing/poll-until.ts";
 import { SqliteStore } from "./sqlite-store.ts";
 
 describe("SQLite stores on one file in one process", () => {
-  it("share one connection: a Worker on one and a Client on another never stall each other", { timeout: 30_000 }, async () => {
+  it("share one connection: a Worker on one and a Client on another never stall each other", { timeout: 300_000 }, async () => {
     const folder = mkdtempSync(join(tmpdir(), "perdure-shared-"));
     const path = join(folder, "shared.db");
     const count = attribute<number>("Count");

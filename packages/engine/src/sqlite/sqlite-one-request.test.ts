@@ -29,7 +29,7 @@ function tableRows(path: string): Record<string, unknown[]> {
   }
 }
 
-void test("Step commits, claims and starts as one-request operations leave exactly the rows the transactional path leaves", { timeout: 120_000 }, async (t) => {
+void test("Step commits, claims and starts as one-request operations leave exactly the rows the transactional path leaves", { timeout: 300_000 }, async (t) => {
   const general = createTemporarySqliteStore();
   t.after(() => general.dispose());
   const oneRequest = createTemporarySqliteStore();

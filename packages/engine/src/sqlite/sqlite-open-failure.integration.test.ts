@@ -54,7 +54,7 @@ async function stopChild(child: ChildProcessWithoutNullStreams): Promise<void> {
 }
 
 describe("a failed SqliteStore.open", () => {
-  it("leaks no file descriptor while another process holds the write lock (50 opens, and one with default options)", { timeout: 120_000 }, async () => {
+  it("leaks no file descriptor while another process holds the write lock (50 opens, and one with default options)", { timeout: 300_000 }, async () => {
     const folder = mkdtempSync(join(tmpdir(), "perdure-open-failure-"));
     const path = join(folder, "locked.db");
     // The file exists with its schema and in WAL mode before another process locks it.

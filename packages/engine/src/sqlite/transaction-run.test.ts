@@ -43,7 +43,7 @@ async function readCount(store: SqliteStore, flowId = "counter"): Promise<number
   return Number(await store.transaction((transaction) => transaction.readAttribute(flowId, "Count", "")) ?? 0);
 }
 
-describe("SQLite transactions that wait on something other than the store", { timeout: 20_000 }, () => {
+describe("SQLite transactions that wait on something other than the store", { timeout: 300_000 }, () => {
   it("hold no write lock while they wait, read their own writes after it, and commit them together", async (t) => {
     const { store, path } = openStore(t);
     const waiting = gate();

@@ -145,16 +145,16 @@ async function killAtEveryBoundary(t: TestContext, options: OrderScenarioOptions
   assert.deepEqual(report.violations, []);
 }
 
-void test("an order Flow killed at each durable boundary in turn completes with every commit kept and its single-attempt charge never run twice", { timeout: 180_000 }, async (t) => {
+void test("an order Flow killed at each durable boundary in turn completes with every commit kept and its single-attempt charge never run twice", { timeout: 300_000 }, async (t) => {
   // Plain commits go as one request; the Worker's claims are general transactions on SQLite.
   await killAtEveryBoundary(t, {}, ["worker.claim.before-commit", "worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
 });
 
-void test("the same, with every commit, claim and start a general transaction", { timeout: 180_000 }, async (t) => {
+void test("the same, with every commit, claim and start a general transaction", { timeout: 300_000 }, async (t) => {
   await killAtEveryBoundary(t, { generalPath: true }, ["worker.claim.before-commit", "worker.claim.after-commit", "worker.commit.before-commit", "worker.commit.after-commit", "rpc.before-commit"]);
 });
 
-void test("a replacement with a Worker ID of its own reruns the killed Worker's claim once its liveness lapses, with default options", { timeout: 60_000 }, async (t) => {
+void test("a replacement with a Worker ID of its own reruns the killed Worker's claim once its liveness lapses, with default options", { timeout: 300_000 }, async (t) => {
   const scenario = orderScenario({ isReplacementNewWorker: true });
   let workerLostEntries = 0;
   const report = await runBoundaryKillLoop({
@@ -173,7 +173,7 @@ void test("a replacement with a Worker ID of its own reruns the killed Worker's 
   assert.ok(run.recoveryMs !== undefined, "the Flow finished after the replacement started");
 });
 
-void test("the loop catches a Charge that a broken Flow reruns after its Worker died after charging", { timeout: 60_000 }, async () => {
+void test("the loop catches a Charge that a broken Flow reruns after its Worker died after charging", { timeout: 300_000 }, async () => {
   // Boundary 12 is Charge's commit: the release driver waits for the wait, so every run passes the boundaries in one order.
   const report = await runBoundaryKillLoop(orderScenario({ chargeAttempts: 3 }), { fromBoundary: 11, toBoundary: 13, concurrency: 2, failOnViolation: false });
 
@@ -186,7 +186,7 @@ void test("the loop catches a Charge that a broken Flow reruns after its Worker 
   assert.ok(report.violations.every((violation) => violation.killedAt?.detail === "Charge"), formatBoundaryKillReport(report));
 });
 
-void test("the loop reports a stuck Flow and a lost acknowledged commit with the boundary of its kill", { timeout: 60_000 }, async () => {
+void test("the loop reports a stuck Flow and a lost acknowledged commit with the boundary of its kill", { timeout: 300_000 }, async () => {
   const scenario = orderScenario();
   const broken: BoundaryKillScenario<OrderRun> = {
     ...scenario,

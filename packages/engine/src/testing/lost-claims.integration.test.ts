@@ -26,7 +26,7 @@ for (const variant of [
   { name: "the commit of a Step that also claims the next Step", matches: (point: StoreFaultPoint, workerId: string) => commitsAStep(point) && claimsFor(point, workerId) },
   { name: "a claim transaction of the Worker loop", matches: (point: StoreFaultPoint, workerId: string) => !commitsAStep(point) && claimsFor(point, workerId) },
 ]) {
-  void test(`a Flow finishes within seconds when ${variant.name} commits but its reply is lost`, { timeout: 60_000 }, async (t) => {
+  void test(`a Flow finishes within seconds when ${variant.name} commits but its reply is lost`, { timeout: 300_000 }, async (t) => {
     const temporary = createTemporarySqliteStore();
     const workerId = "lost-claims-worker";
     let struck = false;

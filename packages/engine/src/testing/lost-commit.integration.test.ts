@@ -25,7 +25,7 @@ class RecordingLogger implements PerdureLogger {
 for (const variant of [
   { name: "an attempt whose confirmed commit the store lost (it shows the attempt leased to the Worker again)", forgetsClaim: false, logged: "the database lost committed work" },
   { name: "an attempt whose claim the store forgot too (it shows the execution unclaimed, an attempt earlier)", forgetsClaim: true, logged: "the store went back in time" },
-]) void test(`${variant.name} is recorded as CommitLost, logged naming the session, and never run again`, { timeout: 60_000 }, async (t) => {
+]) void test(`${variant.name} is recorded as CommitLost, logged naming the session, and never run again`, { timeout: 300_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   const workerId = "lost-commit-worker";
   let charges = 0;
@@ -99,7 +99,7 @@ for (const variant of [
   assert.equal((await client.waitForFlow("other-1", { timeoutMs: 10_000 })).status, "completed", "the adopted claim still ran");
 });
 
-void test("a store whose commit position falls is reported once as having gone back in time, naming the sessions this Worker committed lately", { timeout: 60_000 }, async (t) => {
+void test("a store whose commit position falls is reported once as having gone back in time, naming the sessions this Worker committed lately", { timeout: 300_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   let position = 100n;
   // The store as a server that failed over would show it: SQLite has no commit position, so the test gives it one.

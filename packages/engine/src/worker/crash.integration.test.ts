@@ -81,7 +81,7 @@ function logRecovery(t: TestContext, what: string, ms: number): void {
   console.log(text);
 }
 
-void test("(a) a retried Step killed before any heartbeat is rerun by a surviving Worker and commits exactly once", { timeout: 60_000 }, async (t) => {
+void test("(a) a retried Step killed before any heartbeat is rerun by a surviving Worker and commits exactly once", { timeout: 300_000 }, async (t) => {
   const h = setUp(t);
   const doomed = await h.spawnWorker();
   await h.client.start(retriedFlow, "a-1", h.input);
@@ -113,7 +113,7 @@ void test("(a) a retried Step killed before any heartbeat is rerun by a survivin
   assert.equal(await survivor.stop(), 0, "the survivor drains and exits 0 on SIGTERM");
 });
 
-void test("(b) a Step killed after a heartbeat resumes from its checkpoint in a restarted Worker", { timeout: 60_000 }, async (t) => {
+void test("(b) a Step killed after a heartbeat resumes from its checkpoint in a restarted Worker", { timeout: 300_000 }, async (t) => {
   const h = setUp(t);
   const doomed = await h.spawnWorker();
   await h.client.start(checkpointFlow, "b-1", h.input);
@@ -143,7 +143,7 @@ void test("(b) a Step killed after a heartbeat resumes from its checkpoint in a 
   assert.equal(await restarted.stop(), 0);
 });
 
-void test("(c) a single-attempt Step killed mid-handler routes to its recovery Step and never runs twice", { timeout: 60_000 }, async (t) => {
+void test("(c) a single-attempt Step killed mid-handler routes to its recovery Step and never runs twice", { timeout: 300_000 }, async (t) => {
   const h = setUp(t);
   const doomed = await h.spawnWorker();
   await h.client.start(singleAttemptFlow, "c-1", h.input);
@@ -176,7 +176,7 @@ void test("(c) a single-attempt Step killed mid-handler routes to its recovery S
   assert.equal(await restarted.stop(), 0);
 });
 
-void test("(d) 100 Flows survive Worker processes SIGKILLed at random moments", { timeout: 90_000 }, async (t) => {
+void test("(d) 100 Flows survive Worker processes SIGKILLed at random moments", { timeout: 300_000 }, async (t) => {
   const h = setUp(t);
   const flowCount = 100;
   const input: MixedInput = { logPath: h.logPath, minPauseMs: 150, maxPauseMs: 450 };
@@ -302,7 +302,7 @@ void test("(d) 100 Flows survive Worker processes SIGKILLed at random moments", 
   for (const worker of workers) assert.equal(await worker.stop(), 0);
 });
 
-void test("(e) a SIGTERMed Worker drains: its running attempts commit and none is lost", { timeout: 60_000 }, async (t) => {
+void test("(e) a SIGTERMed Worker drains: its running attempts commit and none is lost", { timeout: 300_000 }, async (t) => {
   const h = setUp(t);
   const input: MixedInput = { logPath: h.logPath, minPauseMs: 100, maxPauseMs: 300 };
   const stopping = await h.spawnWorker();

@@ -20,7 +20,7 @@ async function errorOf(response: Response, status: number): Promise<string> {
   return (JSON.parse(text) as { error: string }).error;
 }
 
-it("forks a session over HTTP: edit and resend in a new session of the caller, lineage in the inspector, the source unchanged", { timeout: 60_000 }, async (t) => {
+it("forks a session over HTTP: edit and resend in a new session of the caller, lineage in the inspector, the source unchanged", { timeout: 300_000 }, async (t) => {
   const harness = await startHttpHarness("plain");
   t.after(() => harness.close());
   assert.equal((await harness.call("POST", "/api/sessions", { user: "alice", body: { sessionId: "source" } })).status, 201);

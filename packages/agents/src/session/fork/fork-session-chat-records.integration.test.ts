@@ -52,7 +52,7 @@ async function approvedRefundTurn(client: Client, sessions: AgentSessionTestClie
   await sessions.waitForTurnCount("source", turn, { timeoutMs: 60_000 });
 }
 
-it("a fork keeps the approvals and client message IDs of its kept turns, and none of the later ones", { timeout: 180_000 }, async (t) => {
+it("a fork keeps the approvals and client message IDs of its kept turns, and none of the later ones", { timeout: 300_000 }, async (t) => {
   const temporary = createTemporarySqliteStore();
   const worker = new Worker({ store: temporary.store, flows: [flow], pollIntervalMs: 20 });
   await worker.start();

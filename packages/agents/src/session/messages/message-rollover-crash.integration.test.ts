@@ -55,7 +55,7 @@ async function assertReadersSeeEveryMessage(client: Client, flow: AgentSessionFl
   assert.ok(pages.every((page) => page.deletedBeforeSequence === null));
 }
 
-void test("SIGKILL between the Steps of a backlog's rollover leaves every reader correct, and a new Worker finishes the turn and the move", { timeout: 60_000 }, async (t) => {
+void test("SIGKILL between the Steps of a backlog's rollover leaves every reader correct, and a new Worker finishes the turn and the move", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const observer = await AgentTestEnvironment.start({ engineAddress: engine.address, flows: [rolloverCrashFlow], isWorkerInProcess: false });
   const workerProcesses: KillableWorkerProcess[] = [];

@@ -28,7 +28,7 @@ function damageChunk(engine: PrivateEngine, flowId: string, firstSequence: numbe
   }
 }
 
-void test("RunModel and CompactContext load only the chunks after the summary: a damaged summarized chunk leaves later turns and compactions running, while the snapshot, which loads every kept chunk, fails on it", { timeout: 60_000 }, async (t) => {
+void test("RunModel and CompactContext load only the chunks after the summary: a damaged summarized chunk leaves later turns and compactions running, while the snapshot, which loads every kept chunk, fails on it", { timeout: 300_000 }, async (t) => {
   const engine = await PrivateEngine.start();
   const runner = new CompactingEchoRunner();
   // 10 tokens a message: compaction at 85 messages after the summary, keeping the newest 30; no retention, so every chunk stays.

@@ -31,7 +31,7 @@ async function scheduleWaits(harness: SessionHarness, sessionId: string): Promis
   return description.executions.filter((execution) => execution.stepType === AgentStepType.AwaitScheduledTurn).length;
 }
 
-test("a one-time and a cron schedule each run turns; cancelling ends the wait; the snapshot lists what is left", { timeout: 60_000 }, async (t) => {
+test("a one-time and a cron schedule each run turns; cancelling ends the wait; the snapshot lists what is left", { timeout: 300_000 }, async (t) => {
   const harness = await startSessionHarness([flow]);
   t.after(() => harness.dispose());
   const sessionId = "scheduled-1";
@@ -68,7 +68,7 @@ test("a one-time and a cron schedule each run turns; cancelling ends the wait; t
   assert.equal(finished.messages.filter((message) => message.role === "assistant" && message.text === "ok: tick").length, ticks);
 });
 
-test("a run due while a turn runs is queued like a message and starts the next turn", { timeout: 60_000 }, async (t) => {
+test("a run due while a turn runs is queued like a message and starts the next turn", { timeout: 300_000 }, async (t) => {
   const harness = await startSessionHarness([flow]);
   t.after(() => {
     releaseHeldTool();
@@ -93,7 +93,7 @@ test("a run due while a turn runs is queued like a message and starts the next t
   assert.equal(after.messages.at(-1)?.text, "ok: while busy");
 });
 
-test("the agent schedules its own follow-up with the schedule_turn tool; the follow-up turn runs", { timeout: 60_000 }, async (t) => {
+test("the agent schedules its own follow-up with the schedule_turn tool; the follow-up turn runs", { timeout: 300_000 }, async (t) => {
   const harness = await startSessionHarness([flow]);
   t.after(() => harness.dispose());
   const sessionId = "scheduled-by-agent";
@@ -110,7 +110,7 @@ test("the agent schedules its own follow-up with the schedule_turn tool; the fol
   assert.deepEqual(second.scheduledTurns, []);
 });
 
-test("the HTTP routes schedule and cancel, and answer bad input with a 400 naming it", { timeout: 60_000 }, async (t) => {
+test("the HTTP routes schedule and cancel, and answer bad input with a 400 naming it", { timeout: 300_000 }, async (t) => {
   const harness = await startHttpHarness("plain");
   t.after(() => harness.close());
   const created = await harness.call("POST", "/api/sessions", { user: "alice", body: { sessionId: "http-scheduled" } });

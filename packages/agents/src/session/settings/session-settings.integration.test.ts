@@ -74,7 +74,7 @@ void test("validateSessionSettings and sessionSettingsSize measure the compact U
   assert.throws(() => validateSessionSettings({ since: new Date(0) }), /sessionSettings\.since .*not a plain JSON object/);
 });
 
-void test("the start settings reach every model call of a turn through resolveModel and the instructions function; an update applies from the next turn", { timeout: 60_000 }, async (t) => {
+void test("the start settings reach every model call of a turn through resolveModel and the instructions function; an update applies from the next turn", { timeout: 300_000 }, async (t) => {
   const gates: { lookup?: FileGate } = {};
   const agent = buildPickingAgent(() => gates.lookup as FileGate);
   const { sessions, environment, engine } = await startStepwiseTestAgent(t, [agent.flow]);
@@ -117,7 +117,7 @@ void test("the start settings reach every model call of a turn through resolveMo
   assert.deepEqual(snapshotWire.session_settings, {});
 });
 
-void test("update_session_settings returns false for null and beyond the tolerance, and accepts up to MAX_SESSION_SETTINGS_BYTES plus the tolerance", { timeout: 60_000 }, async (t) => {
+void test("update_session_settings returns false for null and beyond the tolerance, and accepts up to MAX_SESSION_SETTINGS_BYTES plus the tolerance", { timeout: 300_000 }, async (t) => {
   const agent = buildPickingAgent();
   const { sessions } = await startStepwiseTestAgent(t, [agent.flow]);
   await sessions.startSession("s2", { sessionSettings: { model: "large" } });
@@ -132,7 +132,7 @@ void test("update_session_settings returns false for null and beyond the toleran
   await assert.rejects(sessions.client.invokeRPC(agent.flow.updateSessionSettings, "s2", {} as never), /needs sessionSettings/);
 });
 
-void test("a session started with settings beyond the tolerance fails at once with invalidStartSessionSettingsReason; the test client refuses them before starting", { timeout: 60_000 }, async (t) => {
+void test("a session started with settings beyond the tolerance fails at once with invalidStartSessionSettingsReason; the test client refuses them before starting", { timeout: 300_000 }, async (t) => {
   const agent = buildPickingAgent();
   const { sessions, environment } = await startStepwiseTestAgent(t, [agent.flow]);
   const tooLarge = settingsOfSize(MAX_SESSION_SETTINGS_BYTES + SESSION_SETTINGS_SIZE_TOLERANCE_BYTES + 1);
@@ -158,7 +158,7 @@ void test("a session started with settings beyond the tolerance fails at once wi
   assert.ok(arrayFailure.error?.startsWith(`${invalidStartSessionSettingsReason}: session settings must be a JSON object`), arrayFailure.error ?? "");
 });
 
-void test("update_session_settings returns false before StartAgentSession initialized the session", { timeout: 60_000 }, async (t) => {
+void test("update_session_settings returns false before StartAgentSession initialized the session", { timeout: 300_000 }, async (t) => {
   const agent = buildPickingAgent();
   const engine = await PrivateEngine.start();
   // No Worker: the session is started but StartAgentSession has not run.
@@ -173,7 +173,7 @@ void test("update_session_settings returns false before StartAgentSession initia
   assert.deepEqual((await sessions.getAgentSnapshot("early")).sessionSettings, {});
 });
 
-void test("with modelChoices, a settings model outside them (constructor, toString, __proto__) gets the default model; resolveModel sees only listed names", { timeout: 60_000 }, async (t) => {
+void test("with modelChoices, a settings model outside them (constructor, toString, __proto__) gets the default model; resolveModel sees only listed names", { timeout: 300_000 }, async (t) => {
   const reply = (name: string) => new ScriptedModelClient((request) => ({ text: `${name} answers ${lastUserText(request)}` }), { provider: name });
   const models: Record<string, ScriptedModelClient> = { small: reply("small"), large: reply("large") };
   const resolvedNames: unknown[] = [];

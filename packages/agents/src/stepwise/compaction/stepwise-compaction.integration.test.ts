@@ -49,7 +49,7 @@ function storedItem(message: AgentMessage): unknown {
   return message.frameworkItem;
 }
 
-void test("a session over the trigger summarizes before the model call: RunModel moves to CompactContext and back, and the next input is the summary note plus the messages after it", { timeout: 60_000 }, async (t) => {
+void test("a session over the trigger summarizes before the model call: RunModel moves to CompactContext and back, and the next input is the summary note plus the messages after it", { timeout: 300_000 }, async (t) => {
   const summaries: number[] = [];
   const model = new ScriptedModelClient((request) => {
     if (isSummaryRequest(request)) {
@@ -118,7 +118,7 @@ void test("a session over the trigger summarizes before the model call: RunModel
   assert.deepEqual(transcriptOf(secondRequest)[0], storedItem((await sessions.getAgentSnapshot("c1")).messages.find((message) => message.sequence === summary.lastSequence + 1) as AgentMessage));
 });
 
-void test("a turn with many tool calls compacts mid-turn without separating a call from its result, and stores every result once", { timeout: 60_000 }, async (t) => {
+void test("a turn with many tool calls compacts mid-turn without separating a call from its result, and stores every result once", { timeout: 300_000 }, async (t) => {
   const runs: number[] = [];
   const lookup = functionTool<{ step: number }>({
     name: "lookup", description: "Looks up one step.", parameters: { type: "object", properties: { step: { type: "integer" } }, required: ["step"] }, effect: "read",
@@ -158,7 +158,7 @@ void test("a turn with many tool calls compacts mid-turn without separating a ca
   assert.equal(snapshot.contextSummary?.generation, finished.length);
 });
 
-void test("a summary request that would not fit the window leaves out the oldest messages, whole responses at a time, and says how many", { timeout: 60_000 }, async (t) => {
+void test("a summary request that would not fit the window leaves out the oldest messages, whole responses at a time, and says how many", { timeout: 300_000 }, async (t) => {
   const model = new ScriptedModelClient((request) => (isSummaryRequest(request) ? { text: "short summary" } : { text: `Reply: ${filler}${filler}` }), { maxRecordedRequests: 1000 });
   // The summary call reserves 500 output tokens of the 1,000-token window.
   const flow = createStepwiseAgentSessionFlow({
@@ -198,7 +198,7 @@ void test("a compaction policy with a runner that lacks the compaction methods i
   assert.throws(() => createAgentSessionFlow(runner, "BadOrder", { compaction: { contextWindowTokens: 10, triggerRatio: 0.3, retainedRatio: 0.5 } }), /retainedRatio 0\.5 is invalid/);
 });
 
-void test("resolveModel picks the model of summary calls and estimates from the turn's settings", { timeout: 60_000 }, async (t) => {
+void test("resolveModel picks the model of summary calls and estimates from the turn's settings", { timeout: 300_000 }, async (t) => {
   const counted: string[] = [];
   const build = (name: string) => Object.assign(new ScriptedModelClient((request) => (isSummaryRequest(request) ? { text: `${name} summary` } : { text: `${name}: ${filler}` }), { provider: name, maxRecordedRequests: 1000 }), {
     estimateInputTokens: (request: ModelRequest): number => {

@@ -45,7 +45,7 @@ function commitOf(execution: ExecutionRow, kind: MemberKind | "blocker" | "locke
   };
 }
 
-void test("Step commits of different Flows that arrive together share one transaction; a fenced, a failing or a busy member changes only itself", { skip, timeout: 120_000 }, async (t) => {
+void test("Step commits of different Flows that arrive together share one transaction; a fenced, a failing or a busy member changes only itself", { skip, timeout: 300_000 }, async (t) => {
   if (url === undefined) throw new Error(`this test cannot run in CI: ${missingDatabaseMessage}`);
   const temporary = createTemporaryPostgresSchema(url);
   const store = await temporary.open({ poolSize: 4, maxCommitGroupsInFlight: 1 });
