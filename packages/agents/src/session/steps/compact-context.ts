@@ -58,6 +58,9 @@ export function createCompactContextStep(environment: SessionEnvironment): StepD
       requireModelInputLoaded(context, environment);
       const events = createEventWriter(context, persistence, turnId);
       await events.write("compaction_started", { through_sequence: throughSequence });
+      // Stored before the summary call starts (a heartbeat drains the Worker's batched Stream writes), so a
+      // crash during the call leaves its start in the Stream.
+      await context.heartbeat();
       const request: ContextSummaryRequest = {
         flowId: context.flowId,
         turnId,
