@@ -237,20 +237,22 @@ export function ChatView(props: ChatViewProps) {
   }, [messages, status, queue.localQueue, live.queuedMessages.length]);
 
   const streamingMessageId = requestActive && messages.at(-1)?.role === "assistant" ? (messages.at(-1)?.id ?? null) : null;
-  // The streamed answer reaches a screen reader once, at its end, rather than word by word.
-  // A stream that goes on after an approval announces only what it added.
-  const lastStreamed = useRef<string | null>(null);
+  // The streamed answer reaches a screen reader once, at its end, rather than word by word: when the
+  // request ends, even if the whole answer arrived in one render. A stream that goes on after an
+  // approval announces only what it added.
+  const wasRequestActive = useRef(false);
   const announcedText = useRef(new Map<string, string>());
   useEffect(() => {
-    const previous = lastStreamed.current;
-    lastStreamed.current = streamingMessageId;
-    if (previous === null || previous === streamingMessageId) return;
-    const text = messages.find((candidate) => candidate.id === previous)?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
-    const known = announcedText.current.get(previous) ?? "";
-    announcedText.current.set(previous, text);
+    const ended = wasRequestActive.current && !requestActive;
+    wasRequestActive.current = requestActive;
+    const answer = messages.at(-1);
+    if (!ended || answer?.role !== "assistant") return;
+    const text = answer.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
+    const known = announcedText.current.get(answer.id) ?? "";
+    announcedText.current.set(answer.id, text);
     const added = (text.startsWith(known) ? text.slice(known.length) : text).trim();
     if (added !== "") announce(`The agent answered: ${added}`);
-  }, [streamingMessageId, messages]);
+  }, [requestActive, messages]);
   const snapshotTurn = live.flowStatus === "running" ? live.activeTurnId : null;
   const stoppableTurn = turnToStop(snapshotTurn, streamingMessageId === null ? null : turnIdOfMessage(streamingMessageId));
   // A turn the snapshot has not seen yet started in this release, as the tab's own stream shows: it takes Stop.
