@@ -26,6 +26,13 @@
  *   cd bench && NODE_OPTIONS=--conditions=perdure-source node agents/agent-metrics-overhead.ts [--rounds=60] [--sessions=20] [--out=file.json]
  *
  * `--profile=on|off` runs only that side, for `node --cpu-prof`.
+ *
+ * `--loop=turns` times the recording alone: one turn's calls (a turn start,
+ * two model calls with usage and a provider's metadata, a turn end) in a
+ * loop against the SDK, in CPU microseconds per turn, and the bytes one
+ * turn allocates (heap growth over 2,000 turns between two full
+ * collections, none during them; run with `node --expose-gc
+ * --max-semi-space-size=64`).
  */
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -34,15 +41,27 @@ import { createNoopMeter } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import { createAgentSessionFlow } from "@perdure/agents";
-// The process's one recorder, the module the session code itself loads under `--conditions=perdure-source`.
-import { agentMetrics } from "../../packages/agents/src/metrics/agent-metrics.ts";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { Client, Worker } from "@perdure/engine";
 import { createTemporarySqliteStore } from "@perdure/engine/testing";
 import { describeMachine, median } from "../engine/support.ts";
 import { BenchScriptedRunner, FinalAnswerSignals } from "./scripted-runner.ts";
 
-const { values } = parseArgs({ options: { rounds: { type: "string" }, sessions: { type: "string" }, out: { type: "string" }, profile: { type: "string" } } });
+/**
+ * The process's one session-metrics recorder: the very module the session code loads under
+ * `--conditions=perdure-source` (it is not exported). Without that condition the sessions load the built
+ * package, this recorder is another one, and the count check at the end fails.
+ */
+const { agentMetrics } = (await import(new URL("../../packages/agents/src/metrics/agent-metrics.ts", import.meta.url).href)) as {
+  agentMetrics: {
+    reset(): void;
+    useMeterProvider(meterProvider: MeterProvider): void;
+    eventWritten(flowType: string, flowId: string, type: string, turnId: string | null, payload: Record<string, unknown>, now: number): void;
+    modelCallEnded(measurement: { operationName: string; durationSeconds: number; metadata?: Record<string, unknown>; usage?: Record<string, number> }): void;
+  };
+};
+
+const { values } = parseArgs({ options: { rounds: { type: "string" }, sessions: { type: "string" }, out: { type: "string" }, profile: { type: "string" }, loop: { type: "string" } } });
 const rounds = Number(values.rounds ?? "60");
 const sessionCount = Number(values.sessions ?? "20");
 const stepsPerTurn = 7;
@@ -126,6 +145,46 @@ function medianWithInterval(ratios: readonly number[]): { median: number; low: n
 
 /** Every order of three sides, used in turn so that no side always runs first or after another. */
 const orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
+
+if (values.loop !== undefined) {
+  const loopTurns = Number(values.loop);
+  agentMetrics.reset();
+  agentMetrics.useMeterProvider(meterProvider);
+  const usage = { inputTokens: 1200, outputTokens: 300, totalTokens: 1500, reasoningTokens: 0, cachedInputTokens: 0, requests: 1 };
+  const metadata = { providerName: "openai", requestModel: "gpt-4o", responseModel: "gpt-4o-2024-08-06" };
+  const oneTurn = (index: number): void => {
+    const flowId = `loop-${index % 64}`;
+    const turnId = `turn-${index}`;
+    agentMetrics.eventWritten("LoopAgent", flowId, "turn_started", turnId, {}, index);
+    agentMetrics.modelCallEnded({ operationName: "chat", durationSeconds: 0.8, metadata, usage });
+    agentMetrics.modelCallEnded({ operationName: "chat", durationSeconds: 1.1, metadata, usage });
+    agentMetrics.eventWritten("LoopAgent", flowId, "turn_completed", turnId, {}, index + 2000);
+  };
+  for (let index = 0; index < 20_000; index++) oneTurn(index);
+  const cpuBefore = process.cpuUsage();
+  for (let index = 0; index < loopTurns; index++) oneTurn(index);
+  const cpu = process.cpuUsage(cpuBefore);
+  const collect = (globalThis as { gc?: () => void }).gc;
+  let bytesPerTurn: number | undefined;
+  if (collect !== undefined) {
+    const { PerformanceObserver } = await import("node:perf_hooks");
+    let collections = 0;
+    const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
+    observer.observe({ entryTypes: ["gc"] });
+    collect();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    collections = 0;
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let index = 0; index < 2000; index++) oneTurn(index);
+    const heapAfter = process.memoryUsage().heapUsed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observer.disconnect();
+    bytesPerTurn = collections === 0 ? Math.round((heapAfter - heapBefore) / 2000) : undefined;
+  }
+  console.log(JSON.stringify({ turns: loopTurns, cpuMicrosecondsPerTurn: Number(((cpu.user + cpu.system) / loopTurns).toFixed(2)), bytesPerTurn: bytesPerTurn ?? "a collection ran during the count" }));
+  await meterProvider.shutdown();
+  process.exit(0);
+}
 
 if (values.profile === "on" || values.profile === "off") {
   const side = await openSide("MeteredBenchAgentProfile", values.profile === "on");

@@ -34,6 +34,12 @@ export interface FailoverRunOptions {
    * the primary dies. @default 0
    */
   approveDuringLag?: number;
+  /**
+   * Once every session finished: true when the Workers' output says all it
+   * should (a Worker names a lost write when its check reaches it, which may
+   * be after the sessions moved on). Polled for up to 30 s. @default none
+   */
+  outputSettled?: (output: string, refundRuns: ReadonlyMap<string, number>) => boolean;
   log?: (line: string) => void;
 }
 
@@ -201,7 +207,10 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
       const id = `failover-${Number(orderId) - 8000}`;
       refundRuns.set(id, (refundRuns.get(id) ?? 0) + 1);
     }
-    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: workers.map((worker) => worker.output).join("\n"), approvedDuringLag, standbyWaitsAtDeath };
+    const outputOf = (): string => workers.map((worker) => worker.output).join("\n");
+    const settled = options.outputSettled;
+    if (settled !== undefined) await pollUntil(() => (settled(outputOf(), refundRuns) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, description: "the Workers to say all they should" }).catch(() => undefined);
+    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: outputOf(), approvedDuringLag, standbyWaitsAtDeath };
   } finally {
     await store?.close().catch(() => undefined);
     for (const worker of workers) await worker.stop();

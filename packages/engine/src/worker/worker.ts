@@ -287,6 +287,10 @@ export class Worker {
   private readonly checkWhenSettled = new Set<string>();
   /** When the store's commit position last fell (store clock), for the attempts a check cannot account for. */
   private fellAt: number | undefined;
+  /** The fall (its `fellAt`) whose attempts a check has gone through. */
+  private checkedFallAt: number | undefined;
+  /** The commit position reading under way, which a second asker joins. */
+  private positionReading: Promise<void> | undefined;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -662,28 +666,43 @@ export class Worker {
    * so it is not run again as new.
    */
   private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
+    let since = -Infinity;
+    const checksFall = this.options.store.commitPosition !== undefined;
+    if (checksFall) {
+      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall.
+      await this.checkCommitPosition();
+      // A store with a commit position forgot nothing unless it fell; each fall is gone through once, over the
+      // attempts claimed in the minute before it (far longer than any replication lag a failover loses).
+      if (this.fellAt === undefined || this.fellAt === this.checkedFallAt) return;
+      since = this.fellAt - recentCommitsWindowMs;
+    }
+    const fellAt = this.fellAt;
     const running = new Map<string, string>();
     for (const key of tracked) running.set(key.split("\u0000").slice(0, 2).join("\u0000"), key);
     const candidates: StartedAttempt[] = [];
     for (const started of this.startedAttempts.recent(1000)) {
+      if (started.claimedAt < since) break;
       const runningKey = running.get(`${started.flowId}\u0000${started.executionId}`);
       // Still running: checked once it settles, when its commit has landed or been fenced off.
       if (runningKey === undefined) candidates.push(started);
       else this.checkWhenSettled.add(runningKey);
     }
-    await this.reportLostAttempts(candidates);
+    // Single-attempt writes first: another Worker running one again is what most needs saying.
+    await this.reportLostAttempts([...candidates.filter((started) => started.singleAttempt), ...candidates.filter((started) => !started.singleAttempt)]);
+    if (checksFall) this.checkedFallAt = fellAt;
   }
 
   /** Checks `attempts` against the store (see `findLostAttempts`) and reports each it forgot. */
   private async reportLostAttempts(attempts: readonly StartedAttempt[]): Promise<void> {
     const unknownWithin = this.fellAt === undefined ? undefined : { from: this.fellAt - recentCommitsWindowMs, to: this.fellAt };
-    for (const lost of await findLostAttempts(this.options.store, this.options.flows, attempts, { workerId: this.workerId, unknownWithin })) {
+    // Each is logged as soon as it is found: another Worker may be about to run it again.
+    await findLostAttempts(this.options.store, this.options.flows, attempts, { workerId: this.workerId, unknownWithin }, (lost) => {
       lost.started.reported = true;
       // Recorded in the store: later claims of the execution are new attempts.
       if (lost.action === "failed") this.startedAttempts.forget(lost.started);
       if (lost.action === "missing" && lost.started.singleAttempt) this.startedAttempts.addMissing(lost.started);
       this.reportForgottenAttempt(lost.started, outcomeOf(lost), lost.claimedBy, lost.action === "unknown" ? "may no longer show" : "no longer shows");
-    }
+    });
   }
 
   /**
@@ -718,7 +737,14 @@ export class Worker {
    * names the sessions this Worker committed in the last minute, the ones
    * whose latest work may be gone.
    */
-  private async checkCommitPosition(): Promise<void> {
+  private checkCommitPosition(): Promise<void> {
+    this.positionReading ??= this.readCommitPosition().finally(() => {
+      this.positionReading = undefined;
+    });
+    return this.positionReading;
+  }
+
+  private async readCommitPosition(): Promise<void> {
     const store = this.options.store;
     if (store.commitPosition === undefined) return;
     // A failed read tells nothing new: the liveness write just before reports an unreachable store.
