@@ -290,7 +290,7 @@ export class Worker {
   /** The fall (its `fellAt`) whose attempts a check has gone through. */
   private checkedFallAt: number | undefined;
   /** The commit position reading under way, which a second asker joins. */
-  private positionReading: Promise<void> | undefined;
+  private positionReading: Promise<boolean> | undefined;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -651,10 +651,14 @@ export class Worker {
     if (!this.checkWhenSettled.delete(key)) return;
     const started = this.startedAttempts.get(claim.execution.flowId, claim.execution.executionId);
     if (started === undefined || started.reported === true) return;
+    this.checkSettledAttempt(started);
+  }
+
+  private checkSettledAttempt(started: StartedAttempt): void {
     void this.reportLostAttempts([started]).catch((error: unknown) => {
-      // Not checked: put the Worker's claims in doubt again, so the next check includes it.
       this.options.onError(error);
-      this.claims.doubt();
+      // Not checked (the store failed): again shortly, while the Worker runs.
+      if (this.state === "running") this.options.timers.after(1000, () => this.checkSettledAttempt(started), { background: true });
     });
   }
 
@@ -669,8 +673,9 @@ export class Worker {
     let since = -Infinity;
     const checksFall = this.options.store.commitPosition !== undefined;
     if (checksFall) {
-      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall.
-      await this.checkCommitPosition();
+      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall. Unread, the
+      // claims stay in doubt (no new claim could take a call this Worker ran, under another number) and this is retried.
+      if (!(await this.checkCommitPosition())) throw new Error("could not read the store's commit position to check the attempts this Worker started; trying again");
       // A store with a commit position forgot nothing unless it fell; each fall is gone through once, over the
       // attempts claimed in the minute before it (far longer than any replication lag a failover loses).
       if (this.fellAt === undefined || this.fellAt === this.checkedFallAt) return;
@@ -737,23 +742,24 @@ export class Worker {
    * names the sessions this Worker committed in the last minute, the ones
    * whose latest work may be gone.
    */
-  private checkCommitPosition(): Promise<void> {
+  private checkCommitPosition(): Promise<boolean> {
     this.positionReading ??= this.readCommitPosition().finally(() => {
       this.positionReading = undefined;
     });
     return this.positionReading;
   }
 
-  private async readCommitPosition(): Promise<void> {
+  /** False when the store has a commit position and did not answer. */
+  private async readCommitPosition(): Promise<boolean> {
     const store = this.options.store;
-    if (store.commitPosition === undefined) return;
+    if (store.commitPosition === undefined) return true;
     // A failed read tells nothing new: the liveness write just before reports an unreachable store.
     const position = await store.commitPosition().catch(() => undefined);
-    if (position === undefined) return;
+    if (position === undefined) return false;
     const highest = this.highestCommitPosition;
     if (highest === undefined || position >= highest) {
       this.highestCommitPosition = position;
-      return;
+      return true;
     }
     this.highestCommitPosition = position;
     this.fellAt = this.now();
@@ -766,6 +772,7 @@ export class Worker {
     else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
     // The store may show leases to this Worker whose commits it lost: look for them, as after a failed claim.
     this.claims.doubt();
+    return true;
   }
 
   private noteCommit(flowId: string): void {
