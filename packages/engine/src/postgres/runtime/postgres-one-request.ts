@@ -149,12 +149,45 @@ export interface OneRequestStreamServices {
   batches?: boolean;
 }
 
+/**
+ * A heartbeat in one statement: the Flow row's lock first, as every change
+ * to a Flow's rows takes it (see PostgresTransaction), then the lease and
+ * the checkpoint. A heartbeat that stores no new checkpoint (or finds the
+ * lease gone) commits without waiting for the WAL flush: losing it in a
+ * server crash loses a lease extension only, which the Worker's next
+ * heartbeat makes again. One that changes the checkpoint waits
+ * (docs/decisions/2026-12-07-asynchronous-claims-and-heartbeats.md).
+ * Parameters: flow ID, execution ID, Worker ID, lease token, now,
+ * heartbeat timeout (or null), checkpoint (or null). Exported for its test.
+ */
+export function heartbeatStatementText(quotedSchema: string): string {
+  return `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
+      extended AS (
+        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
+          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
+        FROM flow, ${quotedSchema}.executions previous
+        WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
+          AND previous.flow_id = e.flow_id AND previous.execution_id = e.execution_id
+        RETURNING previous.checkpoint IS NOT DISTINCT FROM $7::text AS unchanged)
+      SELECT count(*)::int AS held,
+        CASE WHEN coalesce(bool_and(extended.unchanged), true) THEN set_config('synchronous_commit', 'off', true) END AS relaxed
+      FROM extended`;
+}
+
 /** Step commits, flow starts, Stream appends and heartbeats in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
   private readonly startStatement: { name: string; text: string };
   private readonly claimStatement: { name: string; text: string };
+  /** The claim whose commit does not wait for the WAL flush (see {@link relaxClaimCommits}). */
+  private readonly relaxedClaimStatement: { name: string; text: string };
+  private claimsRelaxed = false;
+
+  /** Whether the loop's claims commit without waiting for the WAL flush ({@link relaxClaimCommits}). */
+  get claimCommitsRelaxed(): boolean {
+    return this.claimsRelaxed;
+  }
   private readonly groupStatement: { name: string; text: string };
   private readonly readStatement: { name: string; text: string };
   private readonly appendStatement: { name: string; text: string };
@@ -193,6 +226,9 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.startStatement = { name: statementName(startText), text: startText };
     const claimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply`;
     this.claimStatement = { name: statementName(claimText), text: claimText };
+    const relaxedClaimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply,
+      set_config('synchronous_commit', 'off', true) AS relaxed`;
+    this.relaxedClaimStatement = { name: statementName(relaxedClaimText), text: relaxedClaimText };
     const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
     this.groupStatement = { name: statementName(groupText), text: groupText };
     // Two subqueries of one statement read one snapshot, so the executions belong to the Flow row read with them.
@@ -210,14 +246,7 @@ export class PostgresOneRequest implements OneRequestOperations {
     const appendBatchText = `SELECT ${quotedSchema}.perdure_append_streams($1, $2, $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[]) AS indexes`;
     this.appendBatchStatement = { name: statementName(appendBatchText), text: appendBatchText };
     this.appendStreams = streams?.batches === true ? (batch) => this.appendBatch(streams, batch) : undefined;
-    // The Flow row's lock first, as every change to a Flow's rows takes it (see PostgresTransaction).
-    const heartbeatText = `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
-      extended AS (
-        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
-          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
-        FROM flow WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
-        RETURNING 1)
-      SELECT count(*)::int AS held FROM extended`;
+    const heartbeatText = heartbeatStatementText(quotedSchema);
     this.heartbeatStatement = { name: statementName(heartbeatText), text: heartbeatText };
     // Subqueries of one statement read one snapshot. Each load reads as PostgresTransaction's
     // readAttribute, readAttributeRange and listMessages do; keys arrive stored (escaped).
@@ -243,6 +272,18 @@ export class PostgresOneRequest implements OneRequestOperations {
       single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
       group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
     }, groupOptions);
+  }
+
+  /**
+   * The Worker loop's claims commit without waiting for the WAL flush. Only
+   * for a store that confirms every single-attempt claim with a synchronous
+   * commit before the attempt starts (`Store.confirmClaim`): a claim lost in
+   * a server crash is then a claim of a retryable Step, which is claimed and
+   * run again as after a Worker crash
+   * (docs/decisions/2026-12-07-asynchronous-claims-and-heartbeats.md).
+   */
+  relaxClaimCommits(): void {
+    this.claimsRelaxed = true;
   }
 
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
@@ -303,7 +344,7 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
     const { reply } = await this.run<{ reply: ClaimedReply }>(
-      this.claimStatement,
+      this.claimsRelaxed ? this.relaxedClaimStatement : this.claimStatement,
       [claim.workerId, claim.claim.flowTypes, this.catalogText(claim.claim.catalog), claim.claim.limit, claim.now],
     );
     return this.claimsOf(reply, claim.claim.catalog);
