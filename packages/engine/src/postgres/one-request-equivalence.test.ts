@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pg from "pg";
 import { runMixedFlows } from "../testing/one-request-fixtures/mixed-flow.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
@@ -8,34 +7,26 @@ const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
 
 /** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
-async function tableRows(connectionString: string, schema: string): Promise<Record<string, unknown[]>> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  const table = (name: string): string => `${pg.escapeIdentifier(schema)}.${name}`;
-  try {
-    return {
-      flows: (await client.query(`SELECT flow_id, flow_type, status, input, output, error, request_id, next_seq FROM ${table("flows")} ORDER BY flow_id`)).rows,
-      executions: (await client.query(`SELECT flow_id, execution_id, seq, step_type, input, status, attempt, execute_claims, conditions, wait_result, movement_options FROM ${table("executions")} ORDER BY flow_id, seq`)).rows,
-      attributes: (await client.query(`SELECT flow_id, name, key, value FROM ${table("attributes")} ORDER BY flow_id, name, key`)).rows,
-      history: (await client.query(`SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM ${table("history")} ORDER BY flow_id, seq`)).rows,
-      locks: (await client.query(`SELECT * FROM ${table("locks")} ORDER BY flow_id, name`)).rows,
-      // Message IDs and publish times hold the commit time; the sequence number and the rest do not.
-      messages: (await client.query(`SELECT flow_id, seq, channel, key, value FROM ${table("messages")} ORDER BY flow_id, seq`)).rows,
-      timers: (await client.query(`SELECT flow_id, execution_id, timer_id, fired FROM ${table("timers")} ORDER BY flow_id, execution_id, timer_id`)).rows,
-      streamHeads: (await client.query(`SELECT * FROM ${table("stream_heads")} ORDER BY flow_id, stream`)).rows,
-      // Which Progress messages the Flow type's budget kept depends on how the three Flows' attempts
-      // interleave, which timing decides on either path: the untrimmed Countdown Stream is compared row
-      // for row, and each path's Progress rows against its own byte count (progressTrim).
-      streamMessages: (await client.query(`SELECT flow_id, flow_type, stream, idx, value, bytes FROM ${table("stream_messages")} WHERE stream <> 'Progress' ORDER BY flow_id, stream, idx`)).rows,
-      streamUsage: (await client.query(`SELECT * FROM ${table("stream_usage")} WHERE stream <> 'Progress' ORDER BY flow_type, stream`)).rows,
-      progressTrim: (await client.query(`SELECT (SELECT bytes FROM ${table("stream_usage")} WHERE stream = 'Progress') AS counted,
-        (SELECT coalesce(sum(bytes), 0) FROM ${table("stream_messages")} WHERE stream = 'Progress') AS kept,
-        (SELECT count(*) FROM ${table("stream_messages")} WHERE stream = 'Progress') AS messages`)).rows,
-    };
-  } finally {
-    await client.end();
-  }
-}
+/** The rows a run leaves, compared between the two paths. */
+const comparedRows = {
+  flows: `SELECT flow_id, flow_type, status, input, output, error, request_id, next_seq FROM flows ORDER BY flow_id`,
+  executions: `SELECT flow_id, execution_id, seq, step_type, input, status, attempt, execute_claims, conditions, wait_result, movement_options FROM executions ORDER BY flow_id, seq`,
+  attributes: `SELECT flow_id, name, key, value FROM attributes ORDER BY flow_id, name, key`,
+  history: `SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM history ORDER BY flow_id, seq`,
+  locks: `SELECT * FROM locks ORDER BY flow_id, name`,
+  // Message IDs and publish times hold the commit time; the sequence number and the rest do not.
+  messages: `SELECT flow_id, seq, channel, key, value FROM messages ORDER BY flow_id, seq`,
+  timers: `SELECT flow_id, execution_id, timer_id, fired FROM timers ORDER BY flow_id, execution_id, timer_id`,
+  streamHeads: `SELECT * FROM stream_heads ORDER BY flow_id, stream`,
+  // Which Progress messages the Flow type's budget kept depends on how the three Flows' attempts
+  // interleave, which timing decides on either path: the untrimmed Countdown Stream is compared row
+  // for row, and each path's Progress rows against its own byte count (progressTrim).
+  streamMessages: `SELECT flow_id, flow_type, stream, idx, value, bytes FROM stream_messages WHERE stream <> 'Progress' ORDER BY flow_id, stream, idx`,
+  streamUsage: `SELECT * FROM stream_usage WHERE stream <> 'Progress' ORDER BY flow_type, stream`,
+  progressTrim: `SELECT (SELECT bytes FROM stream_usage WHERE stream = 'Progress') AS counted,
+    (SELECT coalesce(sum(bytes), 0) FROM stream_messages WHERE stream = 'Progress') AS kept,
+    (SELECT count(*) FROM stream_messages WHERE stream = 'Progress') AS messages`,
+};
 
 async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, unknown[]>; dispose: () => Promise<void>; usedOneRequest: boolean; stoppedClaims: number; waitCommits: number; publishCommits: number; waitResults: string[]; selectionsInClaims: number }> {
   const temporary = createTemporaryPostgresSchema(url!);
@@ -75,7 +66,7 @@ async function runOnSchema(oneRequest: boolean): Promise<{ rows: Record<string, 
     };
   }
   await runMixedFlows(store);
-  return { rows: await tableRows(temporary.connectionString, temporary.schema), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims, waitCommits, publishCommits, waitResults, selectionsInClaims };
+  return { rows: await temporary.rows(comparedRows), dispose: () => temporary.dispose(), usedOneRequest, stoppedClaims, waitCommits, publishCommits, waitResults, selectionsInClaims };
 }
 
 void test("Step commits, starts, Stream appends and heartbeats in one request leave exactly the rows the transactional path leaves", { skip, timeout: 300_000 }, async (t) => {

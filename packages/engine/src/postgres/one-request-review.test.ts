@@ -27,23 +27,15 @@ import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
 
-async function tableRows(connectionString: string, schema: string): Promise<Record<string, unknown[]>> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  const table = (name: string): string => `${pg.escapeIdentifier(schema)}.${name}`;
-  try {
-    return {
-      flows: (await client.query(`SELECT flow_id, flow_type, status, input, output, error, next_seq FROM ${table("flows")} ORDER BY flow_id`)).rows,
-      executions: (await client.query(`SELECT flow_id, execution_id, seq, step_type, input, status, attempt, conditions, wait_result FROM ${table("executions")} ORDER BY flow_id, seq`)).rows,
-      attributes: (await client.query(`SELECT flow_id, name, key, value FROM ${table("attributes")} ORDER BY flow_id, name, key`)).rows,
-      history: (await client.query(`SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM ${table("history")} ORDER BY flow_id, seq`)).rows,
-      messages: (await client.query(`SELECT flow_id, seq, channel, key, value FROM ${table("messages")} ORDER BY flow_id, seq`)).rows,
-      timers: (await client.query(`SELECT flow_id, execution_id, timer_id, fired FROM ${table("timers")} ORDER BY flow_id, execution_id, timer_id`)).rows,
-    };
-  } finally {
-    await client.end();
-  }
-}
+/** The rows a run leaves, compared between the two paths. */
+const comparedRows = {
+  flows: `SELECT flow_id, flow_type, status, input, output, error, next_seq FROM flows ORDER BY flow_id`,
+  executions: `SELECT flow_id, execution_id, seq, step_type, input, status, attempt, conditions, wait_result FROM executions ORDER BY flow_id, seq`,
+  attributes: `SELECT flow_id, name, key, value FROM attributes ORDER BY flow_id, name, key`,
+  history: `SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM history ORDER BY flow_id, seq`,
+  messages: `SELECT flow_id, seq, channel, key, value FROM messages ORDER BY flow_id, seq`,
+  timers: `SELECT flow_id, execution_id, timer_id, fired FROM timers ORDER BY flow_id, execution_id, timer_id`,
+};
 
 interface Run {
   rows: Record<string, unknown[]>;
@@ -84,7 +76,7 @@ async function runFlow(flow: FlowCore, flowId: string, oneRequest: boolean): Pro
       await worker.close();
     }
     const described = await client.describe(flowId);
-    return { rows: await tableRows(temporary.connectionString, temporary.schema), output: described.output === undefined ? undefined : JSON.stringify(described.output), oneRequestCommits, commitErrors };
+    return { rows: await temporary.rows(comparedRows), output: described.output === undefined ? undefined : JSON.stringify(described.output), oneRequestCommits, commitErrors };
   } finally {
     await store.close();
     await temporary.dispose();
@@ -125,7 +117,7 @@ void test("a commit with writes, publishes and a wait whose lease another Worker
     assert.deepEqual(await new Client({ store }).start(reviewWaitsFlow, "fence", {}), { created: true });
     const executions = `${pg.escapeIdentifier(temporary.schema)}.executions`;
     await sql.query(`UPDATE ${executions} SET status = 'asking', claimed_by = 'holder', lease_token = 7, lease_expires_at = $1 WHERE flow_id = 'fence'`, [Date.now() + 60_000]);
-    const before = await tableRows(temporary.connectionString, temporary.schema);
+    const before = await temporary.rows(comparedRows);
     const now = Date.now();
     const conditions = JSON.stringify(storeConditions("Start", anyOf(timer("due", { at: 0 }), timer("late", { at: Date.UTC(2100, 0, 1) })), now));
     const commit = (workerId: string, leaseToken: number): StepCommit => ({
@@ -139,11 +131,11 @@ void test("a commit with writes, publishes and a wait whose lease another Worker
     // The lease lost: another Worker, or an older lease of the same Worker.
     assert.equal((await operations.commitStep(commit("me", 7))).outcome, "fenced");
     assert.equal((await operations.commitStep(commit("holder", 6))).outcome, "fenced");
-    assert.deepEqual(await tableRows(temporary.connectionString, temporary.schema), before, "a fenced commit wrote nothing");
+    assert.deepEqual(await temporary.rows(comparedRows), before, "a fenced commit wrote nothing");
     const reply = await operations.commitStep(commit("holder", 7));
     assert.equal(reply.outcome, "committed");
     assert.equal(reply.readied, true, "the due Timer matched the wait in its own commit");
-    const after = await tableRows(temporary.connectionString, temporary.schema);
+    const after = await temporary.rows(comparedRows);
     const execution = after["executions"]![0] as { status: string; wait_result: string; conditions: string | null };
     assert.deepEqual({ status: execution.status, conditions: execution.conditions }, { status: "ready", conditions: null });
     assert.deepEqual(JSON.parse(execution.wait_result), { firedTimers: ["due"], messages: [] });
@@ -184,7 +176,7 @@ void test("a wait and publishes of one Flow that two Workers commit at the same 
       assert.deepEqual({ status: described.status, output: described.output }, { status: "completed", output: { got: 2 } });
     }
     assert.ok(oneRequestCommits >= flowIds.length * 2, `one-request wait and publish commits: ${oneRequestCommits}`);
-    const rows = await tableRows(temporary.connectionString, temporary.schema);
+    const rows = await temporary.rows(comparedRows);
     assert.deepEqual([rows["messages"], rows["timers"], rows["executions"]], [[], [], []]);
   } finally {
     for (const worker of workers) await worker.close();
@@ -233,7 +225,7 @@ async function runPrograms(programs: readonly unknown[], oneRequest: boolean): P
     } finally {
       await worker.close();
     }
-    return { rows: await tableRows(temporary.connectionString, temporary.schema), oneRequestCommits };
+    return { rows: await temporary.rows(comparedRows), oneRequestCommits };
   } finally {
     await sql.end();
     await store.close();
@@ -304,7 +296,7 @@ void test("a one-request publish commit lets a Timer that is due but not yet fir
       wait: null, movements: [], finish: null, ready: null, outcome: JSON.stringify({ kind: "dead_end" }), historyKeep: dueTimerFlow.historyRetention, holdsLocks: false, claim: undefined,
     });
     assert.deepEqual([reply.outcome, reply.readied], ["committed", true]);
-    const rows = await tableRows(temporary.connectionString, temporary.schema);
+    const rows = await temporary.rows(comparedRows);
     const watch = (rows["executions"] as { step_type: string; status: string; wait_result: string }[]).find((row) => row.step_type === "DueWatch");
     assert.equal(watch?.status, "ready");
     assert.deepEqual(JSON.parse(watch.wait_result), { firedTimers: ["deadline"], messages: [] }, "the due Timer won; the poke did not");

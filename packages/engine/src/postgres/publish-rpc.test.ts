@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pg from "pg";
 import { attributeMap } from "../attribute/attribute.ts";
 import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
@@ -22,24 +21,16 @@ import { createTemporaryPostgresSchema, postgresTestSkip, testDatabaseUrl } from
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
 
-async function tableRows(connectionString: string, schema: string): Promise<Record<string, unknown[]>> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  const table = (name: string): string => `${pg.escapeIdentifier(schema)}.${name}`;
-  try {
-    return {
-      flows: (await client.query(`SELECT flow_id, flow_type, status, input, output, error, next_seq FROM ${table("flows")} ORDER BY flow_id`)).rows,
-      executions: (await client.query(`SELECT flow_id, execution_id, seq, step_type, input, status, attempt, conditions, movement_options FROM ${table("executions")} ORDER BY flow_id, seq`)).rows,
-      attributes: (await client.query(`SELECT flow_id, name, key, value FROM ${table("attributes")} ORDER BY flow_id, name, key`)).rows,
-      history: (await client.query(`SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM ${table("history")} ORDER BY flow_id, seq`)).rows,
-      // Message IDs, publish times and wait results hold the commit time; the rest does not.
-      messages: (await client.query(`SELECT flow_id, seq, channel, key, value FROM ${table("messages")} ORDER BY flow_id, seq`)).rows,
-      locks: (await client.query(`SELECT * FROM ${table("locks")} ORDER BY flow_id, name`)).rows,
-    };
-  } finally {
-    await client.end();
-  }
-}
+/** The rows a run leaves, compared between the two paths. */
+const comparedRows = {
+  flows: `SELECT flow_id, flow_type, status, input, output, error, next_seq FROM flows ORDER BY flow_id`,
+  executions: `SELECT flow_id, execution_id, seq, step_type, input, status, attempt, conditions, movement_options FROM executions ORDER BY flow_id, seq`,
+  attributes: `SELECT flow_id, name, key, value FROM attributes ORDER BY flow_id, name, key`,
+  history: `SELECT flow_id, seq, execution_id, step_type, method, status, attempt, outcome, error FROM history ORDER BY flow_id, seq`,
+  // Message IDs, publish times and wait results hold the commit time; the rest does not.
+  messages: `SELECT flow_id, seq, channel, key, value FROM messages ORDER BY flow_id, seq`,
+  locks: `SELECT * FROM locks ORDER BY flow_id, name`,
+};
 
 void test("an RPC's planned publishes in one request leave the rows, replies and errors of the handler's transaction", { skip, timeout: 300_000 }, async (t) => {
   const run = async (oneRequest: boolean) => {
@@ -61,7 +52,7 @@ void test("an RPC's planned publishes in one request leave the rows, replies and
     }
     try {
       const outcomes = await runPublishRpcCalls(store, lockHolder(temporary.connectionString, temporary.schema));
-      return { outcomes, replies, rows: await tableRows(temporary.connectionString, temporary.schema) };
+      return { outcomes, replies, rows: await temporary.rows(comparedRows) };
     } finally {
       await store.close();
     }

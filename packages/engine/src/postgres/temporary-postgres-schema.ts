@@ -40,6 +40,12 @@ export interface TemporaryPostgresSchema {
   schema: string;
   /** Opens a store on the schema, as another process would; `dispose()` closes it. */
   open(overrides?: Partial<PostgresStoreOptions>): Promise<PostgresStore>;
+  /**
+   * Runs each query on one connection whose search path is the schema (so
+   * queries name tables bare) and returns each query's rows under its key:
+   * what a test compares between two runs.
+   */
+  rows<Key extends string>(queries: Record<Key, string>): Promise<Record<Key, Record<string, unknown>[]>>;
   dispose(): Promise<void>;
 }
 
@@ -63,6 +69,21 @@ export function createTemporaryPostgresSchema(connectionString: string, options:
       const store = await PostgresStore.open({ poolSize: 4, ...options, ...overrides, connectionString, schema });
       opened.push(store);
       return store;
+    },
+    async rows(queries) {
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString });
+      await client.connect();
+      try {
+        await client.query(`SET search_path TO ${pg.escapeIdentifier(schema)}`);
+        const result = {} as Record<keyof typeof queries, Record<string, unknown>[]>;
+        for (const [key, query] of Object.entries(queries) as [keyof typeof queries, string][]) {
+          result[key] = (await client.query<Record<string, unknown>>(query)).rows;
+        }
+        return result;
+      } finally {
+        await client.end();
+      }
     },
     async dispose() {
       for (const store of opened) await store.close();

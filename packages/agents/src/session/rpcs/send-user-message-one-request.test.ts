@@ -9,7 +9,6 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pg from "pg";
 import { Client, Worker } from "@perdure/engine";
 import { createTemporaryPostgresSchema, pollUntil, postgresTestSkip, testDatabaseUrl } from "@perdure/engine/testing";
 import { ScriptedAgentRunner } from "../../testing/scripted-agent-runner.ts";
@@ -23,21 +22,13 @@ function withoutTimes(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, "<iso>").replace(/\d{13}/g, "<ms>"));
 }
 
-async function tableRows(connectionString: string, schema: string): Promise<unknown> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  const table = (name: string): string => `${pg.escapeIdentifier(schema)}.${name}`;
-  try {
-    return withoutTimes({
-      flows: (await client.query(`SELECT flow_id, status, next_seq FROM ${table("flows")} ORDER BY flow_id`)).rows,
-      executions: (await client.query(`SELECT flow_id, seq, step_type, status, attempt, conditions, wait_result, movement_options FROM ${table("executions")} ORDER BY flow_id, seq`)).rows,
-      attributes: (await client.query(`SELECT flow_id, name, key, value FROM ${table("attributes")} ORDER BY flow_id, name, key`)).rows,
-      messages: (await client.query(`SELECT flow_id, seq, channel, key, message_id, value FROM ${table("messages")} ORDER BY flow_id, seq`)).rows,
-    });
-  } finally {
-    await client.end();
-  }
-}
+/** The rows a run leaves, compared between the two paths. */
+const comparedRows = {
+  flows: `SELECT flow_id, status, next_seq FROM flows ORDER BY flow_id`,
+  executions: `SELECT flow_id, seq, step_type, status, attempt, conditions, wait_result, movement_options FROM executions ORDER BY flow_id, seq`,
+  attributes: `SELECT flow_id, name, key, value FROM attributes ORDER BY flow_id, name, key`,
+  messages: `SELECT flow_id, seq, channel, key, message_id, value FROM messages ORDER BY flow_id, seq`,
+};
 
 async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeStop: unknown; rows: unknown; published: number }> {
   const temporary = createTemporaryPostgresSchema(url!);
@@ -88,10 +79,10 @@ async function run(oneRequest: boolean): Promise<{ outcomes: string[]; beforeSto
     await send({ text: "y".repeat(41) });
     await send({ text: "a plan", planMode: true });
     // The first message waits in the ready Step's wait result; the stop below cancels that Step.
-    const beforeStop = await tableRows(temporary.connectionString, temporary.schema);
+    const beforeStop = withoutTimes(await temporary.rows(comparedRows));
     await client.stop("session-1", "stopped by the test");
     await send({ text: "after the stop" });
-    return { outcomes, beforeStop, rows: await tableRows(temporary.connectionString, temporary.schema), published };
+    return { outcomes, beforeStop, rows: withoutTimes(await temporary.rows(comparedRows)), published };
   } finally {
     await store.close();
     await temporary.dispose();
