@@ -13,6 +13,7 @@ import { commitFunctionsGenericPlansMigration } from "./0012-commit-functions-ge
 import { publishRpcMigration } from "./0014-publish-rpc.ts";
 import { dueTimerWinsMigration } from "./0015-due-timer-wins.ts";
 import { appendStreamsByRunMigration } from "./0016-append-streams-by-run.ts";
+import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -164,6 +165,7 @@ CREATE TABLE {schema}.stream_usage (
   publishRpcMigration,
   dueTimerWinsMigration,
   appendStreamsByRunMigration,
+  commitStepAttributeWritesMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */
