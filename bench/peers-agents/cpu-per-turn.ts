@@ -14,6 +14,9 @@
  * machine and serve nothing else meanwhile. With PERDURE_BENCH_CPU_PROFILE=FILE
  * it writes a V8 CPU profile of the measured turns only (not the warm-up)
  * to FILE; `node bench/engine/cpuprofile-summary.ts FILE --per=TURNS` sums it.
+ * PERDURE_BENCH_HEAP_PROFILE=FILE writes a sampling heap profile of the same
+ * turns that counts every allocation, the collected ones too (what the
+ * garbage collector works through).
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -72,12 +75,24 @@ try {
     await profiler.post("Profiler.enable");
     await profiler.post("Profiler.start");
   }
+  const heapProfileFile = process.env["PERDURE_BENCH_HEAP_PROFILE"];
+  const heapProfiler = heapProfileFile === undefined ? undefined : new Session();
+  if (heapProfiler !== undefined) {
+    heapProfiler.connect();
+    await heapProfiler.post("HeapProfiler.enable");
+    await heapProfiler.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
   const readsBefore = "confirmReads" in system ? (system as PerdureAgentSystem).confirmReads : 0;
   const ownBefore = process.cpuUsage();
   const clusterBefore = clusterCpuMs();
   const rate = await measureSessionsThroughput(system, sessions, turns);
   const own = process.cpuUsage(ownBefore);
   const cluster = clusterCpuMs() - clusterBefore;
+  if (heapProfiler !== undefined) {
+    const { profile } = await heapProfiler.post("HeapProfiler.stopSampling");
+    writeFileSync(heapProfileFile!, JSON.stringify(profile));
+    heapProfiler.disconnect();
+  }
   if (profiler !== undefined) {
     const { profile } = await profiler.post("Profiler.stop");
     writeFileSync(profileFile!, JSON.stringify(profile));

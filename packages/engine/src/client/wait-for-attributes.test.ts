@@ -9,6 +9,7 @@ import type { Store } from "../store/store.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
 import { deliverLocalCommit } from "../flow/local-commits.ts";
+import { noteLocalAttempt, runsLocally } from "../flow/local-attempts.ts";
 import { Client } from "./client.ts";
 import { waitForChange } from "./wait-for-change.ts";
 
@@ -142,6 +143,8 @@ void test("a local commit that wrote every awaited Attribute is judged by its va
     t.after(() => worker.close());
     const client = new Client({ store });
     await client.start(flow, "staged-2", {});
+    // The Worker notes the attempt it runs (Stage1 waits for its release).
+    while (!runsLocally(store, "staged-2")) await new Promise((resolve) => setTimeout(resolve, 5));
     const reads = countReads(store);
     const judged: (number | undefined)[] = [];
     const third = client.waitForAttributes("staged-2", [stage], ([value]) => {
@@ -155,6 +158,7 @@ void test("a local commit that wrote every awaited Attribute is judged by its va
     assert.ok(judged.at(-1) === 3, `until saw ${JSON.stringify(judged)}`);
     release(4);
     await worker.close();
+    assert.equal(runsLocally(store, "staged-2"), false, "a closed Worker runs no attempt of the Flow");
   }
 });
 
@@ -199,4 +203,35 @@ void test("a wait judges a local commit by the values it wrote: other instances 
   await settle();
   deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "x" }]);
   assert.equal(await refused, 2);
+});
+
+void test("a Stream wake-up of a Flow reads again unless a Worker of this process runs one of the Flow's Steps (its commit will tell)", async (t) => {
+  const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+  t.after(() => temporary.dispose());
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  let reads = 0;
+  let done = false;
+  const waiting = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined }, async () => {
+    reads += 1;
+    return done;
+  }, (value) => value);
+  await settle();
+  assert.equal(reads, 1);
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 2, "with no local attempt, a Stream wake-up is another process's Step: read");
+  const ended = noteLocalAttempt(temporary.store, "flow-1");
+  const other = noteLocalAttempt(temporary.store, "flow-2");
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 2, "a Stream wake-up while this process runs the Flow's Step reads nothing");
+  ended();
+  ended();
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 3, "once the attempt ended (noted once), Stream wake-ups read again");
+  other();
+  done = true;
+  deliverLocalCommit(temporary.store, "flow-1");
+  assert.equal(await waiting, true);
 });

@@ -1,4 +1,5 @@
 import { onLocalCommit, type WrittenNames, type WrittenValue } from "../flow/local-commits.ts";
+import { runsLocally } from "../flow/local-attempts.ts";
 import type { Store } from "../store/store.ts";
 
 /**
@@ -15,9 +16,10 @@ export type WrittenVerdict<TResult> = "unchanged" | { result: TResult } | undefi
  * commit in this process that wrote `flowId`'s Attributes (one of `names`,
  * when given: a commit that wrote only others changes nothing read), the Flow's end,
  * or the store's poll interval, whichever comes first; and, as long as no
- * such local commit came (the Flow runs in another process), for the
- * Flow's Stream wake-ups, which other processes send. A change announced
- * while a read runs makes it read again at once.
+ * such local commit came and no Worker of this process runs one of the
+ * Flow's Steps (the Flow runs in another process), for the Flow's Stream
+ * wake-ups, which other processes send. A change announced while a read
+ * runs makes it read again at once.
  *
  * With `fromWrites`, a local commit whose written values settle the result
  * reads again only when `until` accepts that result (the read confirms it
@@ -73,8 +75,8 @@ export async function waitForChange<TResult>(
   });
   const unsubscribe = store.subscribe((event) => {
     if (event.kind === "flow_finished" && event.flowId === flowId) changed();
-    // Once a Worker of this process is seen committing the Flow, its commits say more than its Stream writes.
-    if (event.kind === "stream" && event.flowId === flowId && !committedHere) changed();
+    // Once a Worker of this process is seen committing the Flow, or runs one of its Steps, its commits say more than its Stream writes.
+    if (event.kind === "stream" && event.flowId === flowId && !committedHere && !runsLocally(store, flowId)) changed();
   });
   try {
     for (;;) {

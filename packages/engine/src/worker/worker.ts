@@ -11,6 +11,7 @@ import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type Lo
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { offerLocalStarts } from "./local-start-handover.ts";
+import { noteLocalAttempt } from "../flow/local-attempts.ts";
 import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
 import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
@@ -617,6 +618,7 @@ export class Worker {
       });
     }
     this.metrics.attemptStarted(claim);
+    const ended = noteLocalAttempt(this.options.store, claim.execution.flowId);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
     const next = () => {
@@ -633,12 +635,14 @@ export class Worker {
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
     void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, streamBatchWindowMs: this.options.streamBatchWindowMs, onCommitted, metrics: this.metrics.enabled ? this.metrics : undefined }, next, this.claims).then((claims) => {
+      ended();
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       this.checkSettled(key, claim);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
       if (this.state !== "running" || claims.length === 0) this.requestWake();
     }, (error: unknown) => {
+      ended();
       this.running.delete(key);
       this.checkSettled(key, claim);
       this.options.onError(error);
