@@ -185,18 +185,18 @@ async function executeRunsOf(transaction: StoreTransaction, started: StartedAtte
 }
 
 /**
- * Reads each remembered attempt's execution and reports those the store
- * no longer knows this Worker started (see the module's comment); fails
- * with `CommitLost` those it shows unclaimed. The caller skips attempts it
- * still runs.
+ * Reads each remembered attempt's execution, in the order given (newest
+ * first), and hands `found` each the store no longer knows this Worker
+ * started as soon as it is known (see the module's comment); fails with
+ * `CommitLost` those it shows unclaimed and ready. The caller skips
+ * attempts it still runs.
  */
-export async function findLostAttempts(store: Store, flows: ReadonlyMap<string, FlowCore>, attempts: readonly StartedAttempt[], check: LostAttemptCheck): Promise<LostAttempt[]> {
-  const lost: LostAttempt[] = [];
+export async function findLostAttempts(store: Store, flows: ReadonlyMap<string, FlowCore>, attempts: readonly StartedAttempt[], check: LostAttemptCheck, found: (lost: LostAttempt) => void): Promise<void> {
   for (const started of attempts) {
     const flow = flows.get(started.flowType);
     if (flow === undefined) continue;
     const changed: FlowTransaction[] = [];
-    const found = await store.transaction(async (transaction): Promise<LostAttempt | undefined> => {
+    const lost = await store.transaction(async (transaction): Promise<LostAttempt | undefined> => {
       const row = await transaction.getExecution(started.flowId, started.executionId);
       if (row !== undefined && isSameExecution(started, row)) {
         if (row.executeClaims > started.executeClaims) return undefined;
@@ -228,7 +228,6 @@ export async function findLostAttempts(store: Store, flows: ReadonlyMap<string, 
       return isUncertain(started, check) ? { started, action: "unknown", claimedBy: null } : undefined;
     });
     for (const flowTransaction of changed) flowTransaction.announce(store);
-    if (found !== undefined) lost.push(found);
+    if (lost !== undefined) found(lost);
   }
-  return lost;
 }

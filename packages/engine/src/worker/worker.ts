@@ -288,6 +288,10 @@ export class Worker {
   private readonly checkWhenSettled = new Set<string>();
   /** When the store's commit position last fell (store clock), for the attempts a check cannot account for. */
   private fellAt: number | undefined;
+  /** The fall (its `fellAt`) whose attempts a check has gone through. */
+  private checkedFallAt: number | undefined;
+  /** The commit position reading under way, which a second asker joins. */
+  private positionReading: Promise<boolean> | undefined;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -651,10 +655,14 @@ export class Worker {
     if (!this.checkWhenSettled.delete(key)) return;
     const started = this.startedAttempts.get(claim.execution.flowId, claim.execution.executionId);
     if (started === undefined || started.reported === true) return;
+    this.checkSettledAttempt(started);
+  }
+
+  private checkSettledAttempt(started: StartedAttempt): void {
     void this.reportLostAttempts([started]).catch((error: unknown) => {
-      // Not checked: put the Worker's claims in doubt again, so the next check includes it.
       this.options.onError(error);
-      this.claims.doubt();
+      // Not checked (the store failed): again shortly, while the Worker runs.
+      if (this.state === "running") this.options.timers.after(1000, () => this.checkSettledAttempt(started), { background: true });
     });
   }
 
@@ -666,28 +674,44 @@ export class Worker {
    * so it is not run again as new.
    */
   private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
+    let since = -Infinity;
+    const checksFall = this.options.store.commitPosition !== undefined;
+    if (checksFall) {
+      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall. Unread, the
+      // claims stay in doubt (no new claim could take a call this Worker ran, under another number) and this is retried.
+      if (!(await this.checkCommitPosition())) throw new Error("could not read the store's commit position to check the attempts this Worker started; trying again");
+      // A store with a commit position forgot nothing unless it fell; each fall is gone through once, over the
+      // attempts claimed in the minute before it (far longer than any replication lag a failover loses).
+      if (this.fellAt === undefined || this.fellAt === this.checkedFallAt) return;
+      since = this.fellAt - recentCommitsWindowMs;
+    }
+    const fellAt = this.fellAt;
     const running = new Map<string, string>();
     for (const key of tracked) running.set(key.split("\u0000").slice(0, 2).join("\u0000"), key);
     const candidates: StartedAttempt[] = [];
     for (const started of this.startedAttempts.recent(1000)) {
+      if (started.claimedAt < since) break;
       const runningKey = running.get(`${started.flowId}\u0000${started.executionId}`);
       // Still running: checked once it settles, when its commit has landed or been fenced off.
       if (runningKey === undefined) candidates.push(started);
       else this.checkWhenSettled.add(runningKey);
     }
-    await this.reportLostAttempts(candidates);
+    // Single-attempt writes first: another Worker running one again is what most needs saying.
+    await this.reportLostAttempts([...candidates.filter((started) => started.singleAttempt), ...candidates.filter((started) => !started.singleAttempt)]);
+    if (checksFall) this.checkedFallAt = fellAt;
   }
 
   /** Checks `attempts` against the store (see `findLostAttempts`) and reports each it forgot. */
   private async reportLostAttempts(attempts: readonly StartedAttempt[]): Promise<void> {
     const unknownWithin = this.fellAt === undefined ? undefined : { from: this.fellAt - recentCommitsWindowMs, to: this.fellAt };
-    for (const lost of await findLostAttempts(this.options.store, this.options.flows, attempts, { workerId: this.workerId, unknownWithin })) {
+    // Each is logged as soon as it is found: another Worker may be about to run it again.
+    await findLostAttempts(this.options.store, this.options.flows, attempts, { workerId: this.workerId, unknownWithin }, (lost) => {
       lost.started.reported = true;
       // Recorded in the store: later claims of the execution are new attempts.
       if (lost.action === "failed") this.startedAttempts.forget(lost.started);
       if (lost.action === "missing" && lost.started.singleAttempt) this.startedAttempts.addMissing(lost.started);
       this.reportForgottenAttempt(lost.started, outcomeOf(lost), lost.claimedBy, lost.action === "unknown" ? "may no longer show" : "no longer shows");
-    }
+    });
   }
 
   /**
@@ -722,16 +746,24 @@ export class Worker {
    * names the sessions this Worker committed in the last minute, the ones
    * whose latest work may be gone.
    */
-  private async checkCommitPosition(): Promise<void> {
+  private checkCommitPosition(): Promise<boolean> {
+    this.positionReading ??= this.readCommitPosition().finally(() => {
+      this.positionReading = undefined;
+    });
+    return this.positionReading;
+  }
+
+  /** False when the store has a commit position and did not answer. */
+  private async readCommitPosition(): Promise<boolean> {
     const store = this.options.store;
-    if (store.commitPosition === undefined) return;
+    if (store.commitPosition === undefined) return true;
     // A failed read tells nothing new: the liveness write just before reports an unreachable store.
     const position = await store.commitPosition().catch(() => undefined);
-    if (position === undefined) return;
+    if (position === undefined) return false;
     const highest = this.highestCommitPosition;
     if (highest === undefined || position >= highest) {
       this.highestCommitPosition = position;
-      return;
+      return true;
     }
     this.highestCommitPosition = position;
     this.fellAt = this.now();
@@ -744,6 +776,7 @@ export class Worker {
     else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
     // The store may show leases to this Worker whose commits it lost: look for them, as after a failed claim.
     this.claims.doubt();
+    return true;
   }
 
   private noteCommit(flowId: string): void {
