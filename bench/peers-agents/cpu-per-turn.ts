@@ -47,6 +47,12 @@ function processCpuMs(pid: number): number {
   }
 }
 
+/** Bytes this process read and wrote through system calls (`rchar`, `wchar` of /proc/self/io): on PostgreSQL, mostly its sockets to the server. */
+function processIo(): { read: number; written: number } {
+  const fields = new Map(readFileSync("/proc/self/io", "utf8").trim().split("\n").map((line) => line.split(": ") as [string, string]));
+  return { read: Number(fields.get("rchar")), written: Number(fields.get("wchar")) };
+}
+
 /** CPU ms of the postmaster and its live children (a child that exited meanwhile is not counted). */
 function clusterCpuMs(): number {
   if (!onPostgres) return 0;
@@ -83,11 +89,13 @@ try {
     await heapProfiler.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   const readsBefore = "confirmReads" in system ? (system as PerdureAgentSystem).confirmReads : 0;
+  const ioBefore = processIo();
   const ownBefore = process.cpuUsage();
   const clusterBefore = clusterCpuMs();
   const rate = await measureSessionsThroughput(system, sessions, turns);
   const own = process.cpuUsage(ownBefore);
   const cluster = clusterCpuMs() - clusterBefore;
+  const ioAfter = processIo();
   if (heapProfiler !== undefined) {
     const { profile } = await heapProfiler.post("HeapProfiler.stopSampling");
     writeFileSync(heapProfileFile!, JSON.stringify(profile));
@@ -99,8 +107,9 @@ try {
     profiler.disconnect();
   }
   const count = sessions * turns;
+  const io = `; KB per turn read / written by this process: ${((ioAfter.read - ioBefore.read) / 1024 / count).toFixed(1)} / ${((ioAfter.written - ioBefore.written) / 1024 / count).toFixed(1)}`;
   const reads = "confirmReads" in system ? `; the Client's reads of AgentState per turn: ${(((system as PerdureAgentSystem).confirmReads - readsBefore) / count).toFixed(2)}` : "";
-  console.log(`${system.name}: ${rate.toFixed(1)} turns/s at ${sessions} sessions; CPU per turn: this process ${((own.user + own.system) / 1000 / count).toFixed(2)} ms${onPostgres ? `, PostgreSQL ${(cluster / count).toFixed(2)} ms` : ""}${reads}`);
+  console.log(`${system.name}: ${rate.toFixed(1)} turns/s at ${sessions} sessions; CPU per turn: this process ${((own.user + own.system) / 1000 / count).toFixed(2)} ms${onPostgres ? `, PostgreSQL ${(cluster / count).toFixed(2)} ms` : ""}${reads}${io}`);
 } finally {
   await system.close();
 }

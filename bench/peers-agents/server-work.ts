@@ -43,18 +43,22 @@ await admin.connect();
 const one = async <T>(sql: string, values: unknown[] = []): Promise<T> => (await admin.query(sql, values)).rows[0] as T;
 const hasStatements = (await admin.query("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'")).rowCount === 1;
 
-interface TableCounts { ins: number; upd: number; hot: number; del: number }
+interface TableCounts { ins: number; upd: number; hot: number; del: number; seq: number; seqRows: number; idx: number }
 async function tableCounts(): Promise<Map<string, TableCounts>> {
-  // The statistics collector flushes a backend's counts at the end of its transactions, at most every 1 s.
-  await new Promise((resolve) => setTimeout(resolve, 1200));
+  // A busy backend reports its counts at most once a second; an idle pooled connection, 10 s after its last transaction.
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
   await admin.query("SELECT pg_stat_clear_snapshot()");
-  const rows = (await admin.query<{ name: string; ins: string; upd: string; hot: string; del: string }>(
-    "SELECT relname AS name, n_tup_ins::text AS ins, n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot, n_tup_del::text AS del FROM pg_stat_user_tables",
+  const rows = (await admin.query<{ name: string; ins: string; upd: string; hot: string; del: string; seq: string; seq_rows: string; idx: string }>(
+    `SELECT relname AS name, n_tup_ins::text AS ins, n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot, n_tup_del::text AS del,
+       seq_scan::text AS seq, seq_tup_read::text AS seq_rows, coalesce(idx_scan, 0)::text AS idx FROM pg_stat_user_tables`,
   )).rows;
   const counts = new Map<string, TableCounts>();
   for (const row of rows) {
-    const previous = counts.get(row.name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
-    counts.set(row.name, { ins: previous.ins + Number(row.ins), upd: previous.upd + Number(row.upd), hot: previous.hot + Number(row.hot), del: previous.del + Number(row.del) });
+    const previous = counts.get(row.name) ?? { ins: 0, upd: 0, hot: 0, del: 0, seq: 0, seqRows: 0, idx: 0 };
+    counts.set(row.name, {
+      ins: previous.ins + Number(row.ins), upd: previous.upd + Number(row.upd), hot: previous.hot + Number(row.hot), del: previous.del + Number(row.del),
+      seq: previous.seq + Number(row.seq), seqRows: previous.seqRows + Number(row.seq_rows), idx: previous.idx + Number(row.idx),
+    });
   }
   return counts;
 }
@@ -85,12 +89,12 @@ try {
   const per = (value: number): string => (value / turns).toFixed(2);
   console.log(`${system.name}: ${turns} turns (${sessions} session(s) × ${turnsPerSession}), checkpoint before: ${checkpoint ? "yes" : "no"}, load ${(await import("node:os")).loadavg()[0]!.toFixed(1)}`);
 
-  console.log("\nrows per turn by table: inserted, updated (of which HOT), deleted");
+  console.log("\nrows per turn by table: inserted, updated (of which HOT), deleted; sequential scans (rows they read), index scans");
   for (const [name, counts] of [...tablesAfter].sort()) {
-    const was = tablesBefore.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
-    const delta = { ins: counts.ins - was.ins, upd: counts.upd - was.upd, hot: counts.hot - was.hot, del: counts.del - was.del };
-    if (delta.ins + delta.upd + delta.del === 0) continue;
-    console.log(`  ${name.padEnd(28)} ins ${per(delta.ins).padStart(6)}  upd ${per(delta.upd).padStart(6)} (HOT ${per(delta.hot).padStart(6)})  del ${per(delta.del).padStart(6)}`);
+    const was = tablesBefore.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0, seq: 0, seqRows: 0, idx: 0 };
+    const delta = { ins: counts.ins - was.ins, upd: counts.upd - was.upd, hot: counts.hot - was.hot, del: counts.del - was.del, seq: counts.seq - was.seq, seqRows: counts.seqRows - was.seqRows, idx: counts.idx - was.idx };
+    if (delta.ins + delta.upd + delta.del + delta.seq + delta.idx === 0) continue;
+    console.log(`  ${name.padEnd(28)} ins ${per(delta.ins).padStart(6)}  upd ${per(delta.upd).padStart(6)} (HOT ${per(delta.hot).padStart(6)})  del ${per(delta.del).padStart(6)}  seq ${per(delta.seq).padStart(6)} (${per(delta.seqRows).padStart(7)} rows)  idx ${per(delta.idx).padStart(6)}`);
   }
 
   // WAL by relation and record type, from the WAL itself.
