@@ -48,6 +48,13 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, byt
   const errors = new WorkerErrorCollector();
   const worker = new Worker({ store, flows: [flow], concurrency, onError: errors.onError });
   const client = new Client({ store });
+  // Counts the Client's reads of AgentState by session: `waitForAttributes` reads through `getAttributes`.
+  const readsBySession = new Map<string, number>();
+  const getAttributes = client.getAttributes.bind(client);
+  client.getAttributes = ((...args: Parameters<typeof getAttributes>) => {
+    readsBySession.set(args[0], (readsBySession.get(args[0]) ?? 0) + 1);
+    return getAttributes(...args);
+  }) as typeof client.getAttributes;
   const system = {
     name,
     store,
@@ -61,16 +68,15 @@ function perdureAgentSystem(name: string, store: Store, concurrency: number, byt
     async runTurn(sessionId: string, turnNumber: number) {
       const accepted = await client.invokeRPC(flow.sendUserMessage, sessionId, { text: `Where is order ${turnNumber}?` });
       if (!accepted) throw new Error(`session ${sessionId} refused message ${turnNumber}`);
-      // As a Client in any process would: read AgentState again after each of the session's commits
+      // As a Client in any process would: read AgentState again after the session's commits
       // (or its Stream wake-ups, or the poll interval) until the turn has ended.
-      let reads = 0;
-      const [state] = await client.waitForAttributes(sessionId, [flow.agentState], ([current]) => {
-        reads += 1;
-        return current !== undefined && current.turnCount >= turnNumber && current.activeTurnId === null;
-      }, { timeoutMs: 60_000 });
+      readsBySession.delete(sessionId);
+      const [state] = await client.waitForAttributes(sessionId, [flow.agentState], ([current]) =>
+        current !== undefined && current.turnCount >= turnNumber && current.activeTurnId === null, { timeoutMs: 60_000 });
       if (state === undefined || state.turnCount < turnNumber || state.activeTurnId !== null) throw new Error(`session ${sessionId} turn ${turnNumber} did not end (${JSON.stringify(state)})`);
       if (state.lastTurnError !== null) throw new Error(`session ${sessionId} turn ${turnNumber} failed: ${state.lastTurnError}`);
-      system.confirmReads += reads;
+      system.confirmReads += readsBySession.get(sessionId) ?? 0;
+      readsBySession.delete(sessionId);
       system.turns += 1;
       errors.throwIfAny();
     },

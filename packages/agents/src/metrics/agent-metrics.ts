@@ -9,7 +9,7 @@
  * global (an SDK's meter provider): a process without OpenTelemetry never
  * resolves it, and every call here is then a cheap no-op.
  */
-import type { Attributes, Counter, Histogram, Meter, MeterProvider, UpDownCounter } from "@opentelemetry/api";
+import type { Attributes, Histogram, Meter, MeterProvider } from "@opentelemetry/api";
 import type { ModelCallMetadata } from "../contract/agent-framework-runner.ts";
 import type { AgentEventType } from "../contract/values/agent-event.ts";
 import type { AgentUsage } from "../contract/values/agent-usage.ts";
@@ -28,24 +28,129 @@ const tokenUsageBuckets = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 
 /** Turns last from seconds to hours (a turn waits for approvals and answers). */
 const turnDurationBucketsSeconds = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600];
 
-interface Instruments {
-  turnsStarted: Counter;
-  turnsEnded: Counter;
-  turnDuration: Histogram;
-  interruptsPending: UpDownCounter;
-  tokenUsage: Histogram;
-  operationDuration: Histogram;
+/** A count kept as a plain number, with the attribute object of its data point made once. */
+interface Series {
+  readonly attributes: Attributes;
+  value: number;
 }
 
-function instrumentsOf(meter: Meter): Instruments {
-  return {
-    turnsStarted: meter.createCounter("perdure.agent.turns.started", { description: "Agent turns started", unit: "{turn}" }),
-    turnsEnded: meter.createCounter("perdure.agent.turns.ended", { description: "Agent turns ended, by outcome: completed, failed, steered or cancelled", unit: "{turn}" }),
-    turnDuration: meter.createHistogram("perdure.agent.turn.duration", { description: "Time from a turn's start to its end, when one process saw both", unit: "s", advice: { explicitBucketBoundaries: turnDurationBucketsSeconds } }),
-    interruptsPending: meter.createUpDownCounter("perdure.agent.interrupts.pending", { description: "Approvals and questions raised and not yet resolved (sum over the processes that run sessions)", unit: "{interrupt}" }),
-    tokenUsage: meter.createHistogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", unit: "{token}", advice: { explicitBucketBoundaries: tokenUsageBuckets } }),
-    operationDuration: meter.createHistogram("gen_ai.client.operation.duration", { description: "GenAI operation duration", unit: "s", advice: { explicitBucketBoundaries: operationDurationBucketsSeconds } }),
-  };
+/** The GenAI attribute sets of one model call's operation, provider and models, made once. */
+interface ModelCallSeries {
+  readonly duration: Attributes;
+  readonly input: Attributes;
+  readonly output: Attributes;
+  /** The duration's attributes with each `error.type` seen. */
+  readonly failed: Map<string, Attributes>;
+}
+
+/** How many distinct attribute sets of each kind a process keeps; past it, recordings build their attributes each time. */
+const seriesLimit = 1000;
+
+/**
+ * The instruments of one meter and the counts behind its observable ones,
+ * shared by every recorder of the process that uses that meter.
+ *
+ * What a session costs, following the Worker's metrics (ADR
+ * `2026-12-07-worker-metrics-off-the-hot-path.md`): turn starts, turn ends
+ * and pending interrupts add to plain numbers, which observable
+ * instruments report when the meter's reader collects (a scrape, an
+ * export); the histograms (turn duration and the GenAI client's operation
+ * duration and token usage, whose attributes the semantic conventions
+ * require) are recorded with attribute objects made once per attribute set,
+ * not built per recording.
+ */
+class MeterTable {
+  readonly turnDuration: Histogram;
+  readonly tokenUsage: Histogram;
+  readonly operationDuration: Histogram;
+  private readonly turnsStarted = new Map<string, Series>();
+  private readonly turnsEnded = new Map<string, Series>();
+  private readonly interruptsPending = new Map<string, Series>();
+  private readonly turnDurationAttributes = new Map<string, Attributes>();
+  private readonly modelCalls = new Map<string, ModelCallSeries>();
+
+  constructor(meter: Meter) {
+    const started = meter.createObservableCounter("perdure.agent.turns.started", { description: "Agent turns started", unit: "{turn}" });
+    const ended = meter.createObservableCounter("perdure.agent.turns.ended", { description: "Agent turns ended, by outcome: completed, failed, steered or cancelled", unit: "{turn}" });
+    const pending = meter.createObservableUpDownCounter("perdure.agent.interrupts.pending", { description: "Approvals and questions raised and not yet resolved (sum over the processes that run sessions)", unit: "{interrupt}" });
+    this.turnDuration = meter.createHistogram("perdure.agent.turn.duration", { description: "Time from a turn's start to its end, when one process saw both", unit: "s", advice: { explicitBucketBoundaries: turnDurationBucketsSeconds } });
+    this.tokenUsage = meter.createHistogram("gen_ai.client.token.usage", { description: "Number of input and output tokens used", unit: "{token}", advice: { explicitBucketBoundaries: tokenUsageBuckets } });
+    this.operationDuration = meter.createHistogram("gen_ai.client.operation.duration", { description: "GenAI operation duration", unit: "s", advice: { explicitBucketBoundaries: operationDurationBucketsSeconds } });
+    meter.addBatchObservableCallback((observer) => {
+      for (const series of this.turnsStarted.values()) observer.observe(started, series.value, series.attributes);
+      for (const series of this.turnsEnded.values()) observer.observe(ended, series.value, series.attributes);
+      for (const series of this.interruptsPending.values()) observer.observe(pending, series.value, series.attributes);
+    }, [started, ended, pending]);
+  }
+
+  turnStarted(flowType: string): void {
+    seriesOf(this.turnsStarted, flowType, () => ({ "perdure.flow.type": flowType })).value += 1;
+  }
+
+  turnEnded(flowType: string, outcome: string, durationSeconds: number | undefined): void {
+    const key = [flowType, outcome].join("\u0000");
+    const series = seriesOf(this.turnsEnded, key, () => ({ "perdure.flow.type": flowType, "perdure.agent.turn.outcome": outcome }));
+    series.value += 1;
+    if (durationSeconds !== undefined) this.turnDuration.record(durationSeconds, attributesOf(this.turnDurationAttributes, key, () => series.attributes));
+  }
+
+  interruptMoved(flowType: string, kind: string, change: number): void {
+    const key = [flowType, kind].join("\u0000");
+    seriesOf(this.interruptsPending, key, () => ({ "perdure.flow.type": flowType, "perdure.agent.interrupt.kind": kind })).value += change;
+  }
+
+  /** The attribute sets of a model call's operation, provider and models. */
+  modelCall(operationName: string, metadata: ModelCallMetadata | undefined): ModelCallSeries {
+    const provider = textOf(metadata?.providerName);
+    const requestModel = textOf(metadata?.requestModel);
+    const responseModel = textOf(metadata?.responseModel);
+    const key = [operationName, provider, requestModel, responseModel].join("\u0000");
+    const known = this.modelCalls.get(key);
+    if (known !== undefined) return known;
+    const duration: Attributes = { "gen_ai.operation.name": operationName };
+    if (provider !== "") duration["gen_ai.provider.name"] = provider;
+    if (requestModel !== "") duration["gen_ai.request.model"] = requestModel;
+    if (responseModel !== "") duration["gen_ai.response.model"] = responseModel;
+    const series = { duration, input: { ...duration, "gen_ai.token.type": "input" }, output: { ...duration, "gen_ai.token.type": "output" }, failed: new Map<string, Attributes>() };
+    if (this.modelCalls.size < seriesLimit) this.modelCalls.set(key, series);
+    return series;
+  }
+}
+
+/** The series under `key`, made on first use (kept while there are fewer than {@link seriesLimit}). */
+function seriesOf(table: Map<string, Series>, key: string, attributes: () => Attributes): Series {
+  let series = table.get(key);
+  if (series === undefined) {
+    series = { attributes: attributes(), value: 0 };
+    // Past the limit a new series is not kept, so not counted: a process has a handful of Flow types, outcomes and kinds.
+    if (table.size < seriesLimit) table.set(key, series);
+  }
+  return series;
+}
+
+function attributesOf(table: Map<string, Attributes>, key: string, make: () => Attributes): Attributes {
+  let attributes = table.get(key);
+  if (attributes === undefined) {
+    attributes = make();
+    if (table.size < seriesLimit) table.set(key, attributes);
+  }
+  return attributes;
+}
+
+function textOf(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** One table per meter: recorders of one process that share a meter add up instead of overwriting each other's observations. */
+const meterTables = new WeakMap<Meter, MeterTable>();
+
+function tableOf(meter: Meter): MeterTable {
+  let table = meterTables.get(meter);
+  if (table === undefined) {
+    table = new MeterTable(meter);
+    meterTables.set(meter, table);
+  }
+  return table;
 }
 
 /** The turn outcome each ending event stands for. */
@@ -76,35 +181,52 @@ export interface ModelCallMeasurement {
  * {@link AgentMetrics.useMeterProvider}).
  */
 export class AgentMetrics {
-  private instruments: Instruments | undefined;
+  private table: MeterTable | undefined;
   private loading: Promise<void> | undefined;
   private readonly turnStarts = new Map<string, number>();
 
   /** Records on `meterProvider` instead of the global one (tests, or a provider the application keeps to itself). */
   useMeterProvider(meterProvider: MeterProvider): void {
-    this.instruments = instrumentsOf(meterProvider.getMeter(agentMeterName));
+    this.table = tableOf(meterProvider.getMeter(agentMeterName));
   }
 
   /** Forgets the instruments, so the next event looks for a registered provider again (tests). */
   reset(): void {
-    this.instruments = undefined;
+    this.table = undefined;
     this.loading = undefined;
     this.turnStarts.clear();
   }
 
-  /** The instruments, loading the API the first time a global provider is seen; undefined while none is. */
-  private async ready(): Promise<Instruments | undefined> {
-    if (this.instruments !== undefined) return this.instruments;
-    const globals = (globalThis as Record<symbol, { metrics?: unknown } | undefined>)[apiGlobalsKey];
-    if (globals?.metrics === undefined) return undefined;
+  /** The table, loading the API the first time a global provider is seen; undefined while none is. */
+  private async ready(): Promise<MeterTable | undefined> {
+    if (this.table !== undefined) return this.table;
     this.loading ??= import(apiModuleName).then(
       (api: typeof import("@opentelemetry/api")) => {
-        this.instruments ??= instrumentsOf(api.metrics.getMeter(agentMeterName));
+        this.table ??= tableOf(api.metrics.getMeter(agentMeterName));
       },
       () => undefined,
     );
     await this.loading;
-    return this.instruments;
+    return this.table;
+  }
+
+  /** Runs `record` now when the instruments are there, after loading them when a global provider is registered, else not at all. */
+  private withTable(what: string, record: (table: MeterTable) => void): void {
+    const failed = (error: unknown): void => console.debug(`perdure agents metrics: recording ${what} failed:`, error);
+    const table = this.table;
+    if (table !== undefined) {
+      try {
+        record(table);
+      } catch (error) {
+        failed(error);
+      }
+      return;
+    }
+    const globals = (globalThis as Record<symbol, { metrics?: unknown } | undefined>)[apiGlobalsKey];
+    if (globals?.metrics === undefined) return;
+    this.ready().then((loaded) => {
+      if (loaded !== undefined) record(loaded);
+    }).catch(failed);
   }
 
   /**
@@ -114,48 +236,40 @@ export class AgentMetrics {
    * retried attempt writes again is counted again, as the event is.
    */
   eventWritten(flowType: string, flowId: string, type: AgentEventType, turnId: string | null, payload: Record<string, unknown>, now: number): void {
-    if (type !== "turn_started" && turnEndOutcomes[type] === undefined && type !== "interrupt_raised" && type !== "interrupt_resolved") return;
-    this.recordEvent(flowType, flowId, type, turnId, payload, now).catch((error: unknown) => console.debug("perdure agents metrics: recording an event failed:", error));
-  }
-
-  private async recordEvent(flowType: string, flowId: string, type: AgentEventType, turnId: string | null, payload: Record<string, unknown>, now: number): Promise<void> {
-    const instruments = this.instruments ?? (await this.ready());
-    if (instruments === undefined) return;
-    const attributes: Attributes = { "perdure.flow.type": flowType };
     if (type === "turn_started") {
-      instruments.turnsStarted.add(1, attributes);
-      this.rememberTurnStart(`${flowId}\u0000${turnId ?? ""}`, now);
+      this.withTable("an event", (table) => {
+        table.turnStarted(flowType);
+        this.rememberTurnStart([flowId, turnId ?? ""].join("\u0000"), now);
+      });
       return;
     }
     const outcome = turnEndOutcomes[type];
     if (outcome !== undefined) {
-      instruments.turnsEnded.add(1, { ...attributes, "perdure.agent.turn.outcome": outcome });
-      const key = `${flowId}\u0000${turnId ?? ""}`;
-      const startedAt = this.turnStarts.get(key);
-      if (startedAt !== undefined) {
-        this.turnStarts.delete(key);
-        instruments.turnDuration.record(Math.max(0, now - startedAt) / 1000, { ...attributes, "perdure.agent.turn.outcome": outcome });
-      }
+      this.withTable("an event", (table) => {
+        const key = [flowId, turnId ?? ""].join("\u0000");
+        const startedAt = this.turnStarts.get(key);
+        if (startedAt !== undefined) this.turnStarts.delete(key);
+        table.turnEnded(flowType, outcome, startedAt === undefined ? undefined : Math.max(0, now - startedAt) / 1000);
+      });
       return;
     }
+    if (type !== "interrupt_raised" && type !== "interrupt_resolved") return;
     const kind = typeof payload.kind === "string" ? payload.kind : "approval";
-    instruments.interruptsPending.add(type === "interrupt_raised" ? 1 : -1, { ...attributes, "perdure.agent.interrupt.kind": kind });
+    this.withTable("an event", (table) => table.interruptMoved(flowType, kind, type === "interrupt_raised" ? 1 : -1));
   }
 
   /** A model call ended: `gen_ai.client.operation.duration`, and `gen_ai.client.token.usage` per token type when it reported usage. */
   modelCallEnded(measurement: ModelCallMeasurement): void {
-    this.recordModelCall(measurement).catch((error: unknown) => console.debug("perdure agents metrics: recording a model call failed:", error));
-  }
-
-  private async recordModelCall(measurement: ModelCallMeasurement): Promise<void> {
-    const instruments = this.instruments ?? (await this.ready());
-    if (instruments === undefined) return;
-    const attributes: Attributes = { "gen_ai.operation.name": measurement.operationName, ...modelAttributes(measurement.metadata) };
-    instruments.operationDuration.record(measurement.durationSeconds, measurement.errorType === undefined ? attributes : { ...attributes, "error.type": measurement.errorType });
-    const usage = measurement.usage;
-    if (usage === undefined || usage === null || usage.requests <= 0) return;
-    if (usage.inputTokens > 0) instruments.tokenUsage.record(usage.inputTokens, { ...attributes, "gen_ai.token.type": "input" });
-    if (usage.outputTokens > 0) instruments.tokenUsage.record(usage.outputTokens, { ...attributes, "gen_ai.token.type": "output" });
+    this.withTable("a model call", (table) => {
+      const series = table.modelCall(measurement.operationName, measurement.metadata ?? undefined);
+      const errorType = measurement.errorType;
+      const durationAttributes = errorType === undefined ? series.duration : attributesOf(series.failed, errorType, () => ({ ...series.duration, "error.type": errorType }));
+      table.operationDuration.record(measurement.durationSeconds, durationAttributes);
+      const usage = measurement.usage;
+      if (usage === undefined || usage === null || usage.requests <= 0) return;
+      if (usage.inputTokens > 0) table.tokenUsage.record(usage.inputTokens, series.input);
+      if (usage.outputTokens > 0) table.tokenUsage.record(usage.outputTokens, series.output);
+    });
   }
 
   private rememberTurnStart(key: string, now: number): void {
@@ -166,15 +280,6 @@ export class AgentMetrics {
       if (oldest !== undefined) this.turnStarts.delete(oldest);
     }
   }
-}
-
-function modelAttributes(metadata: ModelCallMetadata | undefined): Attributes {
-  if (metadata === undefined || metadata === null) return {};
-  const attributes: Attributes = {};
-  if (typeof metadata.providerName === "string" && metadata.providerName !== "") attributes["gen_ai.provider.name"] = metadata.providerName;
-  if (typeof metadata.requestModel === "string" && metadata.requestModel !== "") attributes["gen_ai.request.model"] = metadata.requestModel;
-  if (typeof metadata.responseModel === "string" && metadata.responseModel !== "") attributes["gen_ai.response.model"] = metadata.responseModel;
-  return attributes;
 }
 
 /**

@@ -200,7 +200,9 @@ const sqliteRequestsPerTurn = {
   "ResumeTurn.execute transaction": 2,
   "ResumeTurn.waitUntil transaction": 2,
   "RPC transaction": 1,
-  "RunModel.execute transaction": 6,
+  // The turn's last model call moves to AwaitUserMessage, whose wait loads nothing (`waitUntilLoad: []`): one request.
+  "RunModel.execute commitStep": 1,
+  "RunModel.execute transaction": 5,
 };
 const postgresRequestsPerTurn = {
   "AwaitUserMessage.execute appendStreams": 1,

@@ -8,7 +8,7 @@
  * proxy pointed at it; then the other half go in. Reports what each session
  * ended with and how often each refund ran.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
@@ -34,6 +34,12 @@ export interface FailoverRunOptions {
    * the primary dies. @default 0
    */
   approveDuringLag?: number;
+  /**
+   * Once every session finished: true when the Workers' output says all it
+   * should (a Worker names a lost write when its check reaches it, which may
+   * be after the sessions moved on). Polled for up to 30 s. @default none
+   */
+  outputSettled?: (output: string, refundRuns: ReadonlyMap<string, number>) => boolean;
   log?: (line: string) => void;
 }
 
@@ -73,6 +79,30 @@ async function retrying<TResult>(description: string, work: () => Promise<TResul
   }
 }
 
+/** Every start of the refund tool so far, from the gated agent's invocation log, by order. */
+function refundInvocations(folder: string): Array<{ orderId: string }> {
+  let text: string;
+  try {
+    text = readFileSync(join(folder, "invocations.jsonl"), "utf8");
+  } catch {
+    return [];
+  }
+  const starts: Array<{ orderId: string }> = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    let entry: { event?: string; name?: string; order_id?: string; details?: { order_id?: string } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      // A line still being written.
+      continue;
+    }
+    const orderId = entry.order_id ?? entry.details?.order_id;
+    if ((entry.event ?? entry.name) === "refund_order:start" && orderId !== undefined) starts.push({ orderId });
+  }
+  return starts;
+}
+
 export async function runFailover(options: FailoverRunOptions): Promise<FailoverRunResult> {
   const log = options.log ?? (() => undefined);
   const cluster = await ReplicatedPostgres.start({ synchronous: options.synchronous, namedStandby: options.namedStandby === true });
@@ -98,6 +128,15 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
 
     const half = Math.ceil(ids.length / 2);
     for (const id of ids.slice(0, half)) await sessions.resolveInterrupt(id, { interruptId: interrupts.get(id) ?? "", approved: true });
+    if (options.namedStandby === true) {
+      // Those refunds start before the standby stops receiving: cut off, their confirmations would wait with the ones
+      // approved during the cut, and could take every Worker slot, so that none of those is ever claimed.
+      const firstOrders = ids.slice(0, half).map((_, index) => orderOf(index));
+      await pollUntil(() => {
+        const started = new Set(refundInvocations(folder).map((entry) => entry.orderId));
+        return firstOrders.every((order) => started.has(order)) ? true : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 100, description: `the refunds of the ${half} sessions approved before the cut to start` });
+    }
     const approvedDuringLag = options.synchronous ? [] : ids.slice(half, half + (options.approveDuringLag ?? 0));
     let standbyWaitsAtDeath = 0;
     if (!options.synchronous) {
@@ -163,21 +202,20 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
       const [turnCalls] = await client.getAttributes(id, gatedSupportAgentFlow.turnToolCalls.instance(turnOneKey));
       statuses.set(id, turnCalls?.toolCalls.find((call) => call.toolName === "refund_order")?.status ?? "missing");
     }
-    const invocations = readFileSync(join(folder, "invocations.jsonl"), "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { event?: string; name?: string; order_id?: string; details?: { order_id?: string } });
     const refundRuns = new Map<string, number>(ids.map((id) => [id, 0]));
-    for (const entry of invocations) {
-      const name = entry.event ?? entry.name;
-      const orderId = entry.order_id ?? entry.details?.order_id;
-      if (name !== "refund_order:start" || orderId === undefined) continue;
+    for (const { orderId } of refundInvocations(folder)) {
       const id = `failover-${Number(orderId) - 8000}`;
       refundRuns.set(id, (refundRuns.get(id) ?? 0) + 1);
     }
-    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: workers.map((worker) => worker.output).join("\n"), approvedDuringLag, standbyWaitsAtDeath };
+    const outputOf = (): string => workers.map((worker) => worker.output).join("\n");
+    const settled = options.outputSettled;
+    if (settled !== undefined) await pollUntil(() => (settled(outputOf(), refundRuns) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, description: "the Workers to say all they should" }).catch(() => undefined);
+    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: outputOf(), approvedDuringLag, standbyWaitsAtDeath };
   } finally {
     await store?.close().catch(() => undefined);
     for (const worker of workers) await worker.stop();
-    // For a run that failed: what the Workers said.
-    if (process.env.PERDURE_FAILOVER_OUTPUT !== undefined) writeFileSync(process.env.PERDURE_FAILOVER_OUTPUT, workers.map((worker) => worker.output).join("\n"));
+    // For a run that failed: what the Workers said, each run after the last in one file.
+    if (process.env.PERDURE_FAILOVER_OUTPUT !== undefined) appendFileSync(process.env.PERDURE_FAILOVER_OUTPUT, `=== failover run ended ${new Date().toISOString()}\n${workers.map((worker) => worker.output).join("\n")}\n`);
     await proxy.cut();
     await cluster.dispose();
     rmSync(folder, { recursive: true, force: true });

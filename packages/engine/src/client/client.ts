@@ -10,7 +10,8 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
-import { waitForChange } from "./wait-for-change.ts";
+import { waitForChange, type WrittenVerdict } from "./wait-for-change.ts";
+import type { WrittenValue } from "../flow/local-commits.ts";
 import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
 import type { FlowRead } from "../store/step-commit.ts";
@@ -320,7 +321,11 @@ export class Client {
    * commit in this process that wrote one of these Attributes (the committing
    * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
    * other processes (where the store has wake-ups) and at least every poll
-   * interval. Throws `FlowNotFoundError` when no Flow has the ID.
+   * interval. A commit in this process that wrote all of them is judged
+   * first: `until` is called with the values it wrote, and the Client reads
+   * again only when `until` accepts them (so `until` must be a plain
+   * predicate; every value returned is still one read from the store).
+   * Throws `FlowNotFoundError` when no Flow has the ID.
    *
    * @example
    * const [state] = await client.waitForAttributes("session-1", [flow.agentState], ([state]) => state?.activeTurnId === null, { timeoutMs: 60_000 });
@@ -335,7 +340,18 @@ export class Client {
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) throw new InvalidInputError(`waitForAttributes timeoutMs ${describeValue(options.timeoutMs)} is invalid: use a number of milliseconds, 0 or more`);
     const names = new Set(refs.map((ref) => ref.name));
-    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal, names }, () => this.getAttributes(flowId, ...refs), until);
+    type Values = { [TIndex in keyof TRefs]: TRefs[TIndex] extends AttributeRef<infer TValue> ? TValue | undefined : never };
+    // A local commit that wrote every ref gives the values a read right after it would see (or older ones).
+    const fromWrites = (values: readonly WrittenValue[]): WrittenVerdict<Values> => {
+      const texts = refs.map((ref) => values.find((value) => value.name === ref.name && value.key === ref.key));
+      if (texts.every((text) => text === undefined)) return "unchanged";
+      if (texts.some((text) => text === undefined)) return undefined;
+      return { result: refs.map((ref, index) => {
+        const text = texts[index]!.value;
+        return text === null ? undefined : decodeValue(ref.codec, text);
+      }) as Values };
+    };
+    return waitForChange(this.store, flowId, { timeoutMs, signal: options.signal, names, fromWrites }, () => this.getAttributes(flowId, ...refs), until);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Store } from "../store/store.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
 import { deliverLocalCommit } from "../flow/local-commits.ts";
+import { noteLocalAttempt, runsLocally } from "../flow/local-attempts.ts";
 import { Client } from "./client.ts";
 import { waitForChange } from "./wait-for-change.ts";
 
@@ -121,4 +122,116 @@ void test("a wait for some Attributes reads again after a local commit that wrot
   deliverLocalCommit(temporary.store, "flow-1");
   assert.equal(await unknown, true);
   assert.equal(unknownReads, 2);
+});
+
+void test("a local commit that wrote every awaited Attribute is judged by its values: the Client reads again only when `until` accepts them", async (t) => {
+  for (const open of [
+    async () => {
+      const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+      return { store: temporary.store, dispose: () => temporary.dispose() };
+    },
+    ...(postgresTestSkip(testDatabaseUrl()) === false ? [async () => {
+      const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+      return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
+    }] : []),
+  ]) {
+    const { store, dispose } = await open();
+    t.after(dispose);
+    const { flow, stage, release } = stagedFlow();
+    const worker = new Worker({ store, flows: [flow] });
+    await worker.start();
+    t.after(() => worker.close());
+    const client = new Client({ store });
+    await client.start(flow, "staged-2", {});
+    // The Worker notes the attempt it runs (Stage1 waits for its release).
+    while (!runsLocally(store, "staged-2")) await new Promise((resolve) => setTimeout(resolve, 5));
+    const reads = countReads(store);
+    const judged: (number | undefined)[] = [];
+    const third = client.waitForAttributes("staged-2", [stage], ([value]) => {
+      judged.push(value);
+      return value === 3;
+    }, { timeoutMs: noPolling / 2 });
+    for (const index of [1, 2, 3]) release(index);
+    assert.deepEqual(await third, [3]);
+    // The first read, then (unless it already saw 3) the one that confirms commit 3; commits 1 and 2 read nothing.
+    assert.ok(reads.count >= 1 && reads.count <= 2, `${reads.count} reads`);
+    assert.ok(judged.at(-1) === 3, `until saw ${JSON.stringify(judged)}`);
+    release(4);
+    await worker.close();
+    assert.equal(runsLocally(store, "staged-2"), false, "a closed Worker runs no attempt of the Flow");
+  }
+});
+
+void test("a wait judges a local commit by the values it wrote: other instances read nothing, a refused value reads nothing, an accepted one is read again, a partial one is read", async (t) => {
+  const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+  t.after(() => temporary.dispose());
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  let reads = 0;
+  let stored = 0;
+  const wanted = [{ name: "Stage", key: "a" }, { name: "Stage", key: "b" }];
+  const fromWrites = (values: readonly { name: string; key: string; value: string | null }[]) => {
+    const found = wanted.map((ref) => values.find((value) => value.name === ref.name && value.key === ref.key));
+    if (found.every((value) => value === undefined)) return "unchanged" as const;
+    if (found.some((value) => value === undefined)) return undefined;
+    return { result: found.reduce((sum, value) => sum + (value!.value === null ? 0 : Number(value!.value)), 0) };
+  };
+  const waiting = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, names: new Set(["Stage"]), fromWrites }, async () => {
+    reads += 1;
+    return stored;
+  }, (sum) => sum >= 10);
+  await settle();
+  assert.equal(reads, 1);
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "c", value: "50" }]);
+  await settle();
+  assert.equal(reads, 1, "a commit that wrote another instance of the map reads nothing");
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "2" }, { name: "Stage", key: "b", value: null }]);
+  await settle();
+  assert.equal(reads, 1, "a commit whose values `until` refuses reads nothing");
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "3" }]);
+  await settle();
+  assert.equal(reads, 2, "a commit that wrote some of the awaited instances is read");
+  stored = 12;
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "6" }, { name: "Stage", key: "b", value: "6" }]);
+  assert.equal(await waiting, 12, "the result comes from the read that confirms it");
+  assert.equal(reads, 3);
+  // A value the read would refuse (the codec throws) is left to the read.
+  let refusedReads = 0;
+  const refused = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, fromWrites: () => { throw new Error("not a number"); } }, async () => {
+    refusedReads += 1;
+    return refusedReads;
+  }, (count) => count >= 2);
+  await settle();
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "x" }]);
+  assert.equal(await refused, 2);
+});
+
+void test("a Stream wake-up of a Flow reads again unless a Worker of this process runs one of the Flow's Steps (its commit will tell)", async (t) => {
+  const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+  t.after(() => temporary.dispose());
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  let reads = 0;
+  let done = false;
+  const waiting = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined }, async () => {
+    reads += 1;
+    return done;
+  }, (value) => value);
+  await settle();
+  assert.equal(reads, 1);
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 2, "with no local attempt, a Stream wake-up is another process's Step: read");
+  const ended = noteLocalAttempt(temporary.store, "flow-1");
+  const other = noteLocalAttempt(temporary.store, "flow-2");
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 2, "a Stream wake-up while this process runs the Flow's Step reads nothing");
+  ended();
+  ended();
+  temporary.store.wake({ kind: "stream", flowId: "flow-1", stream: "Events" });
+  await settle();
+  assert.equal(reads, 3, "once the attempt ended (noted once), Stream wake-ups read again");
+  other();
+  done = true;
+  deliverLocalCommit(temporary.store, "flow-1");
+  assert.equal(await waiting, true);
 });

@@ -1,5 +1,14 @@
-import { onLocalCommit, type WrittenNames } from "../flow/local-commits.ts";
+import { onLocalCommit, type WrittenNames, type WrittenValue } from "../flow/local-commits.ts";
+import { runsLocally } from "../flow/local-attempts.ts";
 import type { Store } from "../store/store.ts";
+
+/**
+ * What a local commit's written values say about the result a read would
+ * return: `"unchanged"` when the commit wrote nothing the read reads, the
+ * result itself when it wrote everything the read reads, undefined when it
+ * cannot tell (read again).
+ */
+export type WrittenVerdict<TResult> = "unchanged" | { result: TResult } | undefined;
 
 /**
  * Reads with `read` until `until` accepts the result, the time is up or the
@@ -7,14 +16,28 @@ import type { Store } from "../store/store.ts";
  * commit in this process that wrote `flowId`'s Attributes (one of `names`,
  * when given: a commit that wrote only others changes nothing read), the Flow's end,
  * or the store's poll interval, whichever comes first; and, as long as no
- * such local commit came (the Flow runs in another process), for the
- * Flow's Stream wake-ups, which other processes send. A change announced
- * while a read runs makes it read again at once.
+ * such local commit came and no Worker of this process runs one of the
+ * Flow's Steps (the Flow runs in another process), for the Flow's Stream
+ * wake-ups, which other processes send. A change announced while a read
+ * runs makes it read again at once.
+ *
+ * With `fromWrites`, a local commit whose written values settle the result
+ * reads again only when `until` accepts that result (the read confirms it
+ * and returns what is committed then, that commit's state or a later one);
+ * one whose result `until` refuses, or that wrote nothing read, reads
+ * nothing: a later commit of this process is told in its turn, and one of
+ * another process is seen at the poll interval, as after any local commit.
+ * Every result returned comes from `read`.
  */
 export async function waitForChange<TResult>(
   store: Store,
   flowId: string,
-  options: { timeoutMs: number; signal: AbortSignal | undefined; names?: ReadonlySet<string> },
+  options: {
+    timeoutMs: number;
+    signal: AbortSignal | undefined;
+    names?: ReadonlySet<string>;
+    fromWrites?: (values: readonly WrittenValue[]) => WrittenVerdict<TResult>;
+  },
   read: () => Promise<TResult>,
   until: (result: TResult) => boolean,
 ): Promise<TResult> {
@@ -23,39 +46,64 @@ export async function waitForChange<TResult>(
   let changes = 0;
   let committedHere = false;
   let wakeUp: (() => void) | undefined;
+  /** Results that local commits wrote since the last read began, for `until` to judge before reading. */
+  const written: TResult[] = [];
+  const aborted = (): boolean => options.signal?.aborted === true;
   const changed = (): void => {
     changes += 1;
     wakeUp?.();
   };
-  const stopCommits = onLocalCommit(store, flowId, (written: WrittenNames) => {
+  const stopCommits = onLocalCommit(store, flowId, (names: WrittenNames, values: readonly WrittenValue[] | undefined) => {
     committedHere = true;
-    const { names } = options;
-    if (names !== undefined && written !== undefined && ![...written].some((name) => names.has(name))) return;
-    changed();
+    const wanted = options.names;
+    if (wanted !== undefined && names !== undefined && ![...names].some((name) => wanted.has(name))) return;
+    let verdict: WrittenVerdict<TResult>;
+    try {
+      verdict = values === undefined || options.fromWrites === undefined ? undefined : options.fromWrites(values);
+    } catch {
+      // A value the codec refuses: the read says so, as it would without the values.
+      verdict = undefined;
+    }
+    if (verdict === "unchanged") return;
+    if (verdict === undefined) {
+      changed();
+      return;
+    }
+    // Judged by the waiting loop, not here in the committing Worker's path.
+    written.push(verdict.result);
+    wakeUp?.();
   });
   const unsubscribe = store.subscribe((event) => {
     if (event.kind === "flow_finished" && event.flowId === flowId) changed();
-    // Once a Worker of this process is seen committing the Flow, its commits say more than its Stream writes.
-    if (event.kind === "stream" && event.flowId === flowId && !committedHere) changed();
+    // Once a Worker of this process is seen committing the Flow, or runs one of its Steps, its commits say more than its Stream writes.
+    if (event.kind === "stream" && event.flowId === flowId && !committedHere && !runsLocally(store, flowId)) changed();
   });
   try {
     for (;;) {
       const changesBefore = changes;
+      // A read that starts after a commit sees that commit or a later one.
+      written.length = 0;
       const result = await read();
-      const left = deadline - performance.now();
-      if (until(result) || left <= 0 || options.signal?.aborted === true) return result;
-      if (changes !== changesBefore) continue;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          options.signal?.removeEventListener("abort", done);
-          wakeUp = undefined;
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(left, store.pollIntervalMs));
-        options.signal?.addEventListener("abort", done, { once: true });
-        wakeUp = done;
-      });
+      if (until(result) || deadline - performance.now() <= 0 || aborted()) return result;
+      const pollAt = performance.now() + store.pollIntervalMs;
+      // Wait for a reason to read again: a change, a written result `until` accepts, the poll interval, the deadline or the signal.
+      for (;;) {
+        if (changes !== changesBefore) break;
+        if (written.splice(0).some((candidate) => until(candidate))) break;
+        const left = Math.min(deadline, pollAt) - performance.now();
+        if (left <= 0 || aborted()) break;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            options.signal?.removeEventListener("abort", done);
+            wakeUp = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, left);
+          options.signal?.addEventListener("abort", done, { once: true });
+          wakeUp = done;
+        });
+      }
     }
   } finally {
     unsubscribe();

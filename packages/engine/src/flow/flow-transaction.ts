@@ -1,5 +1,5 @@
 import { FlowNotRunningError } from "../errors/flow-not-running-error.ts";
-import { deliverLocalCommit } from "./local-commits.ts";
+import { deliverLocalCommit, type WrittenValue } from "./local-commits.ts";
 import type { ExecutionRow, FlowRow, HistoryRow, MessageRow, Store, StoreTransaction } from "../store/store.ts";
 import { resolveExecutionOptions } from "../step/execution-options.ts";
 import type { StoredConditions, StoredConsumedMessage, StoredWaitResult } from "../step/stored-conditions.ts";
@@ -111,6 +111,8 @@ export class FlowTransaction {
   private isWritten = false;
   /** The names of the Flow's Attributes this transaction wrote (told to local `waitForAttributes` calls). */
   private readonly writtenNames = new Set<string>();
+  /** The last value this transaction wrote to each Attribute or instance, by name and key (told with the names). */
+  private readonly writtenValues = new Map<string, WrittenValue>();
   /** Earliest time a task this transaction queued becomes claimable. */
   private earliestTaskAt: number | undefined;
   /** Set when a claimed execution was cancelled, so its Worker should abort it. */
@@ -157,6 +159,7 @@ export class FlowTransaction {
   async writeAttribute(name: string, key: string, value: string | null): Promise<void> {
     this.isWritten = true;
     this.writtenNames.add(name);
+    this.writtenValues.set(`${name}\u0000${key}`, { name, key, value });
     await this.transaction.writeAttribute(this.flowId, name, key, value);
   }
 
@@ -381,6 +384,6 @@ export class FlowTransaction {
     if (this.earliestTimerAt !== undefined) store.wake({ kind: "timers", dueAt: this.earliestTimerAt });
     if (this.claimedCancelled) store.wake({ kind: "executions_cancelled", flowId: this.flowId });
     if (this.finished) store.wake({ kind: "flow_finished", flowId: this.flowId });
-    if (this.writtenNames.size > 0) deliverLocalCommit(store, this.flowId, this.writtenNames);
+    if (this.writtenNames.size > 0) deliverLocalCommit(store, this.flowId, this.writtenNames, [...this.writtenValues.values()]);
   }
 }

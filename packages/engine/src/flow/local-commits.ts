@@ -12,19 +12,39 @@ import { LocalFlowListeners } from "./local-listeners.ts";
 /** The names of the Attributes (and Attribute maps) a commit wrote; undefined when not known. */
 export type WrittenNames = ReadonlySet<string> | undefined;
 
-const listeners = new LocalFlowListeners<WrittenNames>();
+/** One Attribute or map instance a commit wrote: its stored JSON text, or null when the commit deleted it. */
+export interface WrittenValue {
+  readonly name: string;
+  readonly key: string;
+  readonly value: string | null;
+}
+
+/**
+ * What one commit wrote: the names, and the values when the committer knows
+ * them (each Attribute or instance once, the last value it wrote).
+ */
+export interface LocalCommit {
+  readonly names: WrittenNames;
+  readonly values: readonly WrittenValue[] | undefined;
+}
+
+const listeners = new LocalFlowListeners<LocalCommit>();
 
 /**
  * Calls `listener` after each commit in this process that wrote `flowId`'s
- * Attributes through `store`, with the names it wrote; returns the function
- * that stops listening.
+ * Attributes through `store`, with the names (and values) it wrote; returns
+ * the function that stops listening.
  */
-export function onLocalCommit(store: Store, flowId: string, listener: (written: WrittenNames) => void): () => void {
-  return listeners.listen(store, flowId, listener);
+export function onLocalCommit(store: Store, flowId: string, listener: (written: WrittenNames, values: readonly WrittenValue[] | undefined) => void): () => void {
+  return listeners.listen(store, flowId, (commit) => listener(commit.names, commit.values));
 }
 
-/** Tells this process's listeners that a commit wrote `flowId`'s Attributes named `names`; costs a map lookup when nobody listens. */
-export function deliverLocalCommit(store: Store, flowId: string, names?: Iterable<string>): void {
+/**
+ * Tells this process's listeners that a commit wrote `flowId`'s Attributes
+ * named `names`, with `values` when known (each Attribute or instance once);
+ * costs a map lookup when nobody listens.
+ */
+export function deliverLocalCommit(store: Store, flowId: string, names?: Iterable<string>, values?: readonly WrittenValue[]): void {
   if (!listeners.has(store, flowId)) return;
-  listeners.deliver(store, flowId, names === undefined ? undefined : new Set(names));
+  listeners.deliver(store, flowId, { names: names === undefined ? undefined : new Set(names), values });
 }

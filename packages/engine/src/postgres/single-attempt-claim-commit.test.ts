@@ -29,7 +29,8 @@ interface SentStatement {
 /** Confirmations answered so far, in this process. */
 let confirmationsAnswered = 0;
 
-const isConfirmationText = (text: string): boolean => text.includes("set_config('synchronous_commit'");
+// The confirmation raises synchronous_commit in its first CTE; the loop's claims and the heartbeats that lower it to off are not confirmations.
+const isConfirmationText = (text: string): boolean => text.includes("WITH raised AS (SELECT set_config('synchronous_commit'");
 
 /** Every statement this process sends through `pg` while `work` runs, with its values and its rows. */
 async function statementsDuring(work: () => Promise<unknown>): Promise<SentStatement[]> {

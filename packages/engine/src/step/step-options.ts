@@ -46,6 +46,21 @@ export interface StepOptions<TInput> {
    * @default []
    */
   load?: readonly LoadSelection[] | ((input: TInput, attributes: PlainAttributeReader) => readonly LoadSelection[]);
+  /**
+   * What `waitUntil` loads instead of `load`, when it needs less than
+   * `execute` (`[]`: its plain Attributes only). A movement's own loads are
+   * added to both methods.
+   * @default the Step's `load`
+   */
+  waitUntilLoad?: readonly LoadSelection[];
+}
+
+/** A Step method, as an execution's status asks for it. */
+export type StepMethodName = "wait_until" | "execute";
+
+/** The load selection of one method of a Step type: `waitUntilLoad` for `waitUntil` when given, else `load`. */
+export function methodLoadOf<TInput>(options: StepOptions<TInput>, method: StepMethodName): StepOptions<TInput>["load"] {
+  return method === "wait_until" && options.waitUntilLoad !== undefined ? options.waitUntilLoad : options.load;
 }
 
 /** Reads plain Attributes while choosing what to load. */

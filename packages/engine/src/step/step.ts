@@ -43,6 +43,9 @@ export function defineStep<TInput = unknown>(name: string, spec: StepSpec<TInput
   if (spec.waitUntil !== undefined && typeof spec.waitUntil !== "function") {
     throw new InvalidDefinitionError(`Step ${name} waitUntil must be a function`);
   }
+  if (spec.waitUntilLoad !== undefined && (spec.waitUntil === undefined || !Array.isArray(spec.waitUntilLoad))) {
+    throw new InvalidDefinitionError(`Step ${name} waitUntilLoad ${spec.waitUntil === undefined ? "needs a waitUntil function" : "must be a list of load selections"}`);
+  }
   const { waitUntil, execute, ...options } = spec;
   return Object.freeze({ kind: "step", name, waitUntil, execute, options });
 }

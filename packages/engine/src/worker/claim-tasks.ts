@@ -2,7 +2,7 @@ import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
-import type { StoredLoad } from "../step/step-options.ts";
+import { methodLoadOf, type StoredLoad } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
@@ -74,7 +74,7 @@ export async function loadClaimedAttempt(
   const methodOptions = method === "wait_until" ? options.waitUntil : options.execute;
   const input: unknown = JSON.parse(execution.input);
   try {
-    const snapshot = await Snapshot.load(transaction, flow, execution.flowId, options.step, input, options.extraLoads);
+    const snapshot = await Snapshot.load(transaction, flow, execution.flowId, options.step, method, input, options.extraLoads);
     return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now };
   } catch (error) {
     const flowTransaction = await FlowTransaction.open(transaction, flow, execution.flowId, now);
@@ -139,7 +139,7 @@ export async function loadSelectedSnapshots(store: Store, workerId: string, atte
       const selected = await readSelectionInOneRequest(store, attempt);
       if (selected !== undefined) return { ...attempt, snapshot: selected };
       const read = store.read === undefined ? store.transaction.bind(store) : store.read.bind(store);
-      const snapshot = await read((transaction) => Snapshot.load(transaction, flow, execution.flowId, options.step, input, options.extraLoads));
+      const snapshot = await read((transaction) => Snapshot.load(transaction, flow, execution.flowId, options.step, attempt.method, input, options.extraLoads));
       return { ...attempt, snapshot };
     } catch (error) {
       const failed = await store.transaction(async (transaction) => {
@@ -169,10 +169,10 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
   const oneRequest = store.oneRequest;
   if (oneRequest?.readSelection === undefined) return undefined;
   const { flow, execution, options, input } = attempt;
-  const dynamic = typeof options.step.options.load === "function";
+  const dynamic = typeof methodLoadOf(options.step.options, attempt.method) === "function";
   let loads: StoredLoad[];
   try {
-    loads = Snapshot.selectedLoads(options.step, input, attempt.snapshot, options.extraLoads);
+    loads = Snapshot.selectedLoads(options.step, attempt.method, input, attempt.snapshot, options.extraLoads);
   } catch {
     return undefined;
   }
@@ -185,7 +185,7 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
 
 function selectsLoads(attempt: ClaimedAttempt): boolean {
   if (attempt.snapshotLoaded === true) return false;
-  return stepSelectsLoads(attempt.options.step) || attempt.options.extraLoads.length > 0;
+  return stepSelectsLoads(attempt.options.step, attempt.method) || attempt.options.extraLoads.length > 0;
 }
 
 /**

@@ -52,7 +52,8 @@ async function commitInOneRequest(
   if (reply.outcome === "fallback") return undefined;
   if (reply.outcome === "committed") {
     durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
-    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId, plan.writes.map((write) => write.name));
+    // The plan writes each Attribute or instance once (an attempt stages one value per instance).
+    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId, plan.writes.map((write) => write.name), plan.writes);
   }
   const claimed: ClaimedAttempt[] = [];
   for (const row of reply.claims) {

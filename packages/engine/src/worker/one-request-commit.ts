@@ -7,7 +7,7 @@ import type { FlowCore } from "../flow/flow.ts";
 import { continuationPlace, newExecutionRow } from "../flow/flow-transaction.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import type { StepDefinition } from "../step/step.ts";
-import { storedLoad, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
+import { methodLoadOf, storedLoad, type ResolvedMethodOptions, type StepMethodName, type StoredLoad } from "../step/step-options.ts";
 import { storeConditions, type StoredWaitResult } from "../step/stored-conditions.ts";
 import type { ExecutionRow } from "../store/store.ts";
 import { claimLeaseTimesOf, claimCatalogKey, type ClaimCatalog, type ClaimCatalogEntry, type OneRequestOperations, type StepCommit, type StepCommitClaim, type StoreClaim } from "../store/step-commit.ts";
@@ -30,8 +30,8 @@ const loadingCatalogs = new WeakMap<ReadonlyMap<string, FlowCore>, FlowTypeCatal
  * function selects, see {@link claimedAttemptOf}); else null (nothing, or a
  * key with U+0000, which the store's JSON cannot hold).
  */
-function staticLoadsOf(step: StepDefinition<unknown>): StoredLoad[] | null {
-  const load = step.options.load;
+function staticLoadsOf(step: StepDefinition<unknown>, method: StepMethodName): StoredLoad[] | null {
+  const load = methodLoadOf(step.options, method);
   if (typeof load === "function") return [];
   if (load === undefined || load.length === 0) return null;
   const loads = load.map(storedLoad);
@@ -42,9 +42,9 @@ function isPlainMethod(options: ResolvedMethodOptions): boolean {
   return options.lockNames.length === 0;
 }
 
-/** Whether a Step type selects loads of its own (a movement may add more, see `ExecutionOptions.extraLoads`). */
-export function stepSelectsLoads(step: StepDefinition<unknown>): boolean {
-  const load = step.options.load;
+/** Whether a Step type's method selects loads of its own (a movement may add more, see `ExecutionOptions.extraLoads`). */
+export function stepSelectsLoads(step: StepDefinition<unknown>, method: StepMethodName): boolean {
+  const load = methodLoadOf(step.options, method);
   return typeof load === "function" || (load !== undefined && load.length > 0);
 }
 
@@ -65,16 +65,16 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoa
   for (const flow of flows.values()) {
     for (const stepType of flow.stepsByName.keys()) {
       const options = resolveExecutionOptions(flow, stepType, null);
-      const selectsLoads = stepSelectsLoads(options.step);
-      const staticLoads = readsLoads ? staticLoadsOf(options.step) : null;
-      const entryOf = (method: ResolvedMethodOptions): ClaimCatalogEntry | undefined => {
+      const entryOf = (method: ResolvedMethodOptions, name: StepMethodName): ClaimCatalogEntry | undefined => {
+        const selectsLoads = stepSelectsLoads(options.step, name);
+        const staticLoads = readsLoads ? staticLoadsOf(options.step, name) : null;
         if (locksAndLoads && readsLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads, staticLoads];
         if (locksAndLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads];
         return selectsLoads || !isPlainMethod(method) ? undefined : [method.timeoutMs, method.heartbeatTimeoutMs];
       };
-      const asking = options.step.waitUntil === undefined ? undefined : entryOf(options.waitUntil);
+      const asking = options.step.waitUntil === undefined ? undefined : entryOf(options.waitUntil, "wait_until");
       if (asking !== undefined) catalog[claimCatalogKey(flow.flowType, stepType, "asking")] = asking;
-      const ready = entryOf(options.execute);
+      const ready = entryOf(options.execute, "execute");
       if (ready !== undefined) catalog[claimCatalogKey(flow.flowType, stepType, "ready")] = ready;
     }
   }
@@ -269,16 +269,16 @@ export function claimedAttemptOf(flows: ReadonlyMap<string, FlowCore>, claimed: 
   const { selection } = claimed;
   // Read in the claim: used when it is the selection Snapshot.load would read (the same loads; a load
   // function evaluated on the claim's own plain Attributes), else read again after the claim.
-  if (selection !== undefined && sameLoads(selectedLoadsOrUndefined(options, input, plain), selection.loads)) {
+  if (selection !== undefined && sameLoads(selectedLoadsOrUndefined(options, method, input, plain), selection.loads)) {
     const snapshot = Snapshot.ofLoaded(flow, claimed.plainAttributes, selection.loads, selection.loaded);
     return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now, snapshotLoaded: true };
   }
   return { flow, execution, options, method, methodOptions, input, snapshot: plain, claimedAt: now };
 }
 
-function selectedLoadsOrUndefined(options: ExecutionOptions, input: unknown, plain: Snapshot): StoredLoad[] | undefined {
+function selectedLoadsOrUndefined(options: ExecutionOptions, method: StepMethodName, input: unknown, plain: Snapshot): StoredLoad[] | undefined {
   try {
-    return Snapshot.selectedLoads(options.step, input, plain, options.extraLoads);
+    return Snapshot.selectedLoads(options.step, method, input, plain, options.extraLoads);
   } catch {
     // A load function that throws: the read after the claim reports it as it always did.
     return undefined;

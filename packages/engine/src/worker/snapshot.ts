@@ -4,7 +4,7 @@ import { UnloadedStateError } from "../errors/unloaded-state-error.ts";
 import type { FlowCore } from "../flow/flow.ts";
 import { decodeValue } from "../internal/encode.ts";
 import type { PlainAttributeReader, StoredLoad } from "../step/step-options.ts";
-import { storedLoad } from "../step/step-options.ts";
+import { methodLoadOf, storedLoad, type StepMethodName } from "../step/step-options.ts";
 import type { AttributeRow, MessageRow, StoreTransaction } from "../store/store.ts";
 import type { LoadedSelection } from "../store/step-commit.ts";
 import type { StepDefinition } from "../step/step.ts";
@@ -49,23 +49,26 @@ export class Snapshot implements PlainAttributeReader {
     flow: FlowCore,
     flowId: string,
     step: StepDefinition<unknown>,
+    method: StepMethodName,
     input: unknown,
     extraLoads: readonly StoredLoad[],
   ): Promise<Snapshot> {
     const snapshot = new Snapshot(flow);
     for (const row of await transaction.readPlainAttributes(flowId)) snapshot.values.set(slot(row.name, ""), row.value);
-    for (const load of Snapshot.selectedLoads(step, input, snapshot, extraLoads)) await snapshot.loadOne(transaction, flowId, load);
+    for (const load of Snapshot.selectedLoads(step, method, input, snapshot, extraLoads)) await snapshot.loadOne(transaction, flowId, load);
     return snapshot;
   }
 
   /**
-   * The loads a Step selects (its `load` option, evaluated against `plain`
+   * The loads a Step method selects (the Step's `load` option, or
+   * `waitUntilLoad` for `waitUntil` when given, evaluated against `plain`
    * when it is a function) and its movement adds, in the order
    * {@link Snapshot.load} reads them; a load the movement repeats (as one
    * that carries its Step's selection does) is read once.
    */
-  static selectedLoads(step: StepDefinition<unknown>, input: unknown, plain: Snapshot, extraLoads: readonly StoredLoad[]): StoredLoad[] {
-    const selected = typeof step.options.load === "function" ? step.options.load(input, plain) : (step.options.load ?? []);
+  static selectedLoads(step: StepDefinition<unknown>, method: StepMethodName, input: unknown, plain: Snapshot, extraLoads: readonly StoredLoad[]): StoredLoad[] {
+    const load = methodLoadOf(step.options, method);
+    const selected = typeof load === "function" ? load(input, plain) : (load ?? []);
     const loads = selected.map(storedLoad);
     if (extraLoads.length === 0) return loads;
     const seen = new Set(loads.map((load) => JSON.stringify(load)));

@@ -7,10 +7,11 @@ import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { ExecutionRow, Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import { fireDueTimers } from "./fire-due-timers.ts";
 import { adoptLostClaims, failLostCommit } from "./adopt-lost-claims.ts";
-import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type StartedAttempt } from "./lost-attempts.ts";
+import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type LostAttempt, type StartedAttempt } from "./lost-attempts.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import { offerLocalStarts } from "./local-start-handover.ts";
+import { noteLocalAttempt } from "../flow/local-attempts.ts";
 import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
 import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
@@ -186,6 +187,22 @@ const recentCommitsRemembered = 10_000;
 /** How many committed leases a Worker remembers: far more than it commits within any failover's reach. */
 const committedLeasesRemembered = 100_000;
 
+/** What became of an attempt the store forgot, as the Worker's error says it. */
+function outcomeOf(lost: LostAttempt): string {
+  switch (lost.action) {
+    case "failed": return "recorded as failed with CommitLost and not run again";
+    case "running-again": return `Worker ${lost.claimedBy ?? "?"} has already claimed it anew and may run it a second time`;
+    case "ran-again": return "another run of it has finished since: it ran a second time";
+    case "missing": return lost.started.singleAttempt
+      ? "the store has no such execution now (its session went back to before it); if the session makes the call again, whichever Worker claims it runs it a second time (this Worker refuses it)"
+      : "the store has no such execution now (its session went back to before it); if the session makes it again, it runs again";
+    case "waiting-again": return lost.started.singleAttempt
+      ? "the store shows it waiting for its condition again; if that is met again, whichever Worker claims it runs it a second time (this Worker refuses it)"
+      : "the store shows it waiting for its condition again; if that is met again, it runs again";
+    case "unknown": return "its execution has finished and the store keeps no history of who ran it, so it may have run a second time";
+  }
+}
+
 /** A set of the most recent keys, forgetting the oldest past its size. */
 class RecentKeys {
   private readonly keys = new Set<string>();
@@ -265,6 +282,18 @@ export class Worker {
   private readonly committedLeases = new RecentKeys(committedLeasesRemembered);
   /** The attempts this Worker started, to notice a store that forgot them (see `lost-attempts.ts`). */
   private readonly startedAttempts = new StartedAttempts();
+  /**
+   * Started attempts that were still running when the Worker checked for
+   * attempts the store forgot: each is checked once it settles (its commit
+   * may be fenced off because the store forgot its claim). Keyed by lease.
+   */
+  private readonly checkWhenSettled = new Set<string>();
+  /** When the store's commit position last fell (store clock), for the attempts a check cannot account for. */
+  private fellAt: number | undefined;
+  /** The fall (its `fellAt`) whose attempts a check has gone through. */
+  private checkedFallAt: number | undefined;
+  /** The commit position reading under way, which a second asker joins. */
+  private positionReading: Promise<boolean> | undefined;
   /** When the hosted Flow types' next Timer falls due, as far as this Worker knows. */
   private timerCheckAt = 0;
   /** When a queued task (a retry after its backoff) becomes claimable, as far as this Worker knows. */
@@ -521,6 +550,12 @@ export class Worker {
       this.refuseForgottenAttempt(claim, earlier);
       return;
     }
+    // A single-attempt call this Worker ran that the store lost with its execution, made again by its session under another number.
+    const missing = isSingleAttempt(claim) ? this.startedAttempts.takeMissing(claim.execution) : undefined;
+    if (missing !== undefined) {
+      this.refuseForgottenAttempt(claim, missing);
+      return;
+    }
     const attempt: RunningAttempt = { claim, abort: new AbortController() };
     this.running.set(key, attempt);
     const confirmClaim = this.options.store.confirmClaim;
@@ -588,10 +623,14 @@ export class Worker {
   private begin(key: string, attempt: RunningAttempt): void {
     const { claim } = attempt;
     if (claim.method === "execute") {
-      const { flowId, executionId, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
-      this.startedAttempts.add({ flowId, flowType: claim.flow.flowType, executionId, stepType, attempt: attemptNumber, executeClaims, inputKey: inputKeyOf(claim.execution.input) });
+      const { flowId, executionId, seq, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
+      this.startedAttempts.add({
+        flowId, flowType: claim.flow.flowType, executionId, seq, stepType, attempt: attemptNumber, executeClaims,
+        claimedAt: claim.claimedAt, singleAttempt: isSingleAttempt(claim), inputKey: inputKeyOf(claim.execution.input),
+      });
     }
     this.metrics.attemptStarted(claim);
+    const ended = noteLocalAttempt(this.options.store, claim.execution.flowId);
     // The commit claims the next tasks in its own transaction while this slot is still counted as busy.
     let wakesBeforeCommit = 0;
     const next = () => {
@@ -608,14 +647,34 @@ export class Worker {
       if (claimedAll && wakesBeforeCommit === this.taskWakes) this.claimedAllAt = this.taskWakes;
     };
     void runAttempt(this.options.store, this.workerId, attempt, { onError: this.options.onError, onAttemptFailed: this.options.onAttemptFailed, timers: this.options.timers, streamBatchWindowMs: this.options.streamBatchWindowMs, onCommitted, metrics: this.metrics.enabled ? this.metrics : undefined }, next, this.claims).then((claims) => {
+      ended();
       // The ledger launched what the commit claimed.
       this.running.delete(key);
+      this.checkSettled(key, claim);
       // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
       if (this.state !== "running" || claims.length === 0) this.requestWake();
     }, (error: unknown) => {
+      ended();
       this.running.delete(key);
+      this.checkSettled(key, claim);
       this.options.onError(error);
       this.requestWake();
+    });
+  }
+
+  /** An attempt that ran through a check for forgotten attempts is checked now that it settled (committed, fenced off, or abandoned). */
+  private checkSettled(key: string, claim: ClaimedAttempt): void {
+    if (!this.checkWhenSettled.delete(key)) return;
+    const started = this.startedAttempts.get(claim.execution.flowId, claim.execution.executionId);
+    if (started === undefined || started.reported === true) return;
+    this.checkSettledAttempt(started);
+  }
+
+  private checkSettledAttempt(started: StartedAttempt): void {
+    void this.reportLostAttempts([started]).catch((error: unknown) => {
+      this.options.onError(error);
+      // Not checked (the store failed): again shortly, while the Worker runs.
+      if (this.state === "running") this.options.timers.after(1000, () => this.checkSettledAttempt(started), { background: true });
     });
   }
 
@@ -627,11 +686,44 @@ export class Worker {
    * so it is not run again as new.
    */
   private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
-    const running = new Set([...tracked].map((key) => key.split("\u0000").slice(0, 2).join("\u0000")));
-    const candidates = this.startedAttempts.recent(1000).filter((started) => !running.has(`${started.flowId}\u0000${started.executionId}`));
-    for (const lost of await findLostAttempts(this.options.store, this.options.flows, candidates)) {
-      this.reportForgottenAttempt(lost.started, lost.action === "failed" ? "recorded as failed with CommitLost and not run again" : `Worker ${lost.claimedBy ?? "?"} has already claimed it anew and may run it a second time`, lost.claimedBy);
+    let since = -Infinity;
+    const checksFall = this.options.store.commitPosition !== undefined;
+    if (checksFall) {
+      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall. Unread, the
+      // claims stay in doubt (no new claim could take a call this Worker ran, under another number) and this is retried.
+      if (!(await this.checkCommitPosition())) throw new Error("could not read the store's commit position to check the attempts this Worker started; trying again");
+      // A store with a commit position forgot nothing unless it fell; each fall is gone through once, over the
+      // attempts claimed in the minute before it (far longer than any replication lag a failover loses).
+      if (this.fellAt === undefined || this.fellAt === this.checkedFallAt) return;
+      since = this.fellAt - recentCommitsWindowMs;
     }
+    const fellAt = this.fellAt;
+    const running = new Map<string, string>();
+    for (const key of tracked) running.set(key.split("\u0000").slice(0, 2).join("\u0000"), key);
+    const candidates: StartedAttempt[] = [];
+    for (const started of this.startedAttempts.recent(1000)) {
+      if (started.claimedAt < since) break;
+      const runningKey = running.get(`${started.flowId}\u0000${started.executionId}`);
+      // Still running: checked once it settles, when its commit has landed or been fenced off.
+      if (runningKey === undefined) candidates.push(started);
+      else this.checkWhenSettled.add(runningKey);
+    }
+    // Single-attempt writes first: another Worker running one again is what most needs saying.
+    await this.reportLostAttempts([...candidates.filter((started) => started.singleAttempt), ...candidates.filter((started) => !started.singleAttempt)]);
+    if (checksFall) this.checkedFallAt = fellAt;
+  }
+
+  /** Checks `attempts` against the store (see `findLostAttempts`) and reports each it forgot. */
+  private async reportLostAttempts(attempts: readonly StartedAttempt[]): Promise<void> {
+    const unknownWithin = this.fellAt === undefined ? undefined : { from: this.fellAt - recentCommitsWindowMs, to: this.fellAt };
+    // Each is logged as soon as it is found: another Worker may be about to run it again.
+    await findLostAttempts(this.options.store, this.options.flows, attempts, { workerId: this.workerId, unknownWithin }, (lost) => {
+      lost.started.reported = true;
+      // Recorded in the store: later claims of the execution are new attempts.
+      if (lost.action === "failed") this.startedAttempts.forget(lost.started);
+      if (lost.action === "missing" && lost.started.singleAttempt) this.startedAttempts.addMissing(lost.started);
+      this.reportForgottenAttempt(lost.started, outcomeOf(lost), lost.claimedBy, lost.action === "unknown" ? "may no longer show" : "no longer shows");
+    });
   }
 
   /**
@@ -647,13 +739,14 @@ export class Worker {
       if (failed) this.reportForgottenAttempt(forgotten, "recorded as failed with CommitLost and not run again");
     }, (error: unknown) => this.options.onError(error)).finally(() => {
       this.running.delete(key);
+      this.checkWhenSettled.delete(key);
       this.requestWake();
     });
   }
 
-  private reportForgottenAttempt(started: Pick<StartedAttempt, "flowId" | "flowType" | "stepType" | "executionId" | "attempt">, outcome: string, claimedBy: string | null = null): void {
+  private reportForgottenAttempt(started: Pick<StartedAttempt, "flowId" | "flowType" | "stepType" | "executionId" | "attempt">, outcome: string, claimedBy: string | null = null, shows = "no longer shows"): void {
     const fields = { flowId: started.flowId, flowType: started.flowType, stepType: started.stepType, executionId: started.executionId, attempt: started.attempt, claimedBy };
-    const message = `the store went back in time: session ${started.flowId} (${started.flowType}) no longer shows attempt ${started.attempt} of ${started.stepType} (execution ${started.executionId}) that this Worker started, `
+    const message = `the store went back in time: session ${started.flowId} (${started.flowType}) ${shows} attempt ${started.attempt} of ${started.stepType} (execution ${started.executionId}) that this Worker started, `
       + `so the database lost its commits since then (input acknowledged to callers may be lost too); ${outcome}`;
     if (this.options.logger === undefined) console.error(`perdure worker: ${message}`);
     else this.options.logger.error(fields, message);
@@ -665,18 +758,27 @@ export class Worker {
    * names the sessions this Worker committed in the last minute, the ones
    * whose latest work may be gone.
    */
-  private async checkCommitPosition(): Promise<void> {
+  private checkCommitPosition(): Promise<boolean> {
+    this.positionReading ??= this.readCommitPosition().finally(() => {
+      this.positionReading = undefined;
+    });
+    return this.positionReading;
+  }
+
+  /** False when the store has a commit position and did not answer. */
+  private async readCommitPosition(): Promise<boolean> {
     const store = this.options.store;
-    if (store.commitPosition === undefined) return;
+    if (store.commitPosition === undefined) return true;
     // A failed read tells nothing new: the liveness write just before reports an unreachable store.
     const position = await store.commitPosition().catch(() => undefined);
-    if (position === undefined) return;
+    if (position === undefined) return false;
     const highest = this.highestCommitPosition;
     if (highest === undefined || position >= highest) {
       this.highestCommitPosition = position;
-      return;
+      return true;
     }
     this.highestCommitPosition = position;
+    this.fellAt = this.now();
     const since = Date.now() - recentCommitsWindowMs;
     const sessions = [...this.recentCommits].filter(([, at]) => at >= since).map(([flowId]) => flowId);
     const message = `the store went back in time: its commit position fell from ${highest} to ${position}, so the database lost commits `
@@ -686,6 +788,7 @@ export class Worker {
     else this.options.logger.error({ highestCommitPosition: String(highest), commitPosition: String(position), sessions }, message);
     // The store may show leases to this Worker whose commits it lost: look for them, as after a failed claim.
     this.claims.doubt();
+    return true;
   }
 
   private noteCommit(flowId: string): void {

@@ -59,6 +59,8 @@ export function createAwaitUserMessageStep(environment: SessionEnvironment): Ste
   return defineStep(AgentStepType.AwaitUserMessage, {
     // A Step that stores messages loads the whole window, so a rollover can move its oldest.
     load: [persistence.agentMessages.all()],
+    // The wait reads only the plan, a plain Attribute.
+    waitUntilLoad: [],
     // Queued messages come first; only the current revision's approval can start a turn.
     waitUntil: (context) => {
       const plan = context.read(persistence.agentPlan);

@@ -39,6 +39,8 @@ export function createResumeTurnStep(environment: SessionEnvironment): StepDefin
   const { persistence } = environment;
   return defineStep<unknown>(AgentStepType.ResumeTurn, {
     load: [persistence.agentToolCalls.all(), persistence.steeredUserMessages],
+    // The wait reads nothing: its conditions come from the input.
+    waitUntilLoad: [],
     waitUntil: (_context, expected) => anyOf(
       received(persistence.toolCallResults, { exactly: typeof expected === "number" && expected > 0 ? expected : 1 }),
       received(persistence.turnControlRequests, { atLeast: 1 }),

@@ -12,6 +12,9 @@ import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts
 import { commitFunctionsGenericPlansMigration } from "./0012-commit-functions-generic-plans.ts";
 import { publishRpcMigration } from "./0014-publish-rpc.ts";
 import { dueTimerWinsMigration } from "./0015-due-timer-wins.ts";
+import { appendStreamsByRunMigration } from "./0016-append-streams-by-run.ts";
+import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
+import { plainAttributesIndexMigration } from "./0018-plain-attributes-index.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -162,6 +165,9 @@ CREATE TABLE {schema}.stream_usage (
   appendStreamsFunctionMigration,
   publishRpcMigration,
   dueTimerWinsMigration,
+  appendStreamsByRunMigration,
+  commitStepAttributeWritesMigration,
+  plainAttributesIndexMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

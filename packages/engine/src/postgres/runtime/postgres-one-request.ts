@@ -3,6 +3,7 @@
  * named prepared statement calling a function of migrations 0002–0011, sent
  * outside an explicit transaction, so the statement is the transaction.
  */
+import pg from "pg";
 import type { AttributeRow, ExecutionRow, FlowRow, MessageRow } from "../../store/store.ts";
 import {
   claimCatalogKey,
@@ -149,12 +150,56 @@ export interface OneRequestStreamServices {
   batches?: boolean;
 }
 
+/**
+ * A heartbeat in one statement: the Flow row's lock first, as every change
+ * to a Flow's rows takes it (see PostgresTransaction), then the lease and
+ * the checkpoint. A heartbeat that stores no new checkpoint (or finds the
+ * lease gone) commits without waiting for the WAL flush: losing it in a
+ * server crash loses a lease extension only, which the Worker's next
+ * heartbeat makes again. One that changes the checkpoint waits
+ * (docs/decisions/2026-12-07-asynchronous-claims-and-heartbeats.md).
+ * Parameters: flow ID, execution ID, Worker ID, lease token, now,
+ * heartbeat timeout (or null), checkpoint (or null). Exported for its test.
+ */
+export function heartbeatStatementText(quotedSchema: string): string {
+  return `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
+      extended AS (
+        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
+          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
+        FROM flow, ${quotedSchema}.executions previous
+        WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
+          AND previous.flow_id = e.flow_id AND previous.execution_id = e.execution_id
+        RETURNING previous.checkpoint IS NOT DISTINCT FROM $7::text AS unchanged)
+      SELECT count(*)::int AS held,
+        CASE WHEN coalesce(bool_and(extended.unchanged), true) THEN set_config('synchronous_commit', 'off', true) END AS relaxed
+      FROM extended`;
+}
+
+/** The statements that carry one claim catalog as a constant. */
+interface CatalogStatements {
+  commit: { name: string; text: string };
+  group: { name: string; text: string };
+  claim: { name: string; text: string };
+  relaxedClaim: { name: string; text: string };
+}
+
+/** How many catalogs get statements of their own; a process has one per Worker. */
+const maxCatalogStatements = 16;
+
 /** Step commits, flow starts, Stream appends and heartbeats in one round trip each, on the functions of migrations 0002–0006. */
 export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
   private readonly startStatement: { name: string; text: string };
   private readonly claimStatement: { name: string; text: string };
+  /** The claim whose commit does not wait for the WAL flush (see {@link relaxClaimCommits}). */
+  private readonly relaxedClaimStatement: { name: string; text: string };
+  private claimsRelaxed = false;
+
+  /** Whether the loop's claims commit without waiting for the WAL flush ({@link relaxClaimCommits}). */
+  get claimCommitsRelaxed(): boolean {
+    return this.claimsRelaxed;
+  }
   private readonly groupStatement: { name: string; text: string };
   private readonly readStatement: { name: string; text: string };
   private readonly appendStatement: { name: string; text: string };
@@ -171,6 +216,9 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly onSkippedRows: () => void;
   /** The catalog's JSON text, made once per catalog (one per Worker). */
   private readonly catalogTexts = new WeakMap<ClaimCatalog, string>();
+  /** The statements that carry a catalog as a constant, by the catalog's text (see {@link catalogStatementsOf}). */
+  private readonly catalogStatements = new Map<string, CatalogStatements>();
+  private readonly quotedSchema: string;
 
   /** The schema has migration 0008: claims take locks and tasks whose Step selects loads. */
   readonly claimsLocksAndLoads: boolean;
@@ -183,6 +231,7 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   constructor(quotedSchema: string, run: RunStatement, onSkippedRows: () => void, groupOptions: StepCommitGroupOptions, streams: OneRequestStreamServices | undefined, claimsLocksAndLoads = false, commitsWaitsAndPublishes = false, claimsReadLoads = false) {
     this.run = run;
+    this.quotedSchema = quotedSchema;
     this.claimsReadLoads = claimsReadLoads;
     this.claimsLocksAndLoads = claimsLocksAndLoads;
     this.commitsWaitsAndPublishes = commitsWaitsAndPublishes;
@@ -193,6 +242,9 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.startStatement = { name: statementName(startText), text: startText };
     const claimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply`;
     this.claimStatement = { name: statementName(claimText), text: claimText };
+    const relaxedClaimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply,
+      set_config('synchronous_commit', 'off', true) AS relaxed`;
+    this.relaxedClaimStatement = { name: statementName(relaxedClaimText), text: relaxedClaimText };
     const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
     this.groupStatement = { name: statementName(groupText), text: groupText };
     // Two subqueries of one statement read one snapshot, so the executions belong to the Flow row read with them.
@@ -210,14 +262,7 @@ export class PostgresOneRequest implements OneRequestOperations {
     const appendBatchText = `SELECT ${quotedSchema}.perdure_append_streams($1, $2, $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::text[]) AS indexes`;
     this.appendBatchStatement = { name: statementName(appendBatchText), text: appendBatchText };
     this.appendStreams = streams?.batches === true ? (batch) => this.appendBatch(streams, batch) : undefined;
-    // The Flow row's lock first, as every change to a Flow's rows takes it (see PostgresTransaction).
-    const heartbeatText = `WITH flow AS (SELECT flow_id FROM ${quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE),
-      extended AS (
-        UPDATE ${quotedSchema}.executions e SET checkpoint = $7,
-          lease_expires_at = CASE WHEN $6::bigint IS NULL THEN coalesce(e.deadline_at, $5::bigint) ELSE least(coalesce(e.deadline_at, $5::bigint), $5::bigint + $6::bigint) END
-        FROM flow WHERE e.flow_id = flow.flow_id AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4
-        RETURNING 1)
-      SELECT count(*)::int AS held FROM extended`;
+    const heartbeatText = heartbeatStatementText(quotedSchema);
     this.heartbeatStatement = { name: statementName(heartbeatText), text: heartbeatText };
     // Subqueries of one statement read one snapshot. Each load reads as PostgresTransaction's
     // readAttribute, readAttributeRange and listMessages do; keys arrive stored (escaped).
@@ -240,9 +285,31 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.publishStatement = { name: statementName(publishText), text: publishText };
     this.publishRpc = undefined;
     this.groups = new StepCommitGroups({
-      single: async (request, catalogText) => (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply,
-      group: async (requestsText, catalogsText) => (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, catalogsText])).reply,
+      single: async (request, catalogText) => {
+        const statements = this.catalogStatementsOf(catalogText);
+        return statements === undefined
+          ? (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply
+          : (await this.run<{ reply: StepCommitAnswer }>(statements.commit, [JSON.stringify(request)])).reply;
+      },
+      group: async (requestsText, catalogTexts) => {
+        const statements = catalogTexts.length === 1 ? this.catalogStatementsOf(catalogTexts[0] ?? null) : undefined;
+        return statements === undefined
+          ? (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, `[${catalogTexts.map((text) => text ?? "null").join(",")}]`])).reply
+          : (await this.run<{ reply: StepCommitAnswer[] }>(statements.group, [requestsText])).reply;
+      },
     }, groupOptions);
+  }
+
+  /**
+   * The Worker loop's claims commit without waiting for the WAL flush. Only
+   * for a store that confirms every single-attempt claim with a synchronous
+   * commit before the attempt starts (`Store.confirmClaim`): a claim lost in
+   * a server crash is then a claim of a retryable Step, which is claimed and
+   * run again as after a Worker crash
+   * (docs/decisions/2026-12-07-asynchronous-claims-and-heartbeats.md).
+   */
+  relaxClaimCommits(): void {
+    this.claimsRelaxed = true;
   }
 
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
@@ -268,6 +335,37 @@ export class PostgresOneRequest implements OneRequestOperations {
       },
     })]);
     return reply;
+  }
+
+  /**
+   * The commit, claim and group statements with `catalogText` written into
+   * them as a constant. A Worker sends the same catalog (about 3 KB for an
+   * agent session) with every commit and claim. As a parameter the server
+   * parsed it into jsonb on every call, about 60 µs of a Step commit's
+   * 0.5 ms. As a constant it is parsed when the statement is planned: once
+   * per connection with the generic plan the server settles on after a few
+   * calls. Undefined (the parameter form) for no catalog, and past
+   * `maxCatalogStatements` catalogs, so a process that builds many catalogs
+   * does not prepare a statement for each.
+   */
+  private catalogStatementsOf(catalogText: string | null): CatalogStatements | undefined {
+    if (catalogText === null) return undefined;
+    let statements = this.catalogStatements.get(catalogText);
+    if (statements === undefined) {
+      if (this.catalogStatements.size >= maxCatalogStatements) return undefined;
+      const catalog = `${pg.escapeLiteral(catalogText)}::jsonb`;
+      const schema = this.quotedSchema;
+      const named = (text: string): { name: string; text: string } => ({ name: statementName(text), text });
+      statements = {
+        commit: named(`SELECT ${schema}.perdure_commit_step($1::jsonb, ${catalog}) AS reply`),
+        group: named(`SELECT ${schema}.perdure_commit_steps($1::jsonb, jsonb_build_array(${catalog})) AS reply`),
+        claim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply`),
+        relaxedClaim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply,
+      set_config('synchronous_commit', 'off', true) AS relaxed`),
+      };
+      this.catalogStatements.set(catalogText, statements);
+    }
+    return statements;
   }
 
   private catalogText(catalog: ClaimCatalog | undefined): string | null {
@@ -302,10 +400,17 @@ export class PostgresOneRequest implements OneRequestOperations {
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {
-    const { reply } = await this.run<{ reply: ClaimedReply }>(
-      this.claimStatement,
-      [claim.workerId, claim.claim.flowTypes, this.catalogText(claim.claim.catalog), claim.claim.limit, claim.now],
-    );
+    const catalogText = this.catalogText(claim.claim.catalog);
+    const statements = this.catalogStatementsOf(catalogText);
+    const { reply } = statements === undefined
+      ? await this.run<{ reply: ClaimedReply }>(
+        this.claimsRelaxed ? this.relaxedClaimStatement : this.claimStatement,
+        [claim.workerId, claim.claim.flowTypes, catalogText, claim.claim.limit, claim.now],
+      )
+      : await this.run<{ reply: ClaimedReply }>(
+        this.claimsRelaxed ? statements.relaxedClaim : statements.claim,
+        [claim.workerId, claim.claim.flowTypes, claim.claim.limit, claim.now],
+      );
     return this.claimsOf(reply, claim.claim.catalog);
   }
 

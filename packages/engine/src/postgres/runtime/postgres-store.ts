@@ -162,6 +162,7 @@ export class PostgresStore implements Store {
           batches: await store.hasMigration(appendStreamsFunctionMigration.name),
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
         if (await store.hasMigration(publishRpcMigration.name)) store.oneRequest.enablePublishRpc();
+        if (store.confirmClaim !== undefined) store.oneRequest.relaxClaimCommits();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
       await store.tokenSecret();

@@ -19,8 +19,8 @@ export type StepCommitAnswer = Record<string, unknown> & { outcome: string };
 export interface StepCommitSender {
   /** One commit as its own statement (it may wait for its Flow's lock). */
   single(request: Record<string, unknown>, catalogText: string | null): Promise<StepCommitAnswer>;
-  /** Several commits in one statement; answers in request order. */
-  group(requestsText: string, catalogsText: string): Promise<StepCommitAnswer[]>;
+  /** Several commits in one statement; answers in request order. Each request's `catalogIndex` points into `catalogTexts`. */
+  group(requestsText: string, catalogTexts: readonly (string | null)[]): Promise<StepCommitAnswer[]>;
 }
 
 interface Member {
@@ -97,10 +97,9 @@ export class StepCommitGroups {
       }
       return { ...member.request, catalogIndex, noWait: true };
     });
-    const catalogsText = `[${[...catalogIndexes.keys()].map((text) => text ?? "null").join(",")}]`;
     let answers: StepCommitAnswer[];
     try {
-      answers = await this.sender.group(JSON.stringify(requests), catalogsText);
+      answers = await this.sender.group(JSON.stringify(requests), [...catalogIndexes.keys()]);
     } catch (error) {
       for (const member of members) member.reject(error);
       return;

@@ -116,6 +116,53 @@ export function stateAndRpcTests(options: StoreConformanceOptions): void {
     }
   });
 
+  it("waitUntilLoad: the wait loads only its own selection, execute the Step's load", async () => {
+    const orders = attributeMap<string>("Orders");
+    const inbox = channel<string>("Inbox");
+    const report = attribute<string>("Report");
+    const seenByWait: string[] = [];
+    const describeOrder = (read: () => string | undefined): string => {
+      try {
+        return read() ?? "missing";
+      } catch (error) {
+        return UnloadedStateError.isInstance(error) ? "unloaded" : "wrong error";
+      }
+    };
+    const Gate = defineStep("Gate", {
+      load: [orders.instance("a")],
+      waitUntilLoad: [],
+      waitUntil: (context) => {
+        seenByWait.push(describeOrder(() => context.read(orders.instance("a"))));
+        return received(inbox);
+      },
+      execute: (context) => {
+        context.write(report, `${describeOrder(() => context.read(orders.instance("a")))},${context.consumed(inbox).length}`);
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({
+      type: "WaitLoads",
+      steps: [Gate],
+      persistence: { orders, inbox, report },
+      rpcs: {
+        seed: rpc({ name: "seed", handler: async (context) => { await context.write(orders.instance("a"), "order a"); context.moveTo("Gate"); return null; } }),
+        send: rpc({ name: "send", handler: async (context) => { await context.publish(inbox, "go"); return null; } }),
+      },
+    });
+    const environment = await startEnvironment(options, [flow]);
+    try {
+      await environment.client.start(flow, "wait-loads-1");
+      await environment.client.invokeRPC(flow.seed, "wait-loads-1");
+      await pollUntil(() => seenByWait.length > 0);
+      await environment.client.invokeRPC(flow.send, "wait-loads-1");
+      await pollUntil(async () => (await environment.client.getAttributes("wait-loads-1", report))[0] === "order a,1");
+      assert.deepEqual([...new Set(seenByWait)], ["unloaded"]);
+    } finally {
+      await environment.dispose();
+    }
+    assert.throws(() => defineStep("Lonely", { waitUntilLoad: [], execute: () => deadEnd() }), { name: "InvalidDefinitionError", message: /Step Lonely waitUntilLoad needs a waitUntil function/ });
+  });
+
   it("an RPC that throws commits nothing", async () => {
     const value = attribute<number>("Value");
     const inbox = channel<string>("Inbox");
