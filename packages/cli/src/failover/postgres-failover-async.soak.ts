@@ -9,7 +9,10 @@
  * server's timeline, so new commits on the promoted server cannot hide it).
  * What it reports: lost approvals, lost commits, and refunds that ran twice
  * because the store also lost the claim (another Worker then takes the call
- * as new; see docs/postgres.md).
+ * as new; see docs/postgres.md). Such a second run is always another
+ * Worker's (the tool's invocation log records the process), and the Worker
+ * that ran the first names the session, possibly after the sessions moved
+ * on: the run waits up to 30 s for that.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -24,7 +27,7 @@ function namedIn(output: string, id: string): boolean {
 }
 
 for (let run = 1; run <= runs; run += 1) {
-  void test(`asynchronous replication, run ${run}: every session finishes, and no write runs twice without a Worker naming its session as one the store lost commits of`, { skip: replicatedPostgresSkip(), timeout: 300_000 }, async (t) => {
+  void test(`asynchronous replication, run ${run}: every session finishes, no write runs twice in one Worker, and a Worker names every session whose write another Worker ran again`, { skip: replicatedPostgresSkip(), timeout: 300_000 }, async (t) => {
     // A Worker names a write it ran that the store lost when its check after the failover reaches it, which can be
     // after the sessions finished: the run waits (up to 30 s) for every write that ran twice to be named.
     const namesEveryDoubleRun = (output: string, refundRuns: ReadonlyMap<string, number>): boolean =>
@@ -41,5 +44,7 @@ for (let run = 1; run <= runs; run += 1) {
     // A write that ran twice did so because the store forgot its claim and another Worker took it as new; never silently:
     // a Worker names the session in an error saying the store went back in time or lost committed work.
     for (const id of twice) assert.ok(namedIn(result.workerOutput, id), `${id} ran twice and no Worker reported its session`);
+    // The Worker that ran a write never runs it again itself (the issue's "while its Worker lives"): a second run is another Worker's.
+    for (const [id, processes] of result.refundProcesses) assert.equal(new Set(processes).size, processes.length, `${id}'s refund ran twice in one Worker process (${processes.join(", ")})`);
   });
 }

@@ -48,6 +48,8 @@ export interface FailoverRunResult {
   statuses: Map<string, string>;
   /** How many times each session's refund tool started. */
   refundRuns: Map<string, number>;
+  /** The Worker processes (process IDs) each session's refund tool started in, once per start. */
+  refundProcesses: Map<string, number[]>;
   /** Sessions that showed their approval pending again after the failover (the store lost it) and were approved again. */
   reapproved: string[];
   /** Milliseconds from the promotion to the first session finishing its turn, and to the last. */
@@ -80,17 +82,17 @@ async function retrying<TResult>(description: string, work: () => Promise<TResul
 }
 
 /** Every start of the refund tool so far, from the gated agent's invocation log, by order. */
-function refundInvocations(folder: string): Array<{ orderId: string }> {
+function refundInvocations(folder: string): Array<{ orderId: string; processId: number }> {
   let text: string;
   try {
     text = readFileSync(join(folder, "invocations.jsonl"), "utf8");
   } catch {
     return [];
   }
-  const starts: Array<{ orderId: string }> = [];
+  const starts: Array<{ orderId: string; processId: number }> = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    let entry: { event?: string; name?: string; order_id?: string; details?: { order_id?: string } };
+    let entry: { event?: string; name?: string; order_id?: string; processId?: number; details?: { order_id?: string } };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -98,7 +100,7 @@ function refundInvocations(folder: string): Array<{ orderId: string }> {
       continue;
     }
     const orderId = entry.order_id ?? entry.details?.order_id;
-    if ((entry.event ?? entry.name) === "refund_order:start" && orderId !== undefined) starts.push({ orderId });
+    if ((entry.event ?? entry.name) === "refund_order:start" && orderId !== undefined) starts.push({ orderId, processId: entry.processId ?? 0 });
   }
   return starts;
 }
@@ -203,14 +205,16 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
       statuses.set(id, turnCalls?.toolCalls.find((call) => call.toolName === "refund_order")?.status ?? "missing");
     }
     const refundRuns = new Map<string, number>(ids.map((id) => [id, 0]));
-    for (const { orderId } of refundInvocations(folder)) {
+    const refundProcesses = new Map<string, number[]>(ids.map((id) => [id, []]));
+    for (const { orderId, processId } of refundInvocations(folder)) {
       const id = `failover-${Number(orderId) - 8000}`;
       refundRuns.set(id, (refundRuns.get(id) ?? 0) + 1);
+      refundProcesses.get(id)?.push(processId);
     }
     const outputOf = (): string => workers.map((worker) => worker.output).join("\n");
     const settled = options.outputSettled;
     if (settled !== undefined) await pollUntil(() => (settled(outputOf(), refundRuns) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, description: "the Workers to say all they should" }).catch(() => undefined);
-    return { statuses, refundRuns, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: outputOf(), approvedDuringLag, standbyWaitsAtDeath };
+    return { statuses, refundRuns, refundProcesses, reapproved, firstMovedMs: Math.min(...times), allFinishedMs: Math.max(...times), workerOutput: outputOf(), approvedDuringLag, standbyWaitsAtDeath };
   } finally {
     await store?.close().catch(() => undefined);
     for (const worker of workers) await worker.stop();
