@@ -93,11 +93,21 @@ async function snapshotOf(admin: pg.Client, schema: string): Promise<{ restore()
   const quoted = (name: string): string => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(name)}`;
   for (const table of tables) await admin.query(`CREATE TABLE ${quoted(`copy_${table}`)} AS SELECT * FROM ${quoted(table)}`);
   return {
+    // The Workers keep running meanwhile: TRUNCATE locks the tables one by one, so a Worker's transaction holding
+    // a later one can deadlock with it. The server then rolls back one of the two; when it is this one, play it again.
     restore: async () => {
-      await admin.query("BEGIN");
-      await admin.query(`TRUNCATE ${tables.map(quoted).join(", ")}`);
-      for (const table of tables) await admin.query(`INSERT INTO ${quoted(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${quoted(`copy_${table}`)}`);
-      await admin.query("COMMIT");
+      for (;;) {
+        try {
+          await admin.query("BEGIN");
+          await admin.query(`TRUNCATE ${tables.map(quoted).join(", ")}`);
+          for (const table of tables) await admin.query(`INSERT INTO ${quoted(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${quoted(`copy_${table}`)}`);
+          await admin.query("COMMIT");
+          return;
+        } catch (error) {
+          await admin.query("ROLLBACK");
+          if ((error as { code?: unknown }).code !== "40P01") throw error;
+        }
+      }
     },
   };
 }

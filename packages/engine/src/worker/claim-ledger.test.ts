@@ -86,3 +86,26 @@ void test("claims put in doubt from outside (the store went back in time) stop n
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(events, ["adopt", "resume", "adopt", "resume"]);
 });
+
+void test("a claim transaction holds the slots it may fill until it has launched its claims, whether it lands or fails", async () => {
+  const { ledger } = recordingLedger();
+  const inFlight = deferred<readonly ClaimedAttempt[]>();
+  let heldInside = -1;
+  const running = ledger.run(3, async (hold) => {
+    const claims = await inFlight.promise;
+    // A commit's attempt ends: its slot passes to the tasks it claimed.
+    hold(1);
+    heldInside = ledger.held;
+    return claims;
+  }, 2);
+  assert.equal(ledger.held, 2, "a commit's claim holds its limit less its own attempt's slot");
+  inFlight.resolve([fakeClaim("a")]);
+  await running;
+  assert.equal(heldInside, 3);
+  assert.equal(ledger.held, 0, "released once its claims launched");
+  await assert.rejects(ledger.run(2, async () => {
+    assert.equal(ledger.held, 2, "a claim of the loop holds its whole limit");
+    throw new Error("connection reset");
+  }));
+  assert.equal(ledger.held, 0, "a failed claim releases what it held");
+});

@@ -37,6 +37,8 @@ export class ClaimLedger {
   private readonly hooks: ClaimLedgerHooks;
   /** Claim transactions started and not yet settled. */
   private inFlight = 0;
+  /** Slots the claim transactions in flight may fill, beyond those their Worker already counts busy. */
+  private heldSlots = 0;
   private inDoubt = false;
   private adopting = false;
 
@@ -50,15 +52,33 @@ export class ClaimLedger {
   }
 
   /**
+   * Slots that claim transactions in flight may still fill: a Worker counts
+   * them busy, or two claims that overlap (a commit's and the claim loop's,
+   * say) would each fill the same free slot.
+   */
+  get held(): number {
+    return this.heldSlots;
+  }
+
+  /**
    * Runs a transaction that claims up to `limit` tasks, a number that
    * {@link ClaimLedger.claimable} just gave, and launches what it claimed.
-   * A failure puts the claims in doubt when `limit` allowed any.
+   * It holds `holds` slots (by default `limit`) until then; a commit's claim
+   * holds one fewer while its own attempt's slot is still counted, and
+   * takes that slot over with `hold(1)` when the attempt ends. A failure
+   * puts the claims in doubt when `limit` allowed any.
    */
-  async run(limit: number, transaction: () => Promise<readonly ClaimedAttempt[]>): Promise<readonly ClaimedAttempt[]> {
+  async run(limit: number, transaction: (hold: (slots: number) => void) => Promise<readonly ClaimedAttempt[]>, holds = limit): Promise<readonly ClaimedAttempt[]> {
     const mayClaim = limit > 0;
     if (mayClaim) this.inFlight += 1;
+    let held = holds;
+    this.heldSlots += held;
+    const hold = (slots: number) => {
+      held += slots;
+      this.heldSlots += slots;
+    };
     try {
-      const claims = await transaction();
+      const claims = await transaction(hold);
       for (const claim of claims) this.hooks.launch(claim);
       return claims;
     } catch (error) {
@@ -66,6 +86,7 @@ export class ClaimLedger {
       if (mayClaim) this.inDoubt = true;
       throw error;
     } finally {
+      this.heldSlots -= held;
       if (mayClaim) {
         this.inFlight -= 1;
         this.adoptWhenSettled();

@@ -185,7 +185,17 @@ async function readSelectionInOneRequest(store: Store, attempt: ClaimedAttempt):
 
 function selectsLoads(attempt: ClaimedAttempt): boolean {
   if (attempt.snapshotLoaded === true) return false;
-  return stepSelectsLoads(attempt.options.step, attempt.method) || attempt.options.extraLoads.length > 0;
+  if (attempt.options.extraLoads.length > 0) return true;
+  if (!stepSelectsLoads(attempt.options.step, attempt.method)) return false;
+  const load = methodLoadOf(attempt.options.step.options, attempt.method);
+  if (typeof load !== "function") return true;
+  // A load function that selects nothing on the claim's own plain Attributes: the claim's snapshot is the whole of it.
+  try {
+    return load(attempt.input, attempt.snapshot).length > 0;
+  } catch {
+    // The read after the claim reports it, as it always did.
+    return true;
+  }
 }
 
 /**

@@ -67,7 +67,8 @@ export interface AttemptEnvironment {
   timers: LocalTimers;
   /**
    * Called once the commit landed (or was fenced off), before the tasks it
-   * claimed are launched: the attempt's slot is free from then on, so those
+   * claimed are launched: the attempt's slot is free from then on (the claim
+   * ledger holds it for those tasks until they launch), so those
    * tasks' own commits count it as free. `claimedAll` says the commit's
    * claim took fewer tasks than it asked for: when it committed, nothing
    * else was claimable for this Worker.
@@ -228,11 +229,14 @@ async function commitUntilSettled(
   for (;;) {
     try {
       const claimNext = next();
-      return await ledger.run(claimNext?.limit ?? 0, async () => {
+      const limit = claimNext?.limit ?? 0;
+      // The limit counts this attempt's own slot: busy until the commit lands, then held for the tasks it claimed until they launch.
+      return await ledger.run(limit, async (hold) => {
         const claims = await commitAttempt(store, claim, workerId, current, claimNext);
+        if (claims.length > 0) hold(1);
         environment.onCommitted?.(claimNext !== undefined && claims.length < claimNext.limit);
         return claims;
-      });
+      }, Math.max(0, limit - 1));
     } catch (error) {
       if (StoreClosedError.isInstance(error)) {
         onError(error);

@@ -30,5 +30,5 @@ void test("a Worker whose store was closed under it stops with one error naming 
   assert.deepEqual(await worker.close(), { released: 0 });
   // Several liveness ticks (200 ms each) later, nothing has asked the closed store again.
   await sleep(1000);
-  assert.equal(errors.length, 1, `errors after the stop: ${errors.map(String).join("\n")}`);
+  assert.equal(errors.length, 1, `errors after the stop: ${errors.map((e) => (e as Error).stack).join("\n")}`);
 });

@@ -256,6 +256,8 @@ export class Worker {
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
+  /** Resolves `start`'s wait for the loop's first pass. */
+  private firstPassDone: (() => void) | undefined;
   private stopMaintenance: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Slots held for Flows started in this process, whose start request is still out. */
@@ -313,7 +315,10 @@ export class Worker {
       launch: (claim) => this.launch(claim),
       adoptLostClaims: () => this.adoptLostClaims(),
       resume: () => this.lookForTasks(),
-      onError: this.options.onError,
+      onError: (error) => {
+        if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
+        else this.options.onError(error);
+      },
     });
   }
 
@@ -334,7 +339,7 @@ export class Worker {
     return this.running.size;
   }
 
-  /** Registers liveness and starts claiming work. */
+  /** Registers liveness, starts claiming work, and returns once the first claim for what was already queued has come back. */
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
@@ -351,7 +356,10 @@ export class Worker {
       void this.maintain();
     };
     this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
+    const firstPass = new Promise<void>((resolve) => { this.firstPassDone = resolve; });
     this.loopDone = this.loop();
+    // What was queued before it started is claimed (or the claim failed) before start returns.
+    await firstPass;
     this.withdrawLocalStarts = offerLocalStarts(this.options.store, {
       workerId: this.workerId,
       flows: this.options.flows,
@@ -475,10 +483,13 @@ export class Worker {
         failed = true;
       }
       this.loopFailures = failed ? this.loopFailures + 1 : 0;
+      this.firstPassDone?.();
+      this.firstPassDone = undefined;
       if (!failed && (worked || this.wakeRequested)) continue;
       // A failing store is asked again with a backoff, not in a hot loop; the liveness tick wakes the loop once a write gets through.
       await this.sleep(failed ? loopBackoffMs(this.options.pollIntervalMs, this.loopFailures) : this.nextWakeDelay());
     }
+    this.firstPassDone?.();
     while (this.busySlots() > 0) await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
   }
 
@@ -505,9 +516,9 @@ export class Worker {
     return batch.claims.length >= free || batch.changed.length > 0;
   }
 
-  /** Slots taken: running attempts and starts this process is making for this Worker. */
+  /** Slots taken: running attempts, starts this process is making for this Worker, and slots claims in flight may fill. */
   private busySlots(): number {
-    return this.running.size + this.reservedStarts;
+    return this.running.size + this.reservedStarts + this.claims.held;
   }
 
   private reserveStartSlot(): boolean {
@@ -519,11 +530,12 @@ export class Worker {
   /** A start in this process that leases its start execution to this Worker: a claim like any other. */
   private async runStartClaim(request: () => Promise<ExecutionRow | undefined>, now: number): Promise<void> {
     try {
+      // Its slot is already held in `reservedStarts`.
       await this.claims.run(1, async () => {
         const execution = await request();
         const attempt = execution === undefined ? undefined : claimedAttemptOf(this.options.flows, { execution, plainAttributes: [] }, now);
         return attempt === undefined ? [] : [attempt];
-      });
+      }, 0);
     } finally {
       this.reservedStarts -= 1;
       // A closing Worker's drain waits for this slot.

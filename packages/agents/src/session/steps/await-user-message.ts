@@ -4,7 +4,10 @@
  * the next turn: `chat` or `planning` for a message, `executing` for an
  * approved plan.
  */
-import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type StepDecision, type StepDefinition } from "@perdure/engine";
+import { anyOf, deadEnd, defineStep, moveTo, received, type ExecuteContext, type LoadSelection, type PlainAttributeReader, type StepDecision, type StepDefinition } from "@perdure/engine";
+import type { AgentSessionPersistence } from "../persistence.ts";
+import { copyMessageIndex, windowMessageCount } from "../messages/message-index-view.ts";
+import { messageStorageOptionsOf } from "../messages/message-storage-registry.ts";
 import { planExecutionKey, type AgentPlan } from "../../contract/values/agent-plan.ts";
 import type { InteractionMode } from "../../contract/values/agent-state.ts";
 import type { AgentUserMessage } from "../../contract/values/agent-user-message.ts";
@@ -54,11 +57,30 @@ async function startExecutingTurn(context: ExecuteContext, environment: SessionE
   return moveToModelInputStep(context, environment, AgentStepType.RunModel);
 }
 
+/**
+ * What `AwaitUserMessage.execute` loads, decided from plain Attributes: the
+ * whole window when the message it stores may roll the window over (a
+ * rollover reads the oldest messages it moves into a chunk), else nothing.
+ * It stores one message (a user message, or an approved plan's start); the
+ * window rolls over once it holds more than `messageWindowSize`, so it loads
+ * from `messageWindowSize - 1` messages on: one message of margin. A window
+ * over its size (a rollover bounded per commit) loads too.
+ */
+export function awaitUserMessageLoads(persistence: AgentSessionPersistence): (input: unknown, attributes: PlainAttributeReader) => readonly LoadSelection[] {
+  const { messageWindowSize } = messageStorageOptionsOf(persistence);
+  return (_input, attributes) => {
+    const state = attributes.read(persistence.agentState);
+    if (state === undefined) return [persistence.agentMessages.all()];
+    const windowCount = windowMessageCount(attributes.read(persistence.agentMessageIndex) ?? copyMessageIndex(undefined), state.messageCount);
+    return windowCount + 2 > messageWindowSize ? [persistence.agentMessages.all()] : [];
+  };
+}
+
 export function createAwaitUserMessageStep(environment: SessionEnvironment): StepDefinition<unknown> {
   const { persistence } = environment;
   return defineStep(AgentStepType.AwaitUserMessage, {
-    // A Step that stores messages loads the whole window, so a rollover can move its oldest.
-    load: [persistence.agentMessages.all()],
+    // A Step that stores messages loads the whole window when a rollover may move its oldest.
+    load: awaitUserMessageLoads(persistence),
     // The wait reads only the plan, a plain Attribute.
     waitUntilLoad: [],
     // Queued messages come first; only the current revision's approval can start a turn.

@@ -123,15 +123,18 @@ export const boundaryKillSessionFlow = createBoundaryKillSessionFlow();
 
 /**
  * Approves every pending approval of the session, as a person in a UI would:
- * polls the store and calls `resolve_interrupt`, retrying while a Step holds
- * its lock. Runs in the Worker process, so a kill inside that RPC's commit
+ * polls the store and calls `resolve_interrupt` once nothing else of the
+ * session is queued or running, retrying while a Step holds its lock. Runs in the Worker process, so a kill inside that RPC's commit
  * is one of the loop's boundaries and a replacement approves again.
  */
 export async function driveApprovals(client: Client, flow: AgentSessionFlow, flowId: string): Promise<void> {
   for (;;) {
     try {
       const [pending] = await client.getAttributes(flowId, flow.pendingInterrupts);
-      for (const interrupt of pending ?? []) {
+      // Only once every other Step of the session waits too, so every run meets the approval at the
+      // same point and the loop's n-th boundary is the same one in every run.
+      const settled = pending !== undefined && pending.length > 0 && (await client.describe(flowId)).executions.every((execution) => execution.status === "waiting");
+      for (const interrupt of settled ? pending : []) {
         if (interrupt.kind === "approval") await client.invokeRPC(flow.resolveInterrupt, flowId, { interruptId: interrupt.interruptId, approved: true });
       }
     } catch (error) {

@@ -1,9 +1,9 @@
 /**
  * Entry module of the Worker processes of the agents' boundary-kill test:
  * stands by for its start signal (a replacement), then runs the session on
- * the engine named by PERDURE_ENGINE_ADDRESS with default Worker options and
- * a stable Worker ID, and approves its pending approvals. The effect of
- * `send_refund` comes from PERDURE_BOUNDARY_KILL_SESSION_REFUND_EFFECT.
+ * the engine named by PERDURE_ENGINE_ADDRESS with default Worker options but
+ * one slot and a stable Worker ID, and approves its pending approvals. The
+ * effect of `send_refund` comes from PERDURE_BOUNDARY_KILL_SESSION_REFUND_EFFECT.
  */
 import { Client } from "@perdure/engine";
 import { awaitBoundaryKillStartSignal } from "@perdure/engine/testing";
@@ -19,6 +19,7 @@ const refundEffect = process.env[boundaryKillSessionRefundEffectEnvironmentVaria
 const flow = createBoundaryKillSessionFlow(refundEffect === undefined || refundEffect === "" ? {} : { refundEffect: refundEffect as ToolEffect });
 
 await awaitBoundaryKillStartSignal();
-// 5 s is the Worker's default liveness timeout; the test helper would shorten it to 1.5 s.
-await runAgentWorkerProcess([flow], { workerOptions: { workerId: boundaryKillSessionWorkerId, livenessTimeoutMs: 5000 } });
+// 5 s is the Worker's default liveness timeout; the test helper would shorten it to 1.5 s. One slot:
+// the three tool Steps run one after another in claim order, so the boundaries come in the same order in every run.
+await runAgentWorkerProcess([flow], { workerOptions: { workerId: boundaryKillSessionWorkerId, livenessTimeoutMs: 5000, concurrency: 1 } });
 void driveApprovals(new Client({ store: openStoreAtAddress(process.env[engineAddressEnvironmentVariable] ?? "") }), flow, boundaryKillSessionId);

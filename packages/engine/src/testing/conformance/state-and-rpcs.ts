@@ -163,6 +163,76 @@ export function stateAndRpcTests(options: StoreConformanceOptions): void {
     assert.throws(() => defineStep("Lonely", { waitUntilLoad: [], execute: () => deadEnd() }), { name: "InvalidDefinitionError", message: /Step Lonely waitUntilLoad needs a waitUntil function/ });
   });
 
+  it("a load function that selects nothing on the plain Attributes reads nothing after the claim; one that throws fails the attempt", async () => {
+    const orders = attributeMap<string>("Orders");
+    const mode = attribute<string>("Mode");
+    const report = attribute<string>("Report");
+    const failure = attribute<string>("Failure");
+    const Pick = defineStep("Pick", {
+      load: (_input, attributes) => {
+        const chosen = attributes.read(mode);
+        if (chosen === "throw") throw new Error("no selection for mode throw");
+        return chosen === "all" ? [orders.all()] : [];
+      },
+      failureRoute: "Failed",
+      executeOptions: { retry: { maximumAttempts: 1 } },
+      execute: (context) => {
+        let seen: string;
+        try {
+          seen = context.read(orders.instance("a")) ?? "missing";
+        } catch (error) {
+          seen = UnloadedStateError.isInstance(error) ? "unloaded" : "wrong error";
+        }
+        context.write(report, `${context.read(mode) ?? "none"}:${seen}`);
+        return deadEnd();
+      },
+    });
+    const Failed = defineStep("Failed", {
+      execute: (context) => {
+        context.write(failure, context.recoveryError?.message ?? "no recovery error");
+        return deadEnd();
+      },
+    });
+    const flow = defineFlow({
+      type: "LoadNothing",
+      steps: [Pick, Failed],
+      persistence: { orders, mode, report, failure },
+      rpcs: {
+        seed: rpc({ name: "seed", handler: async (context) => { await context.write(orders.instance("a"), "order a"); return null; } }),
+        pick: rpc<string, null>({ name: "pick", handler: async (context, chosen) => { await context.write(mode, chosen); context.moveTo("Pick"); return null; } }),
+      },
+    });
+    const environment = await startEnvironment(options, [flow], false);
+    // A store that reads a claimed Step's selection after the claim does it here (see OneRequestOperations.readSelection).
+    const readsAfterClaims: string[] = [];
+    const oneRequest = environment.store.oneRequest;
+    const readSelection = oneRequest?.readSelection?.bind(oneRequest);
+    if (oneRequest !== undefined && readSelection !== undefined) {
+      Object.defineProperty(oneRequest, "readSelection", {
+        configurable: true,
+        value: (flowId: string, loads: Parameters<typeof readSelection>[1]) => {
+          readsAfterClaims.push(`${flowId}:${loads.length}`);
+          return readSelection(flowId, loads);
+        },
+      });
+    }
+    try {
+      await environment.startWorker();
+      await environment.client.start(flow, "load-nothing-1");
+      await environment.client.invokeRPC(flow.seed, "load-nothing-1");
+      await environment.client.invokeRPC(flow.pick, "load-nothing-1", "none");
+      await pollUntil(async () => (await environment.client.getAttributes("load-nothing-1", report))[0] === "none:unloaded");
+      assert.deepEqual(readsAfterClaims, [], "an empty selection reads nothing after the claim");
+      await environment.client.invokeRPC(flow.pick, "load-nothing-1", "all");
+      await pollUntil(async () => (await environment.client.getAttributes("load-nothing-1", report))[0] === "all:order a");
+      await environment.client.invokeRPC(flow.pick, "load-nothing-1", "throw");
+      await pollUntil(async () => (await environment.client.getAttributes("load-nothing-1", failure))[0] === "no selection for mode throw");
+      assert.deepEqual(await environment.client.getAttributes("load-nothing-1", report), ["all:order a"]);
+    } finally {
+      await environment.dispose();
+    }
+  });
+
   it("an RPC that throws commits nothing", async () => {
     const value = attribute<number>("Value");
     const inbox = channel<string>("Inbox");
