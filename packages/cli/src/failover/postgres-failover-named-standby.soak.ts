@@ -41,6 +41,8 @@ for (let run = 1; run <= runs; run += 1) {
       assert.ok(status === "failed" || status === "outcome_unknown", `${id}'s refund ended ${status}`);
       if (status === "failed") assert.equal(count, 1, `${id}'s refund is recorded as run, so it ran once`);
     }
+    // No Worker statement waited out its lock timeout behind a confirmation waiting for the standby (its liveness writes would stall behind it).
+    assert.doesNotMatch(result.workerOutput, /lock timeout/, "a Worker statement waited for a lock until it timed out");
     // Their claims were gone on the new primary: the Workers dropped them unstarted and said so.
     assert.ok(notStarted >= 1, "a Worker reported a single-attempt claim the new primary lacked, not started");
     // Ordinary commits stayed asynchronous: the approvals acknowledged while the standby received nothing are lost.

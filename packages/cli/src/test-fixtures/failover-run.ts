@@ -155,6 +155,11 @@ export async function runFailover(options: FailoverRunOptions): Promise<Failover
           return claimed >= approvedDuringLag.length && waiting >= approvedDuringLag.length;
         };
         await pollUntil(async () => ((await claimedAndWaiting()) ? true : undefined), { timeoutMs: 120_000, intervalMs: 100, description: `the refunds of ${approvedDuringLag.length} sessions approved during the cut claimed, and confirmations waiting for the standby` });
+        // Only the confirmations wait, not their sessions: a commit that locks their Flow rows, as a message or an approval does,
+        // goes through (a bound under the Workers' own 20 s lock timeout, so a Worker transaction stuck behind a confirmation shows).
+        await cluster.query(cluster.primaryPort, `SET lock_timeout = '10s'; SELECT count(*) FROM (SELECT flow_id FROM perdure.flows WHERE flow_id IN (${sessionList}) FOR UPDATE) AS locked`).catch((error: unknown) => {
+          throw new Error(`the Flow rows of sessions whose single-attempt claims wait for the standby stayed locked: ${(error as Error).message}`, { cause: error });
+        });
       }
       await new Promise((resolve) => setTimeout(resolve, options.lagMs ?? 1500));
       if (options.namedStandby === true) standbyWaitsAtDeath = Number(await cluster.query(cluster.primaryPort, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"));

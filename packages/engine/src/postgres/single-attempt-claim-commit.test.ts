@@ -5,6 +5,9 @@
  * transaction and never lowered. That it then waits for a synchronous
  * standby, and so keeps the claim through a failover, is shown with a real
  * standby by `packages/cli/src/failover/postgres-failover-named-standby.soak.ts`.
+ * A commit keeps its row locks while it waits for a standby, so the
+ * confirmation locks only its execution's row, and only when it holds it:
+ * the session's other commits, which lock its Flow row, never wait for it.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -170,4 +173,137 @@ void test("the confirmation never lowers synchronous_commit, reports a lease the
     }
   });
   assert.equal(plainSent.filter(isConfirmation).length, 0, "inherit sends no confirmation");
+});
+
+void test("the confirmation does not take the session's Flow row lock: a transaction holding it does not delay a held lease's confirmation, nor an unheld one's", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  let release!: () => void;
+  const handlerReleased = new Promise<void>((resolve) => (release = resolve));
+  // Closed in this order after the test, whatever it reached.
+  const opened: { worker?: Worker; holder?: pg.Client; store?: PostgresStore } = {};
+  t.after(async () => {
+    release();
+    await opened.worker?.close();
+    await opened.holder?.end();
+    await opened.store?.close();
+    await temporary.dispose();
+  });
+  await temporary.open();
+  // A statement that waited for the Flow row would fail after this, instead of after the default 20 s.
+  const store = await openAt(temporary, "local", { lockTimeoutMs: 10_000 });
+  opened.store = store;
+  let entered!: () => void;
+  const handlerEntered = new Promise<void>((resolve) => (entered = resolve));
+  const flow = defineFlow({
+    type: "ConfirmBesideFlowLock",
+    start: "Charge",
+    steps: [
+      defineStep("Charge", {
+        executeOptions: { retry: { maximumAttempts: 1 } },
+        execute: async () => {
+          entered();
+          await handlerReleased;
+          return completeFlow({ charged: true });
+        },
+      }),
+    ],
+  });
+  const client = new Client({ store });
+  const worker = new Worker({ store, flows: [flow], concurrency: 1 });
+  opened.worker = worker;
+  await worker.start();
+  await client.start(flow, "locked-1", {});
+  // The handler runs: the lease is this Worker's until the handler returns.
+  await handlerEntered;
+  const { leases } = await temporary.rows({ leases: "SELECT execution_id, claimed_by, lease_token FROM executions WHERE flow_id = 'locked-1' AND claimed_by IS NOT NULL" });
+  const [lease] = leases;
+  assert.ok(lease !== undefined, "the Charge execution is leased");
+  assert.equal(lease.claimed_by, worker.workerId);
+
+  // Another transaction holds the session's Flow row, as every commit of the session (a message, an approval) takes it.
+  const holder = new pg.Client({ connectionString: temporary.connectionString });
+  opened.holder = holder;
+  await holder.connect();
+  await holder.query("BEGIN");
+  const locked = await holder.query(`SELECT flow_id FROM ${pg.escapeIdentifier(temporary.schema)}.flows WHERE flow_id = 'locked-1' FOR UPDATE`);
+  assert.equal(locked.rowCount, 1);
+  const { confirmClaim } = store;
+  assert.ok(confirmClaim !== undefined);
+  const held = { flowId: "locked-1", executionId: String(lease.execution_id), workerId: worker.workerId, leaseToken: Number(lease.lease_token) };
+  try {
+    assert.equal(await confirmClaim(held), true, "the held lease is confirmed while the Flow row is locked elsewhere");
+    assert.equal(await confirmClaim({ ...held, leaseToken: held.leaseToken + 1 }), false, "a lease token the store does not show is refused, without waiting either");
+  } finally {
+    await holder.query("ROLLBACK");
+  }
+  release();
+  assert.equal((await client.waitForFlow("locked-1", { timeoutMs: 30_000 })).status, "completed");
+});
+
+void test("a Worker whose single-attempt claim's confirmation waits, holding its execution's row, still aborts another attempt whose Flow was stopped", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  // Closed in this order after the test, whatever it reached.
+  const opened: { worker?: Worker; locker?: pg.Client; store?: PostgresStore } = {};
+  t.after(async () => {
+    answer();
+    await opened.worker?.close();
+    await opened.locker?.end();
+    await opened.store?.close();
+    await temporary.dispose();
+  });
+  await temporary.open();
+  // A statement that waited for the execution's row fails after this; the cancellation check would fail so on every try.
+  const store = await openAt(temporary, "local", { lockTimeoutMs: 5000 });
+  opened.store = store;
+  const held = new pg.Client({ connectionString: temporary.connectionString });
+  opened.locker = held;
+  await held.connect();
+  let confirming!: () => void;
+  const confirmationWaits = new Promise<void>((resolve) => (confirming = resolve));
+  // As the confirmation's commit does while it waits for a standby that does not answer: it keeps its lock on the execution's row.
+  (store as { confirmClaim: PostgresStore["confirmClaim"] }).confirmClaim = async (lease) => {
+    await held.query("BEGIN");
+    await held.query(`SELECT 1 FROM ${pg.escapeIdentifier(temporary.schema)}.executions WHERE flow_id = $1 AND execution_id = $2 FOR KEY SHARE`, [lease.flowId, lease.executionId]);
+    confirming();
+    await answered;
+    await held.query("COMMIT");
+    return true;
+  };
+  const charge = defineFlow({
+    type: "ConfirmationWaits",
+    start: "Charge",
+    steps: [defineStep("Charge", { executeOptions: { retry: { maximumAttempts: 1 } }, execute: () => completeFlow({ charged: true }) })],
+  });
+  let slowStarted!: () => void;
+  const slowRuns = new Promise<void>((resolve) => (slowStarted = resolve));
+  let slowAborted!: () => void;
+  const slowStopped = new Promise<void>((resolve) => (slowAborted = resolve));
+  const slow = defineFlow({
+    type: "StoppedMeanwhile",
+    start: "Wait",
+    steps: [defineStep("Wait", {
+      execute: async (context) => {
+        slowStarted();
+        await new Promise<void>((resolve) => context.cancellationSignal.addEventListener("abort", () => resolve(), { once: true }));
+        slowAborted();
+        return completeFlow({});
+      },
+    })],
+  });
+  const worker = new Worker({ store, flows: [charge, slow], concurrency: 2 });
+  opened.worker = worker;
+  await worker.start();
+  const client = new Client({ store });
+  // The waiting confirmation's attempt comes first among the Worker's attempts, so a check that read it would read it first.
+  await client.start(charge, "waiting-1", {});
+  await confirmationWaits;
+  await client.start(slow, "stopped-1", {});
+  await slowRuns;
+  await client.stop("stopped-1");
+  // The Worker's cancellation check aborts the stopped Flow's attempt; had it read the waiting one's row, it would fail on every try.
+  await slowStopped;
+  answer();
+  assert.equal((await client.waitForFlow("waiting-1", { timeoutMs: 30_000 })).status, "completed", "the Step starts once its claim is confirmed");
 });

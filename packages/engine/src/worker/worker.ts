@@ -597,7 +597,7 @@ export class Worker {
       else this.options.logger.warn({ flowId: execution.flowId, stepType: execution.stepType, executionId: execution.executionId }, message);
       return false;
     };
-    // The Worker found the lease gone meanwhile (`checkCancellations`), as a failover that lost the claim does.
+    // Aborted meanwhile: its closing Worker released it (and says so), or the attempt was abandoned.
     const cancelled = "its execution was cancelled or its lease was lost before it started";
     for (let failures = 0; ;) {
       if (!wanted()) return dropped(cancelled);
@@ -622,6 +622,7 @@ export class Worker {
   /** Starts a claimed attempt that holds its slot in `running`. */
   private begin(key: string, attempt: RunningAttempt): void {
     const { claim } = attempt;
+    attempt.started = true;
     if (claim.method === "execute") {
       const { flowId, executionId, seq, stepType, attempt: attemptNumber, executeClaims } = claim.execution;
       this.startedAttempts.add({
@@ -922,10 +923,17 @@ export class Worker {
     })();
   }
 
-  /** Aborts running attempts whose execution was cancelled or whose lease was taken over. */
+  /**
+   * Aborts running attempts whose execution was cancelled or whose lease was
+   * taken over. Attempts waiting for their claim's confirmation are left to
+   * it: it answers "not held" for those, and on PostgreSQL it keeps a lock on
+   * the execution's row while its commit waits for a standby, which this
+   * transaction's first read (the Flow and execution rows `FOR UPDATE`) would
+   * wait for, holding up this Worker's liveness writes behind it.
+   */
   private async checkCancellations(): Promise<void> {
-    if (this.running.size === 0) return;
-    const attempts = [...this.running.values()];
+    const attempts = [...this.running.values()].filter((attempt) => attempt.started === true);
+    if (attempts.length === 0) return;
     const lost = await this.options.store.transaction(async (transaction) => {
       const result: RunningAttempt[] = [];
       for (const attempt of attempts) {

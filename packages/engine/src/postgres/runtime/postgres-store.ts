@@ -106,16 +106,19 @@ export class PostgresStore implements Store {
       lock_timeout: options.lockTimeoutMs,
     };
     // The confirmation of a single-attempt claim (see `confirmLease`), one statement and so one transaction.
-    // It raises synchronous_commit for its own transaction (never lowers it), then locks the Flow row as
-    // every change does: the lock gives it a transaction ID and a WAL record, so its commit waits for the
-    // synchronous standbys, and with it everything committed before, the claim among it.
+    // It raises synchronous_commit for its own transaction (never lowers it), then takes the weakest row lock
+    // on the execution, only when this Worker holds it: the lock gives the transaction an ID and a WAL record,
+    // so its commit waits for the synchronous standbys, and with it everything committed before, the claim
+    // among it. A commit holds its locks while it waits for a standby; FOR KEY SHARE of the execution row
+    // conflicts only with FOR UPDATE of that row and its deletion, so the session's other commits (messages,
+    // approvals, its other Steps), which lock its Flow row, do not wait with it. Not held: no lock, no wait.
     const confirmText = `WITH raised AS (SELECT set_config('synchronous_commit', CASE
           WHEN array_position(ARRAY['off', 'local', 'remote_write', 'on', 'remote_apply'], current_setting('synchronous_commit'))
             >= array_position(ARRAY['off', 'local', 'remote_write', 'on', 'remote_apply'], $5::text)
           THEN current_setting('synchronous_commit') ELSE $5::text END, true) AS level),
-        flow AS (SELECT flow_id FROM ${this.quotedSchema}.flows WHERE flow_id = $1 FOR UPDATE)
-      SELECT (SELECT level FROM raised) AS level, EXISTS (SELECT 1 FROM ${this.quotedSchema}.executions e JOIN flow ON e.flow_id = flow.flow_id
-        WHERE e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4) AS held`;
+        leased AS (SELECT e.execution_id FROM ${this.quotedSchema}.executions e
+          WHERE e.flow_id = $1 AND e.execution_id = $2 AND e.claimed_by = $3 AND e.lease_token = $4 FOR KEY SHARE)
+      SELECT (SELECT level FROM raised) AS level, EXISTS (SELECT 1 FROM leased) AS held`;
     this.confirmStatement = { name: statementName(confirmText), text: confirmText };
     const level = options.singleAttemptClaimCommit;
     this.confirmClaim = level === "inherit" ? undefined : (lease) => this.track(() => this.confirmLease(lease, level));
