@@ -322,9 +322,11 @@ export class Client {
    * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
    * other processes (where the store has wake-ups) and at least every poll
    * interval. A commit in this process that wrote all of them is judged
-   * first: `until` is called with the values it wrote, and the Client reads
-   * again only when `until` accepts them (so `until` must be a plain
-   * predicate; every value returned is still one read from the store).
+   * first: `until` is called with the values it wrote (so `until` must be a
+   * plain predicate). When `until` accepts them and the Worker sent that
+   * commit after the Client's last read returned, they are the result: they
+   * held at a moment of the wait. Otherwise the Client reads again. The
+   * values returned always held at a moment after the call began.
    * Throws `FlowNotFoundError` when no Flow has the ID.
    *
    * @example
