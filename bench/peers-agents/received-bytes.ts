@@ -3,8 +3,10 @@
  * runs 20 turns of the bench's session (see perdure-agent.ts) and sums, per
  * turn, the JSON size of every statement's rows by the SQL's first words,
  * and of the claims' plain Attributes and loads by the claimed Step type
- * (a commit's reply carries the next Step's claim, loads included). For
- * finding what to cut, not for timing.
+ * (a commit's reply carries the next Step's claim, loads included); what
+ * it sends (each statement's parameters as text, and a commit request's
+ * fields); and how many statements it sends, with the Worker loop's claims
+ * by how many tasks they took. For finding what to cut, not for timing.
  *
  *   node bench/peers-agents/received-bytes.ts      # needs PERDURE_BENCH_DATABASE_URL or PERDURE_TEST_DATABASE_URL
  */
@@ -22,6 +24,10 @@ const turns = 20;
 const system = await openPerdureAgentPostgres(url, 4);
 const byStatement = new Map<string, number>();
 const byClaim = new Map<string, number>();
+const sentByStatement = new Map<string, number>();
+const sentByCommitField = new Map<string, number>();
+const statementCounts = new Map<string, number>();
+const loopClaims = new Map<string, number>();
 let counting = false;
 
 function add(map: Map<string, number>, key: string, bytes: number): void {
@@ -52,6 +58,16 @@ function sizeClaimList(claims: Claim[]): void {
   }
 }
 
+/** Sizes a statement's parameters as text, and a JSON object parameter's fields (a commit's request) apart. */
+function sizeSent(label: string, values: readonly unknown[]): void {
+  for (const value of values) {
+    const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+    add(sentByStatement, label, text.length);
+    if (!label.includes("perdure_commit_step") || !text.startsWith("{")) continue;
+    for (const [field, fieldValue] of Object.entries(JSON.parse(text) as Record<string, unknown>)) add(sentByCommitField, field, JSON.stringify(fieldValue).length);
+  }
+}
+
 const clientPrototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
 const originalQuery = clientPrototype.query;
 clientPrototype.query = function measuredQuery(this: unknown, ...args: unknown[]): unknown {
@@ -60,10 +76,13 @@ clientPrototype.query = function measuredQuery(this: unknown, ...args: unknown[]
   const first = args[0];
   const given = typeof first === "string" ? first : (first as { text?: unknown }).text;
   const label = (typeof given === "string" ? given : "").replace(/\s+/g, " ").replace(/"[^"]*"\./g, "").trim().slice(0, 60);
+  add(statementCounts, label, 1);
+  sizeSent(label, Array.isArray(args[1]) ? args[1] : (first as { values?: unknown[] }).values ?? []);
   return result.then((value: { rows?: Record<string, unknown>[] }) => {
     const rows = value.rows ?? [];
     add(byStatement, label, JSON.stringify(rows).length);
     for (const row of rows) sizeClaims(row["reply"]);
+    if (label.includes("perdure_claim_plain")) for (const row of rows) add(loopClaims, `claims that took ${((row["reply"] as { claims?: unknown[] } | null)?.claims ?? []).length}`, 1);
     return value;
   });
 };
@@ -83,3 +102,10 @@ const print = (title: string, map: Map<string, number>) => {
 };
 print("rows received, as JSON, by statement", byStatement);
 print("claims in replies, by the claimed Step", byClaim);
+print("parameters sent, as text, by statement", sentByStatement);
+const counted = [...statementCounts].sort((left, right) => right[1] - left[1]);
+console.log(`\nstatements: ${(counted.reduce((sum, [, count]) => sum + count, 0) / turns).toFixed(2)} per turn`);
+for (const [key, count] of counted) console.log(`${(count / turns).toFixed(2).padStart(8)}  ${key}`);
+console.log("\nperdure_claim_plain statements (the Worker loop's claims), by how many tasks they took, per turn");
+for (const [key, count] of [...loopClaims].sort()) console.log(`${(count / turns).toFixed(2).padStart(8)}  ${key}`);
+print("commit requests sent, by field", sentByCommitField);

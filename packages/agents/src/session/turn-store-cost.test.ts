@@ -234,8 +234,10 @@ const postgresStatementsPerTurn = 23;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count
- * varies from run to run: bounded, not pinned (SQLite about 4–7 a turn,
- * PostgreSQL about 1.5, where it was 5–9 before migration 0008).
+ * varies from run to run: bounded, not pinned (SQLite about 1.5–7 a turn;
+ * PostgreSQL 1, the claim that takes the user's message, where it was
+ * 5–9 before migration 0008 and 2.5–3.3 before migration 0019, whose
+ * claims tell that nothing was left to wake the loop for).
  */
 const loopRequestsPerTurnAtMost = { sqlite: 12, postgres: 6 };
 

@@ -193,6 +193,12 @@ export interface StepCommitReply {
   claims: StoreClaim[];
   /** The claim stopped at a task the catalog does not cover, with slots left: claim the rest the general way. */
   claimStopped: boolean;
+  /**
+   * The claim took every claimable task of the Worker's Flow types it saw,
+   * so no other Worker needs waking for them; undefined where the store
+   * does not tell (then a claim that took its whole limit wakes them).
+   */
+  claimedAll?: boolean | undefined;
   /** A commit that ended the Flow: the stored fields the commit did not send, where the store returns them. */
   ended?: { input: string; createdAt: number; updatedAt: number } | undefined;
   /** An execution of the Flow became ready (a new movement, or a wait that was matched), where the store says so. */
@@ -220,6 +226,8 @@ export interface TaskClaimReply {
   claims: StoreClaim[];
   /** As in {@link StepCommitReply}: claim the rest the general way. */
   claimStopped: boolean;
+  /** As in {@link StepCommitReply}. */
+  claimedAll?: boolean | undefined;
 }
 
 /** A Flow row with its unfinished executions (in sequence order), read at one moment. */

@@ -69,7 +69,8 @@ async function commitInOneRequest(
   }
   // A wait with conditions or a publish queues a task only when a wait was matched, which the store tells.
   const queuedTask = plan.movements.length > 0 || plan.ready !== null || reply.readied === true;
-  const othersMayClaim = next === undefined || claims.length >= next.limit;
+  // A claim that took its whole limit may have left tasks, unless the store says it saw none left.
+  const othersMayClaim = next === undefined || (claims.length >= next.limit && !(reply.claimedAll === true && !reply.claimStopped));
   if (reply.outcome === "committed" && queuedTask && othersMayClaim) store.wake({ kind: "tasks", at: now });
   const timerAt = plan.wait?.earliestTimerAt;
   if (reply.outcome === "committed" && timerAt !== undefined) store.wake({ kind: "timers", dueAt: timerAt });

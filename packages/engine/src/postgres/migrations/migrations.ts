@@ -15,6 +15,7 @@ import { dueTimerWinsMigration } from "./0015-due-timer-wins.ts";
 import { appendStreamsByRunMigration } from "./0016-append-streams-by-run.ts";
 import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
 import { plainAttributesIndexMigration } from "./0018-plain-attributes-index.ts";
+import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -168,6 +169,7 @@ CREATE TABLE {schema}.stream_usage (
   appendStreamsByRunMigration,
   commitStepAttributeWritesMigration,
   plainAttributesIndexMigration,
+  claimReportsMoreMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

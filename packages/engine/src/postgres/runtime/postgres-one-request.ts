@@ -69,6 +69,8 @@ interface ClaimedReply {
   claims: { execution: ColumnRow; attributes: [string, string][]; loaded?: unknown[] }[];
   stopped: boolean;
   skipped: boolean;
+  /** Migration 0019: whether the claim saw claimable tasks beyond those it took. */
+  more?: boolean;
 }
 
 /** The short reply to a handover (migrations 0005 and 0006): the new Step's sequence number and the Flow's plain Attributes. */
@@ -422,7 +424,8 @@ export class PostgresOneRequest implements OneRequestOperations {
       const loads = claim.loaded === undefined || catalog === undefined ? undefined : claimedLoadsOf(catalog, execution);
       return loads === undefined ? { execution, plainAttributes } : { execution, plainAttributes, selection: { loads, loaded: decodeLoaded(loads, claim.loaded ?? []) } };
     });
-    return { claims, claimStopped: claimed?.stopped === true };
+    // `more` since migration 0019: false when the claim took every claimable task it saw.
+    return { claims, claimStopped: claimed?.stopped === true, claimedAll: typeof claimed?.more === "boolean" ? !claimed.more : undefined };
   }
 
   private async appendOne(streams: OneRequestStreamServices, append: StreamAppend): Promise<number> {
