@@ -10,7 +10,7 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
-import { waitForChange, type WrittenVerdict } from "./wait-for-change.ts";
+import { pauseUntilWoken, waitForChange, type WrittenVerdict } from "./wait-for-change.ts";
 import type { WrittenValue } from "../flow/local-commits.ts";
 import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
@@ -438,17 +438,7 @@ export class Client {
         const left = deadline - performance.now();
         if (description.status !== "running" || left <= 0 || options.signal?.aborted === true) return description;
         if (ends !== endsBefore || ended !== undefined) continue;
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer);
-            options.signal?.removeEventListener("abort", done);
-            wakeUp = undefined;
-            resolve();
-          };
-          const timer = setTimeout(done, Math.min(left, this.store.pollIntervalMs));
-          options.signal?.addEventListener("abort", done, { once: true });
-          wakeUp = done;
-        });
+        await pauseUntilWoken(Math.min(left, this.store.pollIntervalMs), options.signal, (wake) => (wakeUp = wake));
       }
     } finally {
       unsubscribe();

@@ -51,8 +51,9 @@ function countReads(store: Store): { count: number } {
   return reads;
 }
 
-void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
-  for (const open of [
+/** Opens a temporary SQLite store, and a PostgreSQL one when a test server is configured, both without polling. */
+function storesWithoutPolling(): Array<() => Promise<{ store: Store; dispose: () => Promise<void> | void }>> {
+  return [
     async () => {
       const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
       return { store: temporary.store, dispose: () => temporary.dispose() };
@@ -61,7 +62,11 @@ void test("waitForAttributes reads again after each local commit that writes the
       const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
       return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
     }] : []),
-  ]) {
+  ];
+}
+
+void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
+  for (const open of storesWithoutPolling()) {
     const { store, dispose } = await open();
     t.after(dispose);
     const { flow, stage, release } = stagedFlow();
@@ -126,16 +131,7 @@ void test("a wait for some Attributes reads again after a local commit that wrot
 });
 
 void test("a local commit that wrote every awaited Attribute is judged by its values: the Client reads again only when `until` accepts them", async (t) => {
-  for (const open of [
-    async () => {
-      const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
-      return { store: temporary.store, dispose: () => temporary.dispose() };
-    },
-    ...(postgresTestSkip(testDatabaseUrl()) === false ? [async () => {
-      const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-      return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
-    }] : []),
-  ]) {
+  for (const open of storesWithoutPolling()) {
     const { store, dispose } = await open();
     t.after(dispose);
     const { flow, stage, release } = stagedFlow();

@@ -11,6 +11,24 @@ import type { Store } from "../store/store.ts";
 export type WrittenVerdict<TResult> = "unchanged" | { result: TResult } | undefined;
 
 /**
+ * Resolves after `ms`, when `signal` aborts, or when the wake-up handed to
+ * `hold` is called, whichever comes first; `hold` gets undefined back then.
+ */
+export function pauseUntilWoken(ms: number, signal: AbortSignal | undefined, hold: (wakeUp: (() => void) | undefined) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      hold(undefined);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    hold(done);
+  });
+}
+
+/**
  * Reads with `read` until `until` accepts the result, the time is up or the
  * signal aborts; returns the last result. Between reads it waits for a
  * commit in this process that wrote `flowId`'s Attributes (one of `names`,
@@ -104,17 +122,7 @@ export async function waitForChange<TResult>(
         if (accepted) break;
         const left = Math.min(deadline, pollAt) - performance.now();
         if (left <= 0 || aborted()) break;
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer);
-            options.signal?.removeEventListener("abort", done);
-            wakeUp = undefined;
-            resolve();
-          };
-          const timer = setTimeout(done, left);
-          options.signal?.addEventListener("abort", done, { once: true });
-          wakeUp = done;
-        });
+        await pauseUntilWoken(left, options.signal, (wake) => (wakeUp = wake));
       }
     }
   } finally {
