@@ -1,6 +1,6 @@
 /**
  * What a PostgreSQL agent turn receives from the server, by what it is for:
- * runs 20 turns of the bench's session (see perdure-agent.ts) and sums, per
+ * runs turns of the bench's session (see perdure-agent.ts) and sums, per
  * turn, the JSON size of every statement's rows by the SQL's first words,
  * and of the claims' plain Attributes and loads by the claimed Step type
  * (a commit's reply carries the next Step's claim, loads included); what
@@ -8,20 +8,27 @@
  * fields); and how many statements it sends, with the Worker loop's claims
  * by how many tasks they took. For finding what to cut, not for timing.
  *
- *   node bench/peers-agents/received-bytes.ts      # needs PERDURE_BENCH_DATABASE_URL or PERDURE_TEST_DATABASE_URL
+ *   node bench/peers-agents/received-bytes.ts [sessions]   # needs PERDURE_BENCH_DATABASE_URL or PERDURE_TEST_DATABASE_URL
+ *
+ * One session runs 20 turns; more sessions (a Worker with as many slots)
+ * run 10 turns each at once.
  */
 import pg from "pg";
 import { benchDatabaseUrl, skippedMessage } from "../engine/scenarios/postgres-support.ts";
 import { openPerdureAgentPostgres } from "./perdure-agent.ts";
-import { timeOneSession } from "./turn-workload.ts";
+import { measureSessionsThroughput, timeOneSession } from "./turn-workload.ts";
 
 const url = benchDatabaseUrl();
 if (url === undefined) {
   console.log(skippedMessage);
   process.exit(0);
 }
-const turns = 20;
-const system = await openPerdureAgentPostgres(url, 4);
+const sessions = Number(process.argv[2] ?? "1");
+if (!Number.isSafeInteger(sessions) || sessions <= 0) throw new Error(`sessions ${process.argv[2]} must be a positive integer`);
+const turnsPerSession = sessions === 1 ? 20 : 10;
+/** Turns counted, the divisor of every figure. */
+const turns = sessions * turnsPerSession;
+const system = await openPerdureAgentPostgres(url, Math.max(4, sessions));
 const byStatement = new Map<string, number>();
 const byClaim = new Map<string, number>();
 const sentByStatement = new Map<string, number>();
@@ -90,7 +97,8 @@ clientPrototype.query = function measuredQuery(this: unknown, ...args: unknown[]
 try {
   await timeOneSession(system, 3);
   counting = true;
-  await timeOneSession(system, turns);
+  if (sessions === 1) await timeOneSession(system, turnsPerSession);
+  else await measureSessionsThroughput(system, sessions, turnsPerSession);
   counting = false;
 } finally {
   await system.close();

@@ -3,7 +3,9 @@
  * refused upload's connection is closed only when the close cannot reset a
  * client that sends at most what it declared, so a client that stalls mid-upload
  * (as a busy machine makes it) still reads its 413; and a client that sends
- * more than the discard limit is read no further and closed.
+ * more than the discard limit is read no further and closed. Before that,
+ * perdure dev reads a small refused body to its end (discardRestOfBody), so
+ * its client gets the answer only once it has sent everything.
  */
 import assert from "node:assert/strict";
 import { once } from "node:events";
@@ -12,7 +14,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
 import { test, type TestContext } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { closeRefusedUpload, hasUnreadBody, type CloseRefusedUploadOptions } from "./close-refused-upload.ts";
+import { closeRefusedUpload, discardRestOfBody, hasUnreadBody, type CloseRefusedUploadOptions, type DiscardOutcome } from "./close-refused-upload.ts";
 
 const reason = JSON.stringify({ error: "request body is over 1024 bytes" });
 
@@ -128,4 +130,104 @@ void test("a client that sends more than the discard limit is read no further th
   await refusal.closed;
   assert.ok(refusal.socket.bytesRead < maxDiscardBytes + 1024 * 1024, `read ${refusal.socket.bytesRead} bytes of a ${body.length}-byte body`);
   client.destroy();
+});
+
+/** A server that refuses every upload over 1 KiB as perdure dev does: the rest of the body read first, then the 413. */
+async function startDiscardingServer(t: TestContext, options: CloseRefusedUploadOptions): Promise<{ port: number; outcomes: DiscardOutcome[] }> {
+  const outcomes: DiscardOutcome[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    void discardRestOfBody(request, options).then((outcome) => {
+      outcomes.push(outcome);
+      if (outcome !== "ended") closeRefusedUpload(request, { ...options, maxDiscardBytes: 0 });
+      response.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(reason), ...(outcome === "ended" ? {} : { connection: "close" }) });
+      response.end(reason);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  return { port: (server.address() as AddressInfo).port, outcomes };
+}
+
+/** Resolves with what the client has read once it holds `count` whole 413 answers. */
+function readAnswers(client: Socket, count: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    client.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.split(reason).length - 1 >= count) resolve(text);
+    });
+    client.once("error", reject);
+    client.once("end", () => reject(new Error(`the server ended the connection after ${JSON.stringify(text.slice(0, 200))}`)));
+  });
+}
+
+void test("a refused body within the discard limit is read to its end before the answer: a stalled client reads nothing until it has sent it all, then its 413, and its connection serves the next request", async (t) => {
+  const { port, outcomes } = await startDiscardingServer(t, {});
+  const body = Buffer.alloc(512 * 1024, "x");
+  const client = connect(port, "127.0.0.1");
+  await once(client, "connect");
+  let received = 0;
+  client.on("data", (chunk: Buffer) => (received += chunk.length));
+  client.write(requestHead(body.length));
+  client.write(body.subarray(0, 64 * 1024));
+  // The client stalls mid-upload; a server that answered early would have answered by now.
+  await delay(200);
+  assert.equal(received, 0, "the server answered before the client had sent its whole body");
+  const answers = readAnswers(client, 2);
+  client.write(body.subarray(64 * 1024));
+  // Another refused upload on the same connection: the first was read to its end, so this one parses as a request.
+  client.write(requestHead(2048));
+  client.write(Buffer.alloc(2048, "y"));
+  const text = await answers;
+  assert.equal(text.match(/HTTP\/1\.1 413 /g)?.length, 2, text);
+  assert.doesNotMatch(text, /connection: close/i);
+  assert.deepEqual(outcomes, ["ended", "ended"]);
+  client.destroy();
+});
+
+void test("a refused body declared over the discard limit is not read: the answer comes at once and the connection closes as a lingering close does", async (t) => {
+  const maxDiscardBytes = 64 * 1024;
+  const { port, outcomes } = await startDiscardingServer(t, { maxDiscardBytes, lingerMs: 50 });
+  const client = connect(port, "127.0.0.1");
+  await once(client, "connect");
+  client.on("error", () => undefined); // A reset after the answer is expected of a client that keeps sending.
+  const answers = readAnswers(client, 1);
+  client.write(requestHead(8 * 1024 * 1024));
+  client.write(Buffer.alloc(1024, "x"));
+  const text = await answers;
+  assert.match(text, /^HTTP\/1\.1 413 [^]*connection: close/i);
+  assert.deepEqual(outcomes, ["declared-over-limit"]);
+  client.destroy();
+});
+
+void test("a chunked refused body that runs past the discard limit is read no further, and one that stalls past the linger time is given up", async (t) => {
+  const maxDiscardBytes = 64 * 1024;
+  const { port, outcomes } = await startDiscardingServer(t, { maxDiscardBytes, maxLingerMs: 300, lingerMs: 50 });
+  const chunked = (bytes: number): string => `${bytes.toString(16)}\r\n${"x".repeat(bytes)}\r\n`;
+  const head = "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+  const flooding = connect(port, "127.0.0.1");
+  await once(flooding, "connect");
+  flooding.on("error", () => undefined);
+  const flooded = readAnswers(flooding, 1);
+  flooding.write(head);
+  for (let sent = 0; sent <= 2 * maxDiscardBytes; sent += 16 * 1024) flooding.write(chunked(16 * 1024));
+  assert.match(await flooded, /^HTTP\/1\.1 413 /);
+  assert.deepEqual(outcomes, ["over-limit"]);
+  flooding.destroy();
+
+  const stalling = connect(port, "127.0.0.1");
+  await once(stalling, "connect");
+  stalling.on("error", () => undefined);
+  const stalled = readAnswers(stalling, 1);
+  stalling.write(head);
+  stalling.write(chunked(1024));
+  // It never sends the rest: the server answers once its linger time is over.
+  assert.match(await stalled, /^HTTP\/1\.1 413 /);
+  assert.deepEqual(outcomes, ["over-limit", "timed-out"]);
+  stalling.destroy();
 });

@@ -61,9 +61,60 @@ export async function withConnectionClose(response: Response): Promise<Response>
   return new Response(await response.arrayBuffer(), { status: response.status, statusText: response.statusText, headers });
 }
 
+/** How {@link discardRestOfBody} ended. */
+export type DiscardOutcome = "ended" | "declared-over-limit" | "over-limit" | "timed-out" | "closed";
+
+/**
+ * Reads and throws away the rest of a refused request's body before its
+ * answer is written, so that the client has sent everything by the time the
+ * answer comes and its connection stays usable. An HTTP client still sending
+ * its body when an answer and the close arrive may report the failed write
+ * (`fetch` says EPIPE or "other side closed") instead of the answer, however
+ * gently the server closes; a server that answers only after the body cannot
+ * be misread so.
+ *
+ * Bounded like the lingering close: a declared length over `maxDiscardBytes`
+ * is not read at all, and reading stops past `maxDiscardBytes` or
+ * `maxLingerMs` after the refusal. Only `"ended"` leaves the request read to
+ * its end; for the others, close the connection ({@link closeRefusedUpload}).
+ */
+export function discardRestOfBody(incoming: IncomingMessage, options: CloseRefusedUploadOptions = {}): Promise<DiscardOutcome> {
+  const discardLimit = options.maxDiscardBytes ?? maxDiscardBytes;
+  const declared = Number(incoming.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > discardLimit) return Promise.resolve("declared-over-limit");
+  // Whoever read part of the body (a web stream over it, released when the limit was passed) would pause it
+  // again once its queue filled; from here on only this reads it.
+  incoming.removeAllListeners("data");
+  incoming.removeAllListeners("readable");
+  return new Promise((resolve) => {
+    let discarded = 0;
+    const settle = (outcome: DiscardOutcome): void => {
+      clearTimeout(latest);
+      incoming.off("data", count);
+      incoming.off("end", ended);
+      incoming.off("close", closed);
+      if (outcome !== "ended") incoming.pause();
+      resolve(outcome);
+    };
+    const count = (chunk: Buffer): void => {
+      discarded += chunk.length;
+      if (discarded > discardLimit) settle("over-limit");
+    };
+    const ended = (): void => settle("ended");
+    const closed = (): void => settle(incoming.readableEnded ? "ended" : "closed");
+    const latest = setTimeout(() => settle("timed-out"), options.maxLingerMs ?? maxLingerMs);
+    latest.unref();
+    incoming.on("data", count);
+    incoming.once("end", ended);
+    incoming.once("close", closed);
+    incoming.resume();
+  });
+}
+
 /**
  * Call with the request of an error response that has an unread body
- * ({@link hasUnreadBody}), before the response is written.
+ * ({@link hasUnreadBody}) and that {@link discardRestOfBody} could not read
+ * to its end, before the response is written.
  */
 export function closeRefusedUpload(incoming: IncomingMessage, options: CloseRefusedUploadOptions = {}): void {
   const socket: Socket = incoming.socket;

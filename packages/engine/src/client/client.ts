@@ -10,7 +10,7 @@ import { onLocalFlowEnd, type EndedFlow } from "../flow/local-flow-ends.ts";
 import { jsonCodec } from "../internal/codec.ts";
 import { decodeValue, encodeValue } from "../internal/encode.ts";
 import { invokeRpc } from "./invoke-rpc.ts";
-import { waitForChange, type WrittenVerdict } from "./wait-for-change.ts";
+import { pauseUntilWoken, waitForChange, type WrittenVerdict } from "./wait-for-change.ts";
 import type { WrittenValue } from "../flow/local-commits.ts";
 import { resolveInvokeRpcOptions, type InvokeRpcOptions } from "./invoke-rpc-options.ts";
 import type { ActiveExecution } from "../rpc/rpc.ts";
@@ -322,9 +322,11 @@ export class Client {
    * Worker tells it), at the Flow's end, on the Flow's Stream wake-ups from
    * other processes (where the store has wake-ups) and at least every poll
    * interval. A commit in this process that wrote all of them is judged
-   * first: `until` is called with the values it wrote, and the Client reads
-   * again only when `until` accepts them (so `until` must be a plain
-   * predicate; every value returned is still one read from the store).
+   * first: `until` is called with the values it wrote (so `until` must be a
+   * plain predicate). When `until` accepts them and the Worker sent that
+   * commit after the Client's last read returned, they are the result: they
+   * held at a moment of the wait. Otherwise the Client reads again. The
+   * values returned always held at a moment after the call began.
    * Throws `FlowNotFoundError` when no Flow has the ID.
    *
    * @example
@@ -436,17 +438,7 @@ export class Client {
         const left = deadline - performance.now();
         if (description.status !== "running" || left <= 0 || options.signal?.aborted === true) return description;
         if (ends !== endsBefore || ended !== undefined) continue;
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer);
-            options.signal?.removeEventListener("abort", done);
-            wakeUp = undefined;
-            resolve();
-          };
-          const timer = setTimeout(done, Math.min(left, this.store.pollIntervalMs));
-          options.signal?.addEventListener("abort", done, { once: true });
-          wakeUp = done;
-        });
+        await pauseUntilWoken(Math.min(left, this.store.pollIntervalMs), options.signal, (wake) => (wakeUp = wake));
       }
     } finally {
       unsubscribe();

@@ -8,7 +8,7 @@ import { defineStep } from "../step/step.ts";
 import type { Store } from "../store/store.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
-import { deliverLocalCommit } from "../flow/local-commits.ts";
+import { deliverLocalCommit, markCommitSend } from "../flow/local-commits.ts";
 import { noteLocalAttempt, runsLocally } from "../flow/local-attempts.ts";
 import { Client } from "./client.ts";
 import { waitForChange } from "./wait-for-change.ts";
@@ -51,8 +51,9 @@ function countReads(store: Store): { count: number } {
   return reads;
 }
 
-void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
-  for (const open of [
+/** Opens a temporary SQLite store, and a PostgreSQL one when a test server is configured, both without polling. */
+function storesWithoutPolling(): Array<() => Promise<{ store: Store; dispose: () => Promise<void> | void }>> {
+  return [
     async () => {
       const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
       return { store: temporary.store, dispose: () => temporary.dispose() };
@@ -61,7 +62,11 @@ void test("waitForAttributes reads again after each local commit that writes the
       const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
       return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
     }] : []),
-  ]) {
+  ];
+}
+
+void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
+  for (const open of storesWithoutPolling()) {
     const { store, dispose } = await open();
     t.after(dispose);
     const { flow, stage, release } = stagedFlow();
@@ -76,8 +81,9 @@ void test("waitForAttributes reads again after each local commit that writes the
     const third = client.waitForAttributes("staged-1", [stage], ([value]) => value === 3, { timeoutMs: noPolling / 2 });
     for (const index of [1, 2, 3]) release(index);
     assert.deepEqual(await third, [3]);
-    // One read at the start and at most one after each of the three commits (two when a commit lands mid-read).
-    assert.ok(reads.count >= 2 && reads.count <= 7, `${reads.count} reads`);
+    // One read at the start and at most one after each of the three commits (two when a commit lands mid-read);
+    // none after a commit sent once the last read returned, whose values are the result.
+    assert.ok(reads.count >= 1 && reads.count <= 7, `${reads.count} reads`);
 
     await assert.rejects(client.waitForAttributes("staged-1", [stage], () => true, { timeoutMs: -1 }), { name: "InvalidInputError", message: /waitForAttributes timeoutMs -1 is invalid/ });
     await assert.rejects(client.waitForAttributes("no-such-flow", [stage], () => true), { name: "FlowNotFoundError", message: /no Flow has ID "no-such-flow"/ });
@@ -125,16 +131,7 @@ void test("a wait for some Attributes reads again after a local commit that wrot
 });
 
 void test("a local commit that wrote every awaited Attribute is judged by its values: the Client reads again only when `until` accepts them", async (t) => {
-  for (const open of [
-    async () => {
-      const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
-      return { store: temporary.store, dispose: () => temporary.dispose() };
-    },
-    ...(postgresTestSkip(testDatabaseUrl()) === false ? [async () => {
-      const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-      return { store: await temporary.open({ pollIntervalMs: noPolling }), dispose: () => temporary.dispose() };
-    }] : []),
-  ]) {
+  for (const open of storesWithoutPolling()) {
     const { store, dispose } = await open();
     t.after(dispose);
     const { flow, stage, release } = stagedFlow();
@@ -151,10 +148,14 @@ void test("a local commit that wrote every awaited Attribute is judged by its va
       judged.push(value);
       return value === 3;
     }, { timeoutMs: noPolling / 2 });
+    // The first read returned (until judged it) before any Step commits.
+    while (judged.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     for (const index of [1, 2, 3]) release(index);
     assert.deepEqual(await third, [3]);
-    // The first read, then (unless it already saw 3) the one that confirms commit 3; commits 1 and 2 read nothing.
-    assert.ok(reads.count >= 1 && reads.count <= 2, `${reads.count} reads`);
+    // The first read only: commits 1 and 2 read nothing, and commit 3, sent after that read returned, is the result
+    // where the Worker commits in one request (its commits carry a send mark); a general commit is read again.
+    const oneRequest = store.oneRequest !== undefined && (store.oneRequest as { embedded?: boolean }).embedded !== true;
+    assert.ok(oneRequest ? reads.count === 1 : reads.count >= 1 && reads.count <= 2, `${reads.count} reads`);
     assert.ok(judged.at(-1) === 3, `until saw ${JSON.stringify(judged)}`);
     release(4);
     await worker.close();
@@ -203,6 +204,61 @@ void test("a wait judges a local commit by the values it wrote: other instances 
   await settle();
   deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", key: "a", value: "x" }]);
   assert.equal(await refused, 2);
+});
+
+void test("a local commit sent after the last read returned is the result when `until` accepts it; one sent before is read again", async (t) => {
+  const temporary = createTemporarySqliteStore({ pollIntervalMs: noPolling });
+  t.after(() => temporary.dispose());
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const fromWrites = (values: readonly { name: string; key: string; value: string | null }[]) => {
+    const stage = values.find((value) => value.name === "Stage");
+    return stage === undefined ? ("unchanged" as const) : { result: Number(stage.value) };
+  };
+  // Sent after the read returned: the values are the result, with no read.
+  let reads = 0;
+  const after = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, fromWrites }, async () => {
+    reads += 1;
+    return 0;
+  }, (stage) => stage >= 2);
+  await settle();
+  assert.equal(reads, 1);
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", value: "1", key: "" }], markCommitSend());
+  await settle();
+  assert.equal(reads, 1, "a refused value reads nothing");
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", value: "2", key: "" }], markCommitSend());
+  assert.equal(await after, 2);
+  assert.equal(reads, 1, "the accepted values of a commit sent after the read are the result");
+  // Sent while the read ran (its mark is older than the read's return): the read may have seen a later state, so read.
+  let stored = 0;
+  let beforeReads = 0;
+  const gate = Promise.withResolvers<void>();
+  let early = 0;
+  const before = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, fromWrites }, async () => {
+    beforeReads += 1;
+    if (beforeReads === 1) {
+      early = markCommitSend();
+      await gate.promise;
+    }
+    return stored;
+  }, (stage) => stage >= 2);
+  await settle();
+  gate.resolve();
+  await settle();
+  assert.equal(beforeReads, 1);
+  stored = 5;
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", value: "2", key: "" }], early);
+  assert.equal(await before, 5, "the result comes from the read that confirms it");
+  assert.equal(beforeReads, 2);
+  // A commit with no mark (a general transaction) is read again too.
+  let unmarkedReads = 0;
+  const unmarked = waitForChange(temporary.store, "flow-1", { timeoutMs: noPolling / 2, signal: undefined, fromWrites }, async () => {
+    unmarkedReads += 1;
+    return unmarkedReads === 1 ? 0 : 7;
+  }, (stage) => stage >= 2);
+  await settle();
+  deliverLocalCommit(temporary.store, "flow-1", ["Stage"], [{ name: "Stage", value: "2", key: "" }]);
+  assert.equal(await unmarked, 7);
+  assert.equal(unmarkedReads, 2);
 });
 
 void test("a Stream wake-up of a Flow reads again unless a Worker of this process runs one of the Flow's Steps (its commit will tell)", async (t) => {

@@ -1,4 +1,4 @@
-import { onLocalCommit, type WrittenNames, type WrittenValue } from "../flow/local-commits.ts";
+import { lastCommitSendMark, onLocalCommit, type WrittenNames, type WrittenValue } from "../flow/local-commits.ts";
 import { runsLocally } from "../flow/local-attempts.ts";
 import type { Store } from "../store/store.ts";
 
@@ -9,6 +9,24 @@ import type { Store } from "../store/store.ts";
  * cannot tell (read again).
  */
 export type WrittenVerdict<TResult> = "unchanged" | { result: TResult } | undefined;
+
+/**
+ * Resolves after `ms`, when `signal` aborts, or when the wake-up handed to
+ * `hold` is called, whichever comes first; `hold` gets undefined back then.
+ */
+export function pauseUntilWoken(ms: number, signal: AbortSignal | undefined, hold: (wakeUp: (() => void) | undefined) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      hold(undefined);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    hold(done);
+  });
+}
 
 /**
  * Reads with `read` until `until` accepts the result, the time is up or the
@@ -22,12 +40,15 @@ export type WrittenVerdict<TResult> = "unchanged" | { result: TResult } | undefi
  * runs makes it read again at once.
  *
  * With `fromWrites`, a local commit whose written values settle the result
- * reads again only when `until` accepts that result (the read confirms it
- * and returns what is committed then, that commit's state or a later one);
- * one whose result `until` refuses, or that wrote nothing read, reads
- * nothing: a later commit of this process is told in its turn, and one of
- * another process is seen at the poll interval, as after any local commit.
- * Every result returned comes from `read`.
+ * is judged by them. When `until` accepts them and the commit's request was
+ * sent after the last read returned (its send mark, see `markCommitSend`),
+ * they are the result: that commit landed after everything the read saw, so
+ * its values held at a moment of the wait. Otherwise an accepted result is
+ * read again (the read returns what is committed then, that commit's state
+ * or a later one). A commit whose result `until` refuses, or that wrote
+ * nothing read, reads nothing: a later commit of this process is told in its
+ * turn, and one of another process is seen at the poll interval, as after
+ * any local commit.
  */
 export async function waitForChange<TResult>(
   store: Store,
@@ -46,14 +67,16 @@ export async function waitForChange<TResult>(
   let changes = 0;
   let committedHere = false;
   let wakeUp: (() => void) | undefined;
-  /** Results that local commits wrote since the last read began, for `until` to judge before reading. */
-  const written: TResult[] = [];
+  /** Results that local commits wrote since the last read began, with their send marks, for `until` to judge before reading. */
+  const written: { result: TResult; sent: number | undefined }[] = [];
+  /** The send mark when the last read returned: a commit marked after it landed after what that read saw. */
+  let readMark: number;
   const aborted = (): boolean => options.signal?.aborted === true;
   const changed = (): void => {
     changes += 1;
     wakeUp?.();
   };
-  const stopCommits = onLocalCommit(store, flowId, (names: WrittenNames, values: readonly WrittenValue[] | undefined) => {
+  const stopCommits = onLocalCommit(store, flowId, (names: WrittenNames, values: readonly WrittenValue[] | undefined, sent: number | undefined) => {
     committedHere = true;
     const wanted = options.names;
     if (wanted !== undefined && names !== undefined && ![...names].some((name) => wanted.has(name))) return;
@@ -70,7 +93,7 @@ export async function waitForChange<TResult>(
       return;
     }
     // Judged by the waiting loop, not here in the committing Worker's path.
-    written.push(verdict.result);
+    written.push({ result: verdict.result, sent });
     wakeUp?.();
   });
   const unsubscribe = store.subscribe((event) => {
@@ -84,25 +107,22 @@ export async function waitForChange<TResult>(
       // A read that starts after a commit sees that commit or a later one.
       written.length = 0;
       const result = await read();
+      readMark = lastCommitSendMark();
       if (until(result) || deadline - performance.now() <= 0 || aborted()) return result;
       const pollAt = performance.now() + store.pollIntervalMs;
       // Wait for a reason to read again: a change, a written result `until` accepts, the poll interval, the deadline or the signal.
       for (;;) {
         if (changes !== changesBefore) break;
-        if (written.splice(0).some((candidate) => until(candidate))) break;
+        let accepted = false;
+        for (const candidate of written.splice(0)) {
+          if (!until(candidate.result)) continue;
+          if (candidate.sent !== undefined && candidate.sent > readMark) return candidate.result;
+          accepted = true;
+        }
+        if (accepted) break;
         const left = Math.min(deadline, pollAt) - performance.now();
         if (left <= 0 || aborted()) break;
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(timer);
-            options.signal?.removeEventListener("abort", done);
-            wakeUp = undefined;
-            resolve();
-          };
-          const timer = setTimeout(done, left);
-          options.signal?.addEventListener("abort", done, { once: true });
-          wakeUp = done;
-        });
+        await pauseUntilWoken(left, options.signal, (wake) => (wakeUp = wake));
       }
     }
   } finally {

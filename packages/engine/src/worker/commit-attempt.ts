@@ -1,5 +1,5 @@
 import { continuationPlace, FlowTransaction } from "../flow/flow-transaction.ts";
-import { deliverLocalCommit } from "../flow/local-commits.ts";
+import { deliverLocalCommit, markCommitSend } from "../flow/local-commits.ts";
 import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends.ts";
 import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
@@ -48,12 +48,14 @@ async function commitInOneRequest(
   if (plan === undefined) return undefined;
   const { execution } = claim;
   durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
+  // Taken before the request goes out: a wait whose read returned before this mark was taken may trust the values.
+  const sent = markCommitSend();
   const reply = await oneRequest.commitStep(plan);
   if (reply.outcome === "fallback") return undefined;
   if (reply.outcome === "committed") {
     durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
     // The plan writes each Attribute or instance once (an attempt stages one value per instance).
-    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId, plan.writes.map((write) => write.name), plan.writes);
+    if (plan.writes.length > 0) deliverLocalCommit(store, execution.flowId, plan.writes.map((write) => write.name), plan.writes, sent);
   }
   const claimed: ClaimedAttempt[] = [];
   for (const row of reply.claims) {
