@@ -652,8 +652,9 @@ export class Worker {
       // The ledger launched what the commit claimed.
       this.running.delete(key);
       this.checkSettled(key, claim);
-      // A drained Worker's loop waits for this; a running one only needs waking when slots stay free.
-      if (this.state !== "running" || claims.length === 0) this.requestWake();
+      // A drained Worker's loop waits for this; a running one only needs waking when slots stay free, or when a
+      // wake-up came while the commit's claim held the slots (the loop then found none free, and slept).
+      if (this.state !== "running" || claims.length === 0 || this.taskWakes !== wakesBeforeCommit) this.requestWake();
     }, (error: unknown) => {
       ended();
       this.running.delete(key);
@@ -688,16 +689,17 @@ export class Worker {
    */
   private async checkStartedAttempts(tracked: ReadonlySet<string>): Promise<void> {
     let since = -Infinity;
-    const checksFall = this.options.store.commitPosition !== undefined;
+    // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall.
+    const checksFall = this.options.store.commitPosition !== undefined && await this.checkCommitPosition();
     if (checksFall) {
-      // Read now: a failed claim may put the claims in doubt before the maintenance tick has read the fall. Unread, the
-      // claims stay in doubt (no new claim could take a call this Worker ran, under another number) and this is retried.
-      if (!(await this.checkCommitPosition())) throw new Error("could not read the store's commit position to check the attempts this Worker started; trying again");
       // A store with a commit position forgot nothing unless it fell; each fall is gone through once, over the
       // attempts claimed in the minute before it (far longer than any replication lag a failover loses).
       if (this.fellAt === undefined || this.fellAt === this.checkedFallAt) return;
       since = this.fellAt - recentCommitsWindowMs;
     }
+    // Otherwise (no position, or one the store did not give: a server that refuses the query, or one still down)
+    // every attempt started lately is checked, so claiming resumes without missing a fall it could not see; a store
+    // still down fails that check too, and the claims stay in doubt until it is tried again.
     const fellAt = this.fellAt;
     const running = new Map<string, string>();
     for (const key of tracked) running.set(key.split("\u0000").slice(0, 2).join("\u0000"), key);

@@ -326,7 +326,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       flowType: request.flowType,
       now: request.now,
       historyKeep: request.historyKeep,
-      locks: request.lockNames,
+      locks: request.lockNames.map(encodeInstanceKey),
       publishes: request.publishes.map((publish) => [publish.name, encodeInstanceKey(publish.key), publish.value]),
       readyTotals: request.readyTotals,
       room: room === null ? null : {

@@ -390,14 +390,15 @@ export class PostgresTransaction implements StoreTransaction {
   async heldLocks(flowId: string, names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
     await this.lock(flowId);
-    const rows = await this.rows<{ name: string }>(`SELECT name FROM ${this.schema}.locks WHERE flow_id = $1 AND name = ANY($2::text[])`, [flowId, names]);
-    return rows.map((row) => row.name);
+    // Lock names hold map instance keys, stored as keys are (text cannot hold U+0000).
+    const rows = await this.rows<{ name: string }>(`SELECT name FROM ${this.schema}.locks WHERE flow_id = $1 AND name = ANY($2::text[])`, [flowId, names.map(encodeInstanceKey)]);
+    return rows.map((row) => decodeInstanceKey(row.name));
   }
 
   async acquireLocks(flowId: string, names: readonly string[], executionId: string): Promise<void> {
     if (names.length === 0) return;
     await this.lock(flowId);
-    this.write(`INSERT INTO ${this.schema}.locks (flow_id, name, execution_id) SELECT $1, unnest($2::text[]), $3`, [flowId, names, executionId]);
+    this.write(`INSERT INTO ${this.schema}.locks (flow_id, name, execution_id) SELECT $1, unnest($2::text[]), $3`, [flowId, names.map(encodeInstanceKey), executionId]);
   }
 
   async releaseLocks(flowId: string, executionId: string): Promise<void> {
