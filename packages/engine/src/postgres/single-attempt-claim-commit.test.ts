@@ -307,3 +307,66 @@ void test("a Worker whose single-attempt claim's confirmation waits, holding its
   answer();
   assert.equal((await client.waitForFlow("waiting-1", { timeoutMs: 30_000 })).status, "completed", "the Step starts once its claim is confirmed");
 });
+
+void test("a Worker closing while a single-attempt claim's confirmation waits, holding its execution's row, does not hand that attempt back and waits for no lock", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  // Closed in this order after the test, whatever it reached.
+  const opened: { worker?: Worker; locker?: pg.Client; store?: PostgresStore } = {};
+  t.after(async () => {
+    answer();
+    await opened.worker?.close();
+    await opened.locker?.end();
+    await opened.store?.close();
+    await temporary.dispose();
+  });
+  await temporary.open();
+  // A release that waited for the execution's row fails after this, and the Worker reports it (the test's uncaught error).
+  const store = await openAt(temporary, "local", { lockTimeoutMs: 5000 });
+  opened.store = store;
+  const held = new pg.Client({ connectionString: temporary.connectionString });
+  opened.locker = held;
+  await held.connect();
+  let confirming!: () => void;
+  const confirmationWaits = new Promise<void>((resolve) => (confirming = resolve));
+  let confirmed!: () => void;
+  const confirmationAnswered = new Promise<void>((resolve) => (confirmed = resolve));
+  // As the confirmation's commit does while it waits for a standby that does not answer: it keeps its lock on the execution's row.
+  (store as { confirmClaim: PostgresStore["confirmClaim"] }).confirmClaim = async (lease) => {
+    await held.query("BEGIN");
+    await held.query(`SELECT 1 FROM ${pg.escapeIdentifier(temporary.schema)}.executions WHERE flow_id = $1 AND execution_id = $2 FOR KEY SHARE`, [lease.flowId, lease.executionId]);
+    confirming();
+    await answered;
+    await held.query("COMMIT");
+    setImmediate(confirmed);
+    return true;
+  };
+  let handlerRan = false;
+  const flow = defineFlow({
+    type: "ClosingWhileConfirming",
+    start: "Charge",
+    steps: [defineStep("Charge", {
+      executeOptions: { retry: { maximumAttempts: 1 } },
+      execute: () => {
+        handlerRan = true;
+        return completeFlow({ charged: true });
+      },
+    })],
+  });
+  const errors: unknown[] = [];
+  const worker = new Worker({ store, flows: [flow], concurrency: 1, onError: (error) => errors.push(error) });
+  opened.worker = worker;
+  await worker.start();
+  const client = new Client({ store });
+  await client.start(flow, "closing-1", {});
+  await confirmationWaits;
+  assert.deepEqual(await worker.close({ drainTimeoutMs: 0 }), { released: 0 }, "the unstarted attempt is not handed back");
+  assert.deepEqual(errors.map((error) => (error as Error).message), [], "nothing the Worker sent waited for the confirmation's lock");
+  answer();
+  // The Worker has had the answer ("held") by the time this runs.
+  await confirmationAnswered;
+  const { leases } = await temporary.rows({ leases: "SELECT claimed_by FROM executions WHERE flow_id = 'closing-1' AND step_type = 'Charge'" });
+  assert.deepEqual(leases, [{ claimed_by: worker.workerId }], "its lease stays until it lapses with the closed Worker's liveness");
+  assert.equal(handlerRan, false, "a closed Worker never starts it, even once the confirmation answers");
+});

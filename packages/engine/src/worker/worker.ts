@@ -95,7 +95,10 @@ export interface WorkerCloseOptions {
    * without backoff, so another Worker takes it at once. Their handlers get
    * an aborted `signal`; whatever they return later is discarded. Release
    * only when the process is about to exit: a handler that ignores its
-   * signal keeps running beside the attempt that replaces it.
+   * signal keeps running beside the attempt that replaces it. A
+   * single-attempt Step's attempt still waiting for its claim's
+   * confirmation has not started and is not released: its lease lapses with
+   * this Worker's liveness.
    * @default Infinity (wait for every running attempt)
    */
   drainTimeoutMs?: number;
@@ -420,6 +423,14 @@ export class Worker {
     const results = await Promise.all(attempts.map(async ([key, attempt]) => {
       attempt.released = true;
       attempt.abort.abort(new Error(`the Worker is closing and released this attempt after its drain timeout of ${drainTimeoutMs} ms`));
+      if (attempt.started !== true) {
+        // Never started (its claim's confirmation is still out): not handed back, since on PostgreSQL the release would wait
+        // behind the confirmation's lock on the execution's row, holding the session's Flow row meanwhile. Its lease lapses
+        // with this Worker's liveness, and another Worker recovers it.
+        this.running.delete(key);
+        this.requestWake();
+        return false;
+      }
       try {
         const released = await releaseAttempt(this.options.store, attempt.claim, this.workerId, workerReleasedError(attempt.claim, this.workerId, drainTimeoutMs));
         if (released) this.metrics.attemptEnded(attempt.claim, { kind: "released" }, this.now());
