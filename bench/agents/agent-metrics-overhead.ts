@@ -44,7 +44,7 @@ import { createAgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { Client, Worker } from "@perdure/engine";
 import { createTemporarySqliteStore } from "@perdure/engine/testing";
-import { describeMachine, median } from "../engine/support.ts";
+import { describeMachine, median, medianWithInterval, threeSideOrders } from "../engine/support.ts";
 import { BenchScriptedRunner, FinalAnswerSignals } from "./scripted-runner.ts";
 
 /**
@@ -128,23 +128,6 @@ async function countedTurns(): Promise<number> {
   return total;
 }
 
-/** The median of `ratios` with a 95 % bootstrap interval (resampled medians' 2.5th and 97.5th percentiles), from a fixed seed. */
-function medianWithInterval(ratios: readonly number[]): { median: number; low: number; high: number } {
-  let seed = 12345;
-  const random = (): number => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const medians: number[] = [];
-  for (let sample = 0; sample < 2000; sample++) medians.push(median(ratios.map(() => ratios[Math.floor(random() * ratios.length)] ?? 1)));
-  medians.sort((left, right) => left - right);
-  return { median: median(ratios), low: medians[50] ?? Number.NaN, high: medians[1949] ?? Number.NaN };
-}
-
-/** Every order of three sides, used in turn so that no side always runs first or after another. */
-const orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
 
 if (values.loop !== undefined) {
   const loopTurns = Number(values.loop);
@@ -199,7 +182,7 @@ const sides = [await openSide("MeteredBenchAgentOff", false), await openSide("Me
 const runs: RoundResult[][] = [[], [], []];
 try {
   for (let round = 0; round < rounds; round++) {
-    for (const index of orders[round % orders.length] ?? [0, 1, 2]) {
+    for (const index of threeSideOrders[round % threeSideOrders.length] ?? [0, 1, 2]) {
       const side = sides[index];
       side?.select();
       const run = await side?.run();

@@ -38,7 +38,7 @@ import type { MeterProvider as ApiMeterProvider } from "@opentelemetry/api";
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { Client, Worker } from "@perdure/engine";
 import { createNoopChainFlow, FinalStepSignals, noopChainInput } from "./flows.ts";
-import { confirmCompleted, describeMachine, median, openTemporaryBenchmarkStore } from "./support.ts";
+import { confirmCompleted, describeMachine, median, medianWithInterval, openTemporaryBenchmarkStore, threeSideOrders } from "./support.ts";
 
 type Mode = "off" | "on";
 
@@ -160,24 +160,6 @@ async function childSide(mode: Mode): Promise<Side> {
   };
 }
 
-/** The median of `ratios` with a 95 % bootstrap interval (resampled medians' 2.5th and 97.5th percentiles). */
-function medianWithInterval(ratios: readonly number[]): { median: number; low: number; high: number } {
-  let seed = 12345;
-  const random = (): number => {
-    // A fixed-seed generator (mulberry32), so a run's interval does not change when it is recomputed.
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const medians: number[] = [];
-  for (let sample = 0; sample < 2000; sample++) medians.push(median(ratios.map(() => ratios[Math.floor(random() * ratios.length)] ?? 1)));
-  medians.sort((left, right) => left - right);
-  return { median: median(ratios), low: medians[50] ?? Number.NaN, high: medians[1949] ?? Number.NaN };
-}
-
-/** Every order of three sides, used in turn so that no side always runs first or after another. */
-const orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
 
 async function runParent(): Promise<void> {
   const rounds = Number(values.rounds ?? "300");
@@ -192,7 +174,7 @@ async function runParent(): Promise<void> {
   const runs: RoundResult[][] = [[], [], []];
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const index of orders[round % orders.length] ?? [0, 1, 2]) {
+      for (const index of threeSideOrders[round % threeSideOrders.length] ?? [0, 1, 2]) {
         const side = sides[index];
         const run = await side?.run();
         if (run !== undefined) runs[index]?.push(run);

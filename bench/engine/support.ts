@@ -58,6 +58,25 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+/** The median of `ratios` with a 95 % bootstrap interval (resampled medians' 2.5th and 97.5th percentiles). */
+export function medianWithInterval(ratios: readonly number[]): { median: number; low: number; high: number } {
+  let seed = 12345;
+  const random = (): number => {
+    // A fixed-seed generator (mulberry32), so a run's interval does not change when it is recomputed.
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const medians: number[] = [];
+  for (let sample = 0; sample < 2000; sample++) medians.push(median(ratios.map(() => ratios[Math.floor(random() * ratios.length)] ?? 1)));
+  medians.sort((left, right) => left - right);
+  return { median: median(ratios), low: medians[50] ?? Number.NaN, high: medians[1949] ?? Number.NaN };
+}
+
+/** Every order of three sides, used in turn so that no side always runs first or after another. */
+export const threeSideOrders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
+
 /**
  * Resolves when a flow is `completed`, once its final Step's execute has
  * signalled. The final commit is queued on the store's single connection
