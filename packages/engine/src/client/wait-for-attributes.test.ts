@@ -65,16 +65,22 @@ function storesWithoutPolling(): Array<() => Promise<{ store: Store; dispose: ()
   ];
 }
 
+/** Opens a store with `open` and starts a staged Flow on it, with a Worker of this process; both close after the test. */
+async function startStaged(open: ReturnType<typeof storesWithoutPolling>[number], t: { after(fn: () => unknown): void }, flowId: string) {
+  const { store, dispose } = await open();
+  t.after(dispose);
+  const { flow, stage, release } = stagedFlow();
+  const worker = new Worker({ store, flows: [flow] });
+  await worker.start();
+  t.after(() => worker.close());
+  const client = new Client({ store });
+  await client.start(flow, flowId, {});
+  return { store, worker, client, stage, release };
+}
+
 void test("waitForAttributes reads again after each local commit that writes the Flow's Attributes, never waits for the poll interval, and gives up at its timeout", async (t) => {
   for (const open of storesWithoutPolling()) {
-    const { store, dispose } = await open();
-    t.after(dispose);
-    const { flow, stage, release } = stagedFlow();
-    const worker = new Worker({ store, flows: [flow] });
-    await worker.start();
-    t.after(() => worker.close());
-    const client = new Client({ store });
-    await client.start(flow, "staged-1", {});
+    const { client, stage, release, worker, store } = await startStaged(open, t, "staged-1");
 
     assert.deepEqual(await client.waitForAttributes("staged-1", [stage], ([value]) => value !== undefined, { timeoutMs: 50 }), [undefined], "a timeout returns what it read last");
     const reads = countReads(store);
@@ -132,14 +138,7 @@ void test("a wait for some Attributes reads again after a local commit that wrot
 
 void test("a local commit that wrote every awaited Attribute is judged by its values: the Client reads again only when `until` accepts them", async (t) => {
   for (const open of storesWithoutPolling()) {
-    const { store, dispose } = await open();
-    t.after(dispose);
-    const { flow, stage, release } = stagedFlow();
-    const worker = new Worker({ store, flows: [flow] });
-    await worker.start();
-    t.after(() => worker.close());
-    const client = new Client({ store });
-    await client.start(flow, "staged-2", {});
+    const { client, stage, release, worker, store } = await startStaged(open, t, "staged-2");
     // The Worker notes the attempt it runs (Stage1 waits for its release).
     while (!runsLocally(store, "staged-2")) await new Promise((resolve) => setTimeout(resolve, 5));
     const reads = countReads(store);

@@ -240,11 +240,16 @@ void test("the confirmation does not take the session's Flow row lock: a transac
   assert.equal((await client.waitForFlow("locked-1", { timeoutMs: 30_000 })).status, "completed");
 });
 
-void test("a Worker whose single-attempt claim's confirmation waits, holding its execution's row, still aborts another attempt whose Flow was stopped", { skip }, async (t) => {
+/**
+ * A store (lock timeout 5 s) whose single-attempt confirmations wait until
+ * `answer()`, holding a lock on their execution's row meanwhile, as the
+ * confirmation's commit does while it waits for a standby that does not
+ * answer. What the test opens in `opened` is closed after it, in order.
+ */
+async function openWithWaitingConfirmation(t: { after(fn: () => Promise<void>): void }) {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  let answer!: () => void;
+  let answer: () => void = () => undefined;
   const answered = new Promise<void>((resolve) => (answer = resolve));
-  // Closed in this order after the test, whatever it reached.
   const opened: { worker?: Worker; locker?: pg.Client; store?: PostgresStore } = {};
   t.after(async () => {
     answer();
@@ -254,23 +259,31 @@ void test("a Worker whose single-attempt claim's confirmation waits, holding its
     await temporary.dispose();
   });
   await temporary.open();
-  // A statement that waited for the execution's row fails after this; the cancellation check would fail so on every try.
   const store = await openAt(temporary, "local", { lockTimeoutMs: 5000 });
   opened.store = store;
   const held = new pg.Client({ connectionString: temporary.connectionString });
   opened.locker = held;
   await held.connect();
-  let confirming!: () => void;
+  let confirming: () => void = () => undefined;
   const confirmationWaits = new Promise<void>((resolve) => (confirming = resolve));
-  // As the confirmation's commit does while it waits for a standby that does not answer: it keeps its lock on the execution's row.
+  let confirmed: () => void = () => undefined;
+  const confirmationAnswered = new Promise<void>((resolve) => (confirmed = resolve));
   (store as { confirmClaim: PostgresStore["confirmClaim"] }).confirmClaim = async (lease) => {
     await held.query("BEGIN");
     await held.query(`SELECT 1 FROM ${pg.escapeIdentifier(temporary.schema)}.executions WHERE flow_id = $1 AND execution_id = $2 FOR KEY SHARE`, [lease.flowId, lease.executionId]);
     confirming();
     await answered;
     await held.query("COMMIT");
+    // The Worker has the answer by the time this resolves.
+    setImmediate(confirmed);
     return true;
   };
+  return { temporary, store, opened, confirmationWaits, answer, confirmationAnswered };
+}
+
+void test("a Worker whose single-attempt claim's confirmation waits, holding its execution's row, still aborts another attempt whose Flow was stopped", { skip }, async (t) => {
+  // A statement that waited for the execution's row fails after this; the cancellation check would fail so on every try.
+  const { store, opened, confirmationWaits, answer } = await openWithWaitingConfirmation(t);
   const charge = defineFlow({
     type: "ConfirmationWaits",
     start: "Charge",
@@ -309,39 +322,8 @@ void test("a Worker whose single-attempt claim's confirmation waits, holding its
 });
 
 void test("a Worker closing while a single-attempt claim's confirmation waits, holding its execution's row, does not hand that attempt back and waits for no lock", { skip }, async (t) => {
-  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  let answer!: () => void;
-  const answered = new Promise<void>((resolve) => (answer = resolve));
-  // Closed in this order after the test, whatever it reached.
-  const opened: { worker?: Worker; locker?: pg.Client; store?: PostgresStore } = {};
-  t.after(async () => {
-    answer();
-    await opened.worker?.close();
-    await opened.locker?.end();
-    await opened.store?.close();
-    await temporary.dispose();
-  });
-  await temporary.open();
   // A release that waited for the execution's row fails after this, and the Worker reports it (the test's uncaught error).
-  const store = await openAt(temporary, "local", { lockTimeoutMs: 5000 });
-  opened.store = store;
-  const held = new pg.Client({ connectionString: temporary.connectionString });
-  opened.locker = held;
-  await held.connect();
-  let confirming!: () => void;
-  const confirmationWaits = new Promise<void>((resolve) => (confirming = resolve));
-  let confirmed!: () => void;
-  const confirmationAnswered = new Promise<void>((resolve) => (confirmed = resolve));
-  // As the confirmation's commit does while it waits for a standby that does not answer: it keeps its lock on the execution's row.
-  (store as { confirmClaim: PostgresStore["confirmClaim"] }).confirmClaim = async (lease) => {
-    await held.query("BEGIN");
-    await held.query(`SELECT 1 FROM ${pg.escapeIdentifier(temporary.schema)}.executions WHERE flow_id = $1 AND execution_id = $2 FOR KEY SHARE`, [lease.flowId, lease.executionId]);
-    confirming();
-    await answered;
-    await held.query("COMMIT");
-    setImmediate(confirmed);
-    return true;
-  };
+  const { temporary, store, opened, confirmationWaits, answer, confirmationAnswered } = await openWithWaitingConfirmation(t);
   let handlerRan = false;
   const flow = defineFlow({
     type: "ClosingWhileConfirming",
