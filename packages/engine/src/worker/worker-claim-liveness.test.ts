@@ -174,3 +174,19 @@ void test("a Step that locks map instances whose keys the store's JSON cannot ho
   assert.equal((await client.waitForFlow("locking", { timeoutMs: 60_000 })).status, "completed");
   assert.deepEqual(errors, []);
 });
+
+void test("a Worker closed while it starts leaves no liveness and no maintenance behind", { skip, timeout: 300_000 }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  // Maintenance ticks every 100 ms at this liveness timeout.
+  const worker = new Worker({ store, flows: [only], pollIntervalMs: 100, livenessTimeoutMs: 500 });
+  const started = worker.start();
+  const closed = worker.close();
+  await started;
+  assert.deepEqual(await closed, { released: 0 });
+  // Several maintenance ticks' time: a tick that outlived the close would write the Worker's liveness again.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const { workers } = await temporary.rows({ workers: "SELECT worker_id FROM workers" });
+  assert.deepEqual(workers, [], "the closed Worker left its liveness behind");
+});

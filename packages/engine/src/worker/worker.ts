@@ -256,6 +256,8 @@ export class Worker {
   private readonly claims: ClaimLedger;
   private state: "new" | "running" | "closing" | "closed" = "new";
   private closed: Promise<WorkerCloseResult> | undefined;
+  /** What `start` does after it marked the Worker running. */
+  private starting: Promise<void> | undefined;
   private wakeRequested = false;
   private wakeLoop: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
@@ -346,6 +348,12 @@ export class Worker {
   async start(): Promise<void> {
     if (this.state !== "new") throw new InvalidInputError(`Worker ${this.workerId} was already started`);
     this.state = "running";
+    // A close() called meanwhile waits for this, so that nothing start sets up outlives it.
+    this.starting = this.startUp();
+    await this.starting;
+  }
+
+  private async startUp(): Promise<void> {
     await this.metrics.start(this.options.meterProvider, () => ({ busy: this.running.size, limit: this.options.concurrency }), () => this.countReadyTasks());
     // Claims still held under this ID belong to a dead predecessor (a restart with a stable
     // workerId): fail them over now rather than after their method timeout.
@@ -387,6 +395,7 @@ export class Worker {
       this.state = "closed";
       return { released: 0 };
     }
+    await this.starting?.catch(() => undefined);
     this.state = "closing";
     this.withdrawLocalStarts?.();
     this.requestWake();

@@ -46,6 +46,11 @@ export interface ChatViewProps {
   onFork: (throughTurn: number, text: string) => Promise<void>;
 }
 
+/** The highest turn number among `messages`' turn IDs (0 for none). */
+function turnsShownBy(messages: readonly UIMessage[]): number {
+  return Math.max(0, ...messages.map((message) => turnNumberOf(turnIdOfMessage(message.id) ?? "")));
+}
+
 /** The live chat, mounted on a loaded conversation. */
 export function ChatView(props: ChatViewProps) {
   const { sessionId, live, onActivity } = props;
@@ -171,8 +176,10 @@ export function ChatView(props: ChatViewProps) {
   // An approval or question this tab still offers that the session no longer waits for (read after the part arrived).
   const staleApproval = inspectedSinceMessages && offersStaleRequest(messages, pendingIds);
   // A turn that started and ended between two reads of the session (a queued message answered quickly) is in the store only.
-  const turnsSynced = useRef(live.turnCount);
-  const shownTurns = useMemo(() => Math.max(0, ...messages.map((message) => turnNumberOf(turnIdOfMessage(message.id) ?? ""))), [messages]);
+  // Counted from the stored conversation the chat was mounted with, not from the session's snapshot: the two are read
+  // apart, and a turn that ran between the reads (a fork's first turn, say) is in the snapshot's count only.
+  const turnsSynced = useRef(turnsShownBy(props.initial.messages));
+  const shownTurns = useMemo(() => turnsShownBy(messages), [messages]);
   const missedTurn = live.turnCount > Math.max(turnsSynced.current, shownTurns);
   const shouldFollow = (activeTurn !== null && !waitingForPerson) || staleApproval || missedTurn;
   useEffect(() => {
