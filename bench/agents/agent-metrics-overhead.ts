@@ -44,7 +44,7 @@ import { createAgentSessionFlow } from "@perdure/agents";
 import { AgentSessionTestClient } from "@perdure/agents/testing";
 import { Client, Worker } from "@perdure/engine";
 import { createTemporarySqliteStore } from "@perdure/engine/testing";
-import { describeMachine, median, medianWithInterval, threeSideOrders } from "../engine/support.ts";
+import { describeMachine, overheadSummary, threeSideOrders, type OverheadRound } from "../engine/support.ts";
 import { BenchScriptedRunner, FinalAnswerSignals } from "./scripted-runner.ts";
 
 /**
@@ -66,10 +66,7 @@ const rounds = Number(values.rounds ?? "60");
 const sessionCount = Number(values.sessions ?? "20");
 const stepsPerTurn = 7;
 
-interface RoundResult {
-  wallMsPerStep: number;
-  cpuMsPerStep: number;
-}
+type RoundResult = OverheadRound;
 
 interface Side {
   /** Points the process's session metrics at this side's provider, or at none. */
@@ -198,17 +195,6 @@ try {
 }
 const loadAfter = loadavg();
 const [offRuns = [], onRuns = [], controlRuns = []] = runs;
-const percent = (ratio: number): number => Number(((ratio - 1) * 100).toFixed(2));
-const compare = (kind: keyof RoundResult, against: RoundResult[]) => {
-  const { median: middle, low, high } = medianWithInterval(against.map((run, round) => run[kind] / (offRuns[round]?.[kind] ?? Number.NaN)));
-  return { medianPercent: percent(middle), interval95Percent: [percent(low), percent(high)] };
-};
-const summary = (kind: keyof RoundResult) => ({
-  offMedianMsPerStep: Number(median(offRuns.map((run) => run[kind])).toFixed(4)),
-  onMedianMsPerStep: Number(median(onRuns.map((run) => run[kind])).toFixed(4)),
-  overhead: compare(kind, onRuns),
-  noiseFloor: compare(kind, controlRuns),
-});
 const result = {
   rounds,
   sessionsPerRound: sessionCount,
@@ -216,8 +202,8 @@ const result = {
   loadAverageBefore: loadBefore.map((load) => Number(load.toFixed(2))),
   loadAverageAfter: loadAfter.map((load) => Number(load.toFixed(2))),
   machine: describeMachine(),
-  processCpu: summary("cpuMsPerStep"),
-  wall: summary("wallMsPerStep"),
+  processCpu: overheadSummary({ off: offRuns, on: onRuns, control: controlRuns }, "cpuMsPerStep"),
+  wall: overheadSummary({ off: offRuns, on: onRuns, control: controlRuns }, "wallMsPerStep"),
 };
 console.log(JSON.stringify(result));
 if (values.out !== undefined) writeFileSync(values.out, `${JSON.stringify({ ...result, runs: { off: offRuns, on: onRuns, control: controlRuns } }, null, 2)}\n`);

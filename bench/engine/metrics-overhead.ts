@@ -38,15 +38,12 @@ import type { MeterProvider as ApiMeterProvider } from "@opentelemetry/api";
 import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { Client, Worker } from "@perdure/engine";
 import { createNoopChainFlow, FinalStepSignals, noopChainInput } from "./flows.ts";
-import { confirmCompleted, describeMachine, median, medianWithInterval, openTemporaryBenchmarkStore, threeSideOrders } from "./support.ts";
+import { confirmCompleted, describeMachine, openTemporaryBenchmarkStore, overheadSummary, threeSideOrders, type OverheadRound } from "./support.ts";
 
 type Mode = "off" | "on";
 
 /** One timed chain. */
-interface RoundResult {
-  wallMsPerStep: number;
-  cpuMsPerStep: number;
-}
+type RoundResult = OverheadRound;
 
 /** One side of the comparison. */
 interface Side {
@@ -189,18 +186,6 @@ async function runParent(): Promise<void> {
   }
   const loadAfter = loadavg();
   const [offRuns = [], onRuns = [], controlRuns = []] = runs;
-  const percent = (ratio: number): number => Number(((ratio - 1) * 100).toFixed(2));
-  const compare = (kind: keyof RoundResult, against: RoundResult[]) => {
-    const ratios = against.map((run, round) => run[kind] / (offRuns[round]?.[kind] ?? Number.NaN));
-    const { median: middle, low, high } = medianWithInterval(ratios);
-    return { medianPercent: percent(middle), interval95Percent: [percent(low), percent(high)] };
-  };
-  const summary = (kind: keyof RoundResult) => ({
-    offMedianMsPerStep: Number(median(offRuns.map((run) => run[kind])).toFixed(4)),
-    onMedianMsPerStep: Number(median(onRuns.map((run) => run[kind])).toFixed(4)),
-    overhead: compare(kind, onRuns),
-    noiseFloor: compare(kind, controlRuns),
-  });
   const result = {
     isolation,
     rounds,
@@ -208,8 +193,8 @@ async function runParent(): Promise<void> {
     loadAverageBefore: loadBefore.map((load) => Number(load.toFixed(2))),
     loadAverageAfter: loadAfter.map((load) => Number(load.toFixed(2))),
     machine: describeMachine(),
-    processCpu: summary("cpuMsPerStep"),
-    wall: summary("wallMsPerStep"),
+    processCpu: overheadSummary({ off: offRuns, on: onRuns, control: controlRuns }, "cpuMsPerStep"),
+    wall: overheadSummary({ off: offRuns, on: onRuns, control: controlRuns }, "wallMsPerStep"),
   };
   console.log(JSON.stringify(result));
   if (values.out !== undefined) writeFileSync(values.out, `${JSON.stringify({ ...result, runs: { off: offRuns, on: onRuns, control: controlRuns } }, null, 2)}\n`);

@@ -74,6 +74,31 @@ export function medianWithInterval(ratios: readonly number[]): { median: number;
   return { median: median(ratios), low: medians[50] ?? Number.NaN, high: medians[1949] ?? Number.NaN };
 }
 
+/** One round of an overhead comparison: wall and process CPU time per Step, in milliseconds. */
+export interface OverheadRound {
+  wallMsPerStep: number;
+  cpuMsPerStep: number;
+}
+
+/**
+ * One measure of an off / on / control comparison run in interleaved rounds:
+ * the off and on medians, and on's overhead and control's noise floor as
+ * median per-round ratios to off, in percent, with 95 % intervals.
+ */
+export function overheadSummary(runs: { off: readonly OverheadRound[]; on: readonly OverheadRound[]; control: readonly OverheadRound[] }, kind: keyof OverheadRound) {
+  const percent = (ratio: number): number => Number(((ratio - 1) * 100).toFixed(2));
+  const compare = (against: readonly OverheadRound[]) => {
+    const { median: middle, low, high } = medianWithInterval(against.map((run, round) => run[kind] / (runs.off[round]?.[kind] ?? Number.NaN)));
+    return { medianPercent: percent(middle), interval95Percent: [percent(low), percent(high)] };
+  };
+  return {
+    offMedianMsPerStep: Number(median(runs.off.map((run) => run[kind])).toFixed(4)),
+    onMedianMsPerStep: Number(median(runs.on.map((run) => run[kind])).toFixed(4)),
+    overhead: compare(runs.on),
+    noiseFloor: compare(runs.control),
+  };
+}
+
 /** Every order of three sides, used in turn so that no side always runs first or after another. */
 export const threeSideOrders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] as const;
 
