@@ -10,7 +10,7 @@ import type { Hono } from "hono";
 import { loadAgentFlows } from "../entry/load-agent-flows.ts";
 import { startIdleMemoryRelease } from "../server/idle-memory-release.ts";
 import { startYoungGenerationCap } from "../server/young-generation-cap.ts";
-import { closeRefusedUpload, discardRestOfBody, hasUnreadBody, withConnectionClose } from "../server/close-refused-upload.ts";
+import { hasUnreadBody, settleRefusedUpload, withConnectionClose } from "../server/close-refused-upload.ts";
 import { allowedHostsFor, generateAccessToken, isLoopbackHost } from "../server/dev-access.ts";
 import { createDevApp } from "../server/create-dev-app.ts";
 import { openConfiguredStore } from "../store/open-configured-store.ts";
@@ -80,11 +80,7 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
           const { incoming } = env as HttpBindings;
           if (response.status < 400 || !hasUnreadBody(incoming)) return response;
           // The rest of a small refused body is read first: its client then reads the answer, and may reuse the connection.
-          const outcome = await discardRestOfBody(incoming);
-          if (outcome === "ended") return response;
-          // A larger one lingers as closeRefusedUpload says; one read up to the limit, or still coming after the linger
-          // time, is read no further.
-          closeRefusedUpload(incoming, outcome === "over-limit" ? { maxDiscardBytes: 0 } : outcome === "declared-over-limit" ? {} : { maxLingerMs: 0 });
+          if (await settleRefusedUpload(incoming) === "ended") return response;
           return await withConnectionClose(response);
         },
         // Refused uploads are bounded by closeRefusedUpload, not drained up to 64 MiB.

@@ -4,7 +4,7 @@
  * client that sends at most what it declared, so a client that stalls mid-upload
  * (as a busy machine makes it) still reads its 413; and a client that sends
  * more than the discard limit is read no further and closed. Before that,
- * perdure dev reads a small refused body to its end (discardRestOfBody), so
+ * perdure dev reads a small refused body to its end (settleRefusedUpload), so
  * its client gets the answer only once it has sent everything.
  */
 import assert from "node:assert/strict";
@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
 import { test, type TestContext } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { closeRefusedUpload, discardRestOfBody, hasUnreadBody, type CloseRefusedUploadOptions, type DiscardOutcome } from "./close-refused-upload.ts";
+import { closeRefusedUpload, hasUnreadBody, settleRefusedUpload, type CloseRefusedUploadOptions, type DiscardOutcome } from "./close-refused-upload.ts";
 
 const reason = JSON.stringify({ error: "request body is over 1024 bytes" });
 
@@ -132,13 +132,12 @@ void test("a client that sends more than the discard limit is read no further th
   client.destroy();
 });
 
-/** A server that refuses every upload over 1 KiB as perdure dev does: the rest of the body read first, then the 413. */
+/** A server that refuses every upload over 1 KiB as perdure dev does (settleRefusedUpload): the rest of the body read first, then the 413. */
 async function startDiscardingServer(t: TestContext, options: CloseRefusedUploadOptions): Promise<{ port: number; outcomes: DiscardOutcome[] }> {
   const outcomes: DiscardOutcome[] = [];
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    void discardRestOfBody(request, options).then((outcome) => {
+    void settleRefusedUpload(request, options).then((outcome) => {
       outcomes.push(outcome);
-      if (outcome !== "ended") closeRefusedUpload(request, { ...options, maxDiscardBytes: 0 });
       response.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(reason), ...(outcome === "ended" ? {} : { connection: "close" }) });
       response.end(reason);
     });

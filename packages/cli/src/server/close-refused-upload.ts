@@ -113,6 +113,24 @@ export function discardRestOfBody(incoming: IncomingMessage, options: CloseRefus
 
 /**
  * Call with the request of an error response that has an unread body
+ * ({@link hasUnreadBody}), before the response is written. Reads the rest of
+ * the body ({@link discardRestOfBody}); when that does not end the request,
+ * closes the connection after the answer ({@link closeRefusedUpload}): as that
+ * says for a body declared too large, and at once reading no further for one
+ * that ran past the limit or past the linger time. Only `"ended"` keeps the
+ * connection; for any other outcome the answer must say `Connection: close`
+ * ({@link withConnectionClose}).
+ */
+export async function settleRefusedUpload(incoming: IncomingMessage, options: CloseRefusedUploadOptions = {}): Promise<DiscardOutcome> {
+  const outcome = await discardRestOfBody(incoming, options);
+  if (outcome === "declared-over-limit") closeRefusedUpload(incoming, options);
+  else if (outcome === "over-limit") closeRefusedUpload(incoming, { ...options, maxDiscardBytes: 0 });
+  else if (outcome !== "ended") closeRefusedUpload(incoming, { ...options, maxLingerMs: 0 });
+  return outcome;
+}
+
+/**
+ * Call with the request of an error response that has an unread body
  * ({@link hasUnreadBody}) and that {@link discardRestOfBody} could not read
  * to its end, before the response is written.
  */
