@@ -67,9 +67,8 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoa
       const options = resolveExecutionOptions(flow, stepType, null);
       const entryOf = (method: ResolvedMethodOptions, name: StepMethodName): ClaimCatalogEntry | undefined => {
         // A lock name the store's JSON cannot hold (a key with U+0000 or a lone surrogate) would make the store refuse
-        // the whole catalog, so every claim of this Worker; and one with U+0001 is stored escaped (as instance keys
-        // are) by the general claim, not by the catalog's. Such a method is left to the general claim.
-        if (locksAndLoads && method.lockNames.some((name) => name.includes("\u0001") || jsonbRefuses(JSON.stringify(name)))) return undefined;
+        // the whole catalog, so every claim of this Worker: such a method is left to the general claim.
+        if (locksAndLoads && jsonbRefuses(JSON.stringify(method.lockNames))) return undefined;
         const selectsLoads = stepSelectsLoads(options.step, name);
         const staticLoads = readsLoads ? staticLoadsOf(options.step, name) : null;
         if (locksAndLoads && readsLoads) return [method.timeoutMs, method.heartbeatTimeoutMs, method.lockNames, selectsLoads, staticLoads];

@@ -125,30 +125,40 @@ void test("a task announced while a commit's claim holds the free slot is claime
   assert.deepEqual(started, ["announced"]);
 });
 
-void test("a Step that locks map instances whose keys the store's JSON cannot hold runs holding them, and the Worker's other Flows run too", { skip, timeout: 300_000 }, async (t) => {
+void test("Steps that lock map instances whose keys hold U+0000, U+0001 or a lone surrogate run holding them, and the Worker's other Flows run too", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
   const orders = attributeMap<string>("Orders");
-  const keys = ["nul\u0000key", "lone\uD800key", "escape\u0001key"];
-  const release = gate();
-  const holding = gate();
+  const [nul, lone, escape] = ["nul\u0000key", "lone\uD800key", "escape\u0001key"] as const;
+  const escaped = { holding: gate(), release: gate() };
+  const refused = { holding: gate(), release: gate() };
   const locking = defineFlow({
     type: "ClaimLivenessLocking",
     start: "Start",
     persistence: { orders },
     rpcs: {
-      touchNul: rpc({ name: "touchNul", locks: [orders.instance(keys[0] ?? "")], handler: () => null }),
-      touchLone: rpc({ name: "touchLone", locks: [orders.instance(keys[1] ?? "")], handler: () => null }),
-      touchEscape: rpc({ name: "touchEscape", locks: [orders.instance(keys[2] ?? "")], handler: () => null }),
+      touchNul: rpc({ name: "touchNul", locks: [orders.instance(nul)], handler: () => null }),
+      touchLone: rpc({ name: "touchLone", locks: [orders.instance(lone)], handler: () => null }),
+      touchEscape: rpc({ name: "touchEscape", locks: [orders.instance(escape)], handler: () => null }),
     },
     steps: [
-      defineStep("Start", { execute: () => moveTo("Locked") }),
-      defineStep("Locked", {
-        executeOptions: { locks: keys.map((key) => orders.instance(key)) },
+      defineStep("Start", { execute: () => moveTo("Escaped") }),
+      // Its lock name the store's JSON holds: claimed through the claim catalog.
+      defineStep("Escaped", {
+        executeOptions: { locks: [orders.instance(escape)] },
         execute: async () => {
-          holding.open();
-          await release.opened;
+          escaped.holding.open();
+          await escaped.release.opened;
+          return moveTo("Refused");
+        },
+      }),
+      // Its lock names the store's JSON refuses: claimed by the general claim.
+      defineStep("Refused", {
+        executeOptions: { locks: [orders.instance(nul), orders.instance(lone)] },
+        execute: async () => {
+          refused.holding.open();
+          await refused.release.opened;
           return completeFlow("locked");
         },
       }),
@@ -158,19 +168,23 @@ void test("a Step that locks map instances whose keys the store's JSON cannot ho
   const worker = new Worker({ store, flows: [locking, only], pollIntervalMs: 100, onError: (error) => errors.push(error) });
   await worker.start();
   t.after(async () => {
-    release.open();
+    escaped.release.open();
+    refused.release.open();
     await worker.close();
   });
   const client = new Client({ store });
   await client.start(locking, "locking");
   await client.start(only, "plain");
   assert.equal((await client.waitForFlow("plain", { timeoutMs: 60_000 })).status, "completed");
-  await holding.opened;
-  // Each lock is held under the same name whichever path takes it: an RPC that needs one is refused.
-  for (const [touch, key] of [[locking.touchNul, keys[0]], [locking.touchLone, keys[1]], [locking.touchEscape, keys[2]]] as const) {
-    await assert.rejects(client.invokeRPC(touch, "locking"), (error: unknown) => RpcLockConflictError.isInstance(error), `the lock of key ${JSON.stringify(key)}`);
-  }
-  release.open();
+  // Each lock is held under the same name whichever path took it: an RPC that needs one is refused.
+  const refusedWhileHeld = (error: unknown): boolean => RpcLockConflictError.isInstance(error);
+  await escaped.holding.opened;
+  await assert.rejects(client.invokeRPC(locking.touchEscape, "locking"), refusedWhileHeld, "the lock of the key with U+0001");
+  escaped.release.open();
+  await refused.holding.opened;
+  await assert.rejects(client.invokeRPC(locking.touchNul, "locking"), refusedWhileHeld, "the lock of the key with U+0000");
+  await assert.rejects(client.invokeRPC(locking.touchLone, "locking"), refusedWhileHeld, "the lock of the key with a lone surrogate");
+  refused.release.open();
   assert.equal((await client.waitForFlow("locking", { timeoutMs: 60_000 })).status, "completed");
   assert.deepEqual(errors, []);
 });

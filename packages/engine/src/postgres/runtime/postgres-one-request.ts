@@ -374,7 +374,9 @@ export class PostgresOneRequest implements OneRequestOperations {
     if (catalog === undefined) return null;
     let text = this.catalogTexts.get(catalog);
     if (text === undefined) {
-      text = JSON.stringify(catalog);
+      // Lock names hold map instance keys, stored as keys are (text cannot hold U+0000), as every other write of them is.
+      const stored = Object.fromEntries(Object.entries(catalog).map(([key, entry]) => [key, entry.length <= 2 ? entry : entry.map((part, index) => (index === 2 ? (part as readonly string[]).map(encodeInstanceKey) : part))]));
+      text = JSON.stringify(stored);
       this.catalogTexts.set(catalog, text);
     }
     return text;
