@@ -24,6 +24,7 @@
  */
 import type { Migration } from "./migration.ts";
 import { commitStepChainPlaceMigration } from "./0011-commit-step-chain-place.ts";
+import { rewrittenFunction } from "./rewritten-function.ts";
 
 const upsert = `INSERT INTO {schema}.attributes (flow_id, name, key, value) VALUES (v_flow_id, v_write ->> 0, v_write ->> 1, v_write ->> 2)
             ON CONFLICT (flow_id, name, key) DO UPDATE SET value = excluded.value;`;
@@ -39,17 +40,18 @@ const updateFirst = `WITH updated AS (
 
 const header = "CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)\nRETURNS jsonb LANGUAGE plpgsql AS $function$";
 
-/** 0011's `perdure_commit_step` definition with one statement replaced; throws if 0011's text is not as expected. */
+/** 0011's `perdure_commit_step` definition with generic plans and one statement replaced; throws if 0011's text is not as expected. */
 function commitStepWithUpdateFirst(): string {
-  const sql = commitStepChainPlaceMigration.sql;
-  const start = sql.indexOf(header);
-  const end = sql.indexOf("$function$;", start);
-  if (start < 0 || end < 0) throw new Error("migration 0017: 0011's perdure_commit_step was not found");
-  const definition = sql.slice(start, end + "$function$;".length);
-  if (definition.split(upsert).length !== 2) throw new Error("migration 0017: 0011's Attribute upsert was not found exactly once");
-  return definition
-    .replace(header, "CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)\nRETURNS jsonb LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$")
-    .replace(upsert, updateFirst);
+  return rewrittenFunction({
+    migration: "migration 0017",
+    source: "0011's perdure_commit_step",
+    sql: commitStepChainPlaceMigration.sql,
+    header,
+    replacements: [
+      { what: "0011's header", find: header, replace: "CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)\nRETURNS jsonb LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$" },
+      { what: "0011's Attribute upsert", find: upsert, replace: updateFirst },
+    ],
+  });
 }
 
 export const commitStepAttributeWritesMigration: Migration = {

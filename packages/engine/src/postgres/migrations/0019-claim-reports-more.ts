@@ -19,6 +19,7 @@
  */
 import type { Migration } from "./migration.ts";
 import { publishRpcMigration } from "./0014-publish-rpc.ts";
+import { rewrittenFunction } from "./rewritten-function.ts";
 
 const header = "CREATE OR REPLACE FUNCTION {schema}.perdure_claim_plain(p_worker_id text, p_flow_types text[], p_catalog jsonb, p_limit integer, p_now bigint)";
 const countEnd = "LIMIT p_limit) candidates;";
@@ -26,16 +27,16 @@ const reply = "RETURN jsonb_build_object('claims', v_claims, 'stopped', v_stoppe
 
 /** 0014's `perdure_claim_plain` definition with its count and reply changed; throws if 0014's text is not as expected. */
 function claimPlainReportingMore(): string {
-  const sql = publishRpcMigration.sql;
-  const start = sql.indexOf(header);
-  const end = sql.indexOf("$function$;", start);
-  if (start < 0 || end < 0) throw new Error("migration 0019: 0014's perdure_claim_plain was not found");
-  const definition = sql.slice(start, end + "$function$;".length);
-  if (definition.split(countEnd).length !== 2) throw new Error("migration 0019: 0014's count of candidates was not found exactly once");
-  if (definition.split(reply).length !== 2) throw new Error("migration 0019: 0014's reply was not found exactly once");
-  return definition
-    .replace(countEnd, "LIMIT p_limit + 1) candidates;")
-    .replace(reply, "RETURN jsonb_build_object('claims', v_claims, 'stopped', v_stopped, 'skipped', least(v_visible, p_limit) > v_locked, 'more', v_visible > v_count);");
+  return rewrittenFunction({
+    migration: "migration 0019",
+    source: "0014's perdure_claim_plain",
+    sql: publishRpcMigration.sql,
+    header,
+    replacements: [
+      { what: "0014's count of candidates", find: countEnd, replace: "LIMIT p_limit + 1) candidates;" },
+      { what: "0014's reply", find: reply, replace: "RETURN jsonb_build_object('claims', v_claims, 'stopped', v_stopped, 'skipped', least(v_visible, p_limit) > v_locked, 'more', v_visible > v_count);" },
+    ],
+  });
 }
 
 export const claimReportsMoreMigration: Migration = {
