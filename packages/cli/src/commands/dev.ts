@@ -83,7 +83,7 @@ async function listen(options: DevCommandOptions, handle: { app: Hono | undefine
           if (await settleRefusedUpload(incoming) === "ended") return response;
           return await withConnectionClose(response);
         },
-        // Refused uploads are bounded by closeRefusedUpload, not drained up to 64 MiB.
+        // Refused uploads are bounded by settleRefusedUpload (4 MiB), not drained up to 64 MiB.
         autoCleanupIncoming: false,
         port: options.port,
         hostname: options.host,
