@@ -75,6 +75,7 @@ function spiedOperations(path: string): { operations: SqliteOneRequest; ran: str
         throw error;
       }
     },
+    wake: () => undefined,
   });
   return { operations, ran, close: () => database.close() };
 }

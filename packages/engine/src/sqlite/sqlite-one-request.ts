@@ -28,7 +28,8 @@ import type {
 } from "../store/step-commit.ts";
 import { claimLeaseTimesOf, handoverLeaseTimesOf, leasedExecution, type LeaseTimes } from "../store/step-commit.ts";
 import { executionFields, flowFields } from "../store/row-columns.ts";
-import type { AttributeRow, ExecutionRow, FlowRow } from "../store/store.ts";
+import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/store.ts";
+import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, listExecutionsSql, placeholders, readFlowSql, releaseLocksSql,
   trimHistorySql, upsertAttributeSql,
@@ -40,6 +41,8 @@ export interface OneRequestHost {
   statement(sql: string): StatementSync;
   /** Runs a synchronous operation as one member of the group commit; settles once it landed. */
   runAtomically<TResult>(operation: () => TResult): Promise<TResult>;
+  /** Tells this store's listeners. */
+  wake(event: WakeEvent): void;
 }
 
 /** The fence and the Flow's counters, read together. */
@@ -108,10 +111,18 @@ type Applied = { outcome: "committed" | "fenced"; ended?: StepCommitReply["ended
 export class SqliteOneRequest implements OneRequestOperations {
   /** A general transaction costs no round trip here: committing and claiming in one beats two. */
   readonly embedded = true;
+  /** A commit appends its attempt's last Stream messages, saving their own transaction (and its sync on FULL). */
+  readonly commitsStreams = true;
   private readonly host: OneRequestHost;
+  private readonly statements: SqliteStatementRunner;
 
   constructor(host: OneRequestHost) {
     this.host = host;
+    this.statements = {
+      all: (sql, parameters) => host.statement(sql).all(...parameters),
+      get: (sql, parameters) => host.statement(sql).get(...parameters),
+      run: (sql, parameters) => Number(host.statement(sql).run(...parameters).changes),
+    };
   }
 
   private run(sql: string, ...parameters: SQLInputValue[]): number {
@@ -122,7 +133,15 @@ export class SqliteOneRequest implements OneRequestOperations {
     return this.host.statement(sql).get(...parameters) as TRow | undefined;
   }
 
-  commitStep(commit: StepCommit): Promise<StepCommitReply> {
+  async commitStep(commit: StepCommit): Promise<StepCommitReply> {
+    const reply = await this.commitAtomically(commit);
+    if (reply.outcome === "committed") {
+      for (const stream of new Set((commit.streams ?? []).map((append) => append.stream))) this.host.wake({ kind: "stream", flowId: commit.flowId, stream });
+    }
+    return reply;
+  }
+
+  private commitAtomically(commit: StepCommit): Promise<StepCommitReply> {
     return this.host.runAtomically((): StepCommitReply => {
       const applied = this.apply(commit);
       if (applied.outcome === "fallback") return { outcome: "fallback", claims: [], claimStopped: false };
@@ -190,6 +209,8 @@ export class SqliteOneRequest implements OneRequestOperations {
     if (commit.historyKeep > 0 && changed && Math.floor(seq / 64) !== Math.floor(fenced.nextSeq / 64)) {
       this.run(trimHistorySql, flowId, flowId, commit.historyKeep);
     }
+    // Last, as the general path appends them after everything else the commit writes.
+    for (const append of commit.streams ?? []) appendStreamRow(this.statements, append);
     return { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver, othersQueued };
   }
 

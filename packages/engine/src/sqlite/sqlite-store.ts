@@ -106,6 +106,7 @@ export class SqliteStore implements Store {
     this.oneRequest = new SqliteOneRequest({
       statement: (sql) => connection.statement(sql),
       runAtomically: (operation) => this.runAtomically(operation),
+      wake: (event) => connection.wake(event),
     });
   }
 

@@ -12,7 +12,7 @@ import type {
   StreamRow,
   TimerRow,
 } from "../store/store.ts";
-import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
+import { appendStreamRow } from "./sqlite-stream-append.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, flowColumns, listExecutionsSql, placeholders, readFlowSql,
@@ -328,43 +328,7 @@ export class SqliteTransaction implements StoreTransaction {
 
   async appendStream(flowId: string, flowType: string, stream: string, value: string, writtenAt: number, capacityBytes: number): Promise<number> {
     if (this.detached) await this.attach();
-    const head = this.get<{ lastIndex: number }>(
-      `INSERT INTO stream_heads (flow_id, stream, last_index) VALUES (?, ?, 1)
-       ON CONFLICT (flow_id, stream) DO UPDATE SET last_index = last_index + 1 RETURNING last_index AS lastIndex`,
-      flowId, stream,
-    );
-    const index = head?.lastIndex ?? 1;
-    const bytes = Buffer.byteLength(value);
-    this.run(
-      "INSERT INTO stream_messages (flow_id, flow_type, stream, idx, value, bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      flowId, flowType, stream, index, value, bytes, writtenAt,
-    );
-    const usage = this.get<{ bytes: number }>(
-      `INSERT INTO stream_usage (flow_type, stream, bytes) VALUES (?, ?, ?)
-       ON CONFLICT (flow_type, stream) DO UPDATE SET bytes = bytes + excluded.bytes RETURNING bytes`,
-      flowType, stream, bytes,
-    );
-    let total = usage?.bytes ?? bytes;
-    let batchRows = firstStreamTrimBatchRows;
-    while (total > capacityBytes) {
-      const oldest = this.all<{ id: number; bytes: number }>(
-        "SELECT id, bytes FROM stream_messages WHERE flow_type = ? AND stream = ? ORDER BY id LIMIT ?",
-        flowType, stream, batchRows,
-      );
-      batchRows = nextStreamTrimBatchRows(batchRows);
-      if (oldest.length === 0) break;
-      let trimmedBytes = 0;
-      let lastId = 0;
-      for (const row of oldest) {
-        if (total - trimmedBytes <= capacityBytes) break;
-        trimmedBytes += row.bytes;
-        lastId = row.id;
-      }
-      this.run("DELETE FROM stream_messages WHERE flow_type = ? AND stream = ? AND id <= ?", flowType, stream, lastId);
-      this.run("UPDATE stream_usage SET bytes = bytes - ? WHERE flow_type = ? AND stream = ?", trimmedBytes, flowType, stream);
-      total -= trimmedBytes;
-    }
-    return index;
+    return appendStreamRow(this.statements, { flowId, flowType, stream, value, writtenAt, capacityBytes });
   }
 
   async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {

@@ -53,8 +53,8 @@ export interface StepContext {
    * Writes to a Stream while the Step runs, not at commit; never rolled
    * back, may repeat on retry. The Worker queues the message and stores it
    * with others within its batch window (`streamBatchWindowMs`), at the
-   * next heartbeat, or before the commit, whichever comes first; the
-   * promise resolves once it is queued.
+   * next heartbeat, or with the attempt's commit, whichever comes first;
+   * the promise resolves once it is queued.
    */
   writeStream<TValue>(ref: StreamDefinition<TValue>, value: TValue): Promise<void>;
   /**

@@ -156,6 +156,14 @@ export interface StepCommit {
   /** The attempt's method holds locks, which the commit releases. */
   holdsLocks: boolean;
   claim: StepCommitClaim | undefined;
+  /**
+   * For a store with {@link OneRequestOperations.commitsStreams}: the
+   * attempt's last Stream messages, sorted (`sortedStreamBatch`), appended
+   * as {@link OneRequestOperations.appendStreams} appends them, in the
+   * commit's transaction, only when the commit lands. The store wakes their
+   * readers once the commit is in. @default none
+   */
+  streams?: readonly StreamAppend[];
 }
 
 /** A wait with conditions in a {@link StepCommit}. */
@@ -266,6 +274,12 @@ export interface OneRequestOperations {
    * returning it as `StoreClaim.selection`. @default false
    */
   readonly claimsReadLoads?: boolean;
+  /**
+   * The store's Step commit appends {@link StepCommit.streams} in its own
+   * transaction when it lands (and not when it is fenced or falls back).
+   * @default false
+   */
+  readonly commitsStreams?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
   claimTasks(claim: TaskClaim): Promise<TaskClaimReply>;
   startFlow(start: FlowStart): Promise<FlowStartReply>;

@@ -2,7 +2,7 @@ import { StoreClosedError } from "../errors/store-closed-error.ts";
 import type { LocalTimers } from "../internal/local-timers.ts";
 import type { StreamAppend } from "../store/step-commit.ts";
 import type { Store } from "../store/store.ts";
-import { appendStreamBatch } from "../stream/stream-batch.ts";
+import { appendStreamBatch, sortedStreamBatch } from "../stream/stream-batch.ts";
 
 /**
  * How long a Stream message may wait in the Worker for others to join its
@@ -22,10 +22,12 @@ export const streamFlushBytes = 64 * 1024;
  * on PostgreSQL, one transaction on SQLite). At most one batch is in flight;
  * what is written meanwhile waits for the next window, unless
  * {@link streamFlushBytes} are pending. Batches go in order, so the Stream
- * holds the attempt's messages in the order they were written. The attempt
- * drains the writer before its commit, so everything it wrote is in the
- * store before its result is: a model call that ends within the window makes
- * one write. A heartbeat drains it too, so output written before a
+ * holds the attempt's messages in the order they were written. When the
+ * attempt ends, what is still pending goes with its commit, in the commit's
+ * transaction ({@link take}), or, on a store whose commits cannot carry it,
+ * in a batch just before the commit: so everything the attempt wrote is in
+ * the store no later than its result. A model call that ends within the
+ * window makes no Stream write of its own. A heartbeat drains it too, so output written before a
  * heartbeat is stored when the heartbeat returns. A batch that fails is reported and dropped, as a failed write
  * was before (a Stream is best-effort); it takes no index, so the Stream has
  * no gap. A Worker killed mid-attempt loses at most the pending window.
@@ -75,6 +77,21 @@ export class AttemptStreamWriter {
       if (sending === undefined) return;
       await sending;
     }
+  }
+
+  /**
+   * Waits for the batch in flight, then hands over what is still pending,
+   * sorted as a batch is, instead of sending it: the attempt's commit
+   * carries it on a store that appends Streams in its Step commits.
+   */
+  async take(): Promise<StreamAppend[]> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    this.cancelWindow?.();
+    this.cancelWindow = undefined;
+    const taken = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    return sortedStreamBatch(taken);
   }
 
   /** Starts sending what is pending (after the batch in flight); the sending, or undefined when nothing is left. */

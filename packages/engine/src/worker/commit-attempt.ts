@@ -4,11 +4,12 @@ import { awaitsLocalFlowEnd, deliverLocalFlowEnd } from "../flow/local-flow-ends
 import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import type { OneRequestOperations } from "../store/step-commit.ts";
+import type { OneRequestOperations, StreamAppend } from "../store/step-commit.ts";
+import { appendStreamBatch } from "../stream/stream-batch.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { claimInTransaction, claimTasks, loadSelectedSnapshots, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
-import { claimedAttemptOf, decisionSummary, planOneRequestCommitFor } from "./one-request-commit.ts";
+import { claimedAttemptOf, decisionSummary, jsonbRefuses, planOneRequestCommitFor } from "./one-request-commit.ts";
 
 export type { AttemptOutcome, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 
@@ -43,9 +44,11 @@ async function commitInOneRequest(
   outcome: AttemptOutcome,
   next: ClaimNext | undefined,
   now: number,
-): Promise<ClaimedAttempt[] | undefined> {
-  const plan = planOneRequestCommitFor(oneRequest, claim, workerId, outcome, next, now);
-  if (plan === undefined) return undefined;
+  streams: readonly StreamAppend[],
+): Promise<{ claims: ClaimedAttempt[]; fenced: boolean } | undefined> {
+  const planned = planOneRequestCommitFor(oneRequest, claim, workerId, outcome, next, now);
+  if (planned === undefined) return undefined;
+  const plan = streams.length === 0 ? planned : { ...planned, streams };
   const { execution } = claim;
   durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
   // Taken before the request goes out: a wait whose read returned before this mark was taken may trust the values.
@@ -83,31 +86,82 @@ async function commitInOneRequest(
     }
     store.wake({ kind: "flow_finished", flowId: execution.flowId });
   }
-  return claims;
+  return { claims, fenced: reply.outcome === "fenced" };
+}
+
+/** The Stream messages an attempt's commit carries (see `commitAttempt`). */
+export interface CommitStreams {
+  /** The attempt's last messages, sorted as a batch is. */
+  appends: readonly StreamAppend[];
+  /** Write them alone when the commit is fenced. */
+  afterFence: boolean;
+}
+
+const noStreams: CommitStreams = { appends: [], afterFence: false };
+
+/** Wakes the readers of each Stream a commit appended to, once each. */
+function wakeStreamReaders(store: Store, appends: readonly StreamAppend[]): void {
+  const woken = new Set<string>();
+  for (const { flowId, stream } of appends) {
+    if (woken.has(stream)) continue;
+    woken.add(stream);
+    store.wake({ kind: "stream", flowId, stream });
+  }
 }
 
 /**
  * Commits an attempt's outcome in one transaction, fenced by its lease token:
  * a result of an attempt that was cancelled or superseded is discarded. In
  * the same transaction it claims up to `next.limit` queued tasks, so a chain
- * of Steps costs one transaction per Step. Returns those claims.
+ * of Steps costs one transaction per Step, and it appends the attempt's last
+ * Stream messages (`streams`), so they cost no request of their own. A
+ * fenced commit writes those alone afterwards (a Stream keeps a superseded
+ * attempt's output). Returns the claims.
  */
-export async function commitAttempt(store: Store, claim: ClaimedAttempt, workerId: string, outcome: AttemptOutcome, next?: ClaimNext): Promise<ClaimedAttempt[]> {
+export async function commitAttempt(
+  store: Store,
+  claim: ClaimedAttempt,
+  workerId: string,
+  outcome: AttemptOutcome,
+  next?: ClaimNext,
+  streams: CommitStreams = noStreams,
+): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
   const now = store.clock.now();
-  if (store.oneRequest !== undefined) {
-    const claims = await commitInOneRequest(store, store.oneRequest, claim, workerId, outcome, next, now);
-    if (claims !== undefined) return claims;
+  let { appends } = streams;
+  const oneRequest = store.oneRequest;
+  if (oneRequest !== undefined) {
+    if (appends.length > 0 && (oneRequest.commitsStreams !== true || (oneRequest.embedded !== true && jsonbRefuses(JSON.stringify(appends))))) {
+      // This store's one-request commit cannot carry them (or its JSON cannot hold one): they go just before it, as one batch.
+      await appendStreamBatch(store, appends);
+      appends = [];
+    }
+    const committed = await commitInOneRequest(store, oneRequest, claim, workerId, outcome, next, now, appends);
+    if (committed !== undefined) {
+      if (committed.fenced && streams.afterFence) await appendStreamBatch(store, appends);
+      return committed.claims;
+    }
   }
   let nextBatch: ClaimBatch = { claims: [], changed: [] };
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);
+    // Sorted by Stream, as a batch is; after everything else the commit writes, as the one-request commits append them.
+    if (committed !== undefined) {
+      for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of appends) {
+        await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
+      }
+    }
     if (next !== undefined) nextBatch = await claimInTransaction(transaction, next.flows, workerId, next.limit, now);
     durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
     return committed;
   });
   // A fenced commit changed nothing, so only a landed one is acknowledged.
-  if (flowTransaction !== undefined) durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
+  if (flowTransaction !== undefined) {
+    durableBoundary("worker.commit.after-commit", execution.flowId, execution.stepType);
+    wakeStreamReaders(store, appends);
+  } else if (streams.afterFence) {
+    await appendStreamBatch(store, appends);
+  }
   // Everything claimable for this Worker's types was taken when it claimed fewer than it could,
   // so the Flow's new tasks need no wake-up.
   const othersMayClaim = next === undefined || nextBatch.claims.length >= next.limit;

@@ -11,7 +11,9 @@ import { stepOf } from "../step/execution-options.ts";
 import type { RecoveryError } from "../step/recovery-error.ts";
 import { storedMovementOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
+import type { StreamAppend } from "../store/step-commit.ts";
 import type { Store } from "../store/store.ts";
+import { appendStreamBatch } from "../stream/stream-batch.ts";
 import { anyOf, type Conditions } from "../condition/condition.ts";
 import { AttemptStreamWriter } from "./attempt-stream-writer.ts";
 import { AttemptContext } from "./attempt-context.ts";
@@ -158,12 +160,17 @@ export async function runAttempt(
   } finally {
     timeout.cancel();
   }
-  // What the attempt wrote to its Streams reaches the store before its result does.
-  await streamWriter.drain();
-  // Released by its closing Worker: the store already holds this attempt's end, and the Worker may be gone.
-  if (running.released === true) return [];
-  if (abort.signal.aborted && outcome.kind !== "error") {
-    // Cancelled or superseded: the commit below is fenced anyway, so skip the round trip.
+  // Released by its closing Worker (the store already holds this attempt's end, and the Worker may be gone), or
+  // cancelled or superseded (the commit would be fenced anyway): its last Stream messages are written alone.
+  const commits = (): boolean => running.released !== true && !(abort.signal.aborted && outcome.kind !== "error");
+  if (!commits()) {
+    await streamWriter.drain();
+    return [];
+  }
+  // What the attempt wrote to its Streams and has not sent yet reaches the store with its result.
+  const streams = await streamWriter.take();
+  if (!commits()) {
+    await writeStreamsAlone(store, streams, environment.onError);
     return [];
   }
   if (outcome.kind === "error") environment.metrics?.attemptEnded(claim, { kind: "failed", errorType: outcome.error.type }, store.clock.now());
@@ -175,7 +182,17 @@ export async function runAttempt(
       onCommitted?.(claimedAll);
     },
   };
-  return commitUntilSettled(store, claim, workerId, outcome, counted, next, ledger);
+  return commitUntilSettled(store, claim, workerId, outcome, streams, counted, next, ledger);
+}
+
+/** Writes Stream messages outside a commit, reporting a failure as a failed batch is (a Stream is best-effort). */
+async function writeStreamsAlone(store: Store, streams: readonly StreamAppend[], onError: (error: unknown) => void): Promise<void> {
+  if (streams.length === 0) return;
+  try {
+    await appendStreamBatch(store, streams);
+  } catch (error) {
+    if (!StoreClosedError.isInstance(error)) onError(error);
+  }
 }
 
 function reportFailedAttempt(environment: AttemptEnvironment, claim: ClaimedAttempt, error: unknown): void {
@@ -218,6 +235,7 @@ async function commitUntilSettled(
   claim: ClaimedAttempt,
   workerId: string,
   outcome: AttemptOutcome,
+  streams: readonly StreamAppend[],
   environment: AttemptEnvironment,
   next: () => ClaimNext | undefined,
   ledger: ClaimLedger,
@@ -225,6 +243,9 @@ async function commitUntilSettled(
   const { onError, timers } = environment;
   let current = outcome;
   let failures = 0;
+  // A fenced commit leaves the Stream messages it carried to be written alone, unless a try before it failed
+  // in a way that leaves unknown whether it landed, messages and all.
+  let streamsAfterFence = true;
   let closingSince: number | undefined;
   for (;;) {
     try {
@@ -232,7 +253,7 @@ async function commitUntilSettled(
       const limit = claimNext?.limit ?? 0;
       // The limit counts this attempt's own slot: busy until the commit lands, then held for the tasks it claimed until they launch.
       return await ledger.run(limit, async (hold) => {
-        const claims = await commitAttempt(store, claim, workerId, current, claimNext);
+        const claims = await commitAttempt(store, claim, workerId, current, claimNext, { appends: streams, afterFence: streamsAfterFence });
         if (claims.length > 0) hold(1);
         environment.onCommitted?.(claimNext !== undefined && claims.length < claimNext.limit);
         return claims;
@@ -249,6 +270,7 @@ async function commitUntilSettled(
         continue;
       }
       failures += 1;
+      streamsAfterFence = false;
       // Once, then now and then: an outage would otherwise flood the log.
       if (failures === 1 || failures % 30 === 0) onError(error);
       const now = store.clock.now();

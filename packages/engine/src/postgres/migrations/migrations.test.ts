@@ -138,6 +138,13 @@ void test("the commit-side functions plan generically and the claim function kee
   }
   const settings = new Map(rows.map((row) => [row.signature, row.config]));
   // A later CREATE OR REPLACE of one of these functions drops the setting unless it repeats it.
-  for (const signature of [...genericPlanFunctions, appendStreamsSignature]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
+  const commitStreamsSignatures = [
+    "perdure_write_stream_messages(text, text, text[], text[], bigint[], bigint[])",
+    "perdure_count_stream_bytes(text[], text[], bigint[], bigint[])",
+    "perdure_write_commit_streams(jsonb)",
+    "perdure_commit_step_streams(jsonb, jsonb)",
+    "perdure_commit_steps_streams(jsonb, jsonb)",
+  ];
+  for (const signature of [...genericPlanFunctions, appendStreamsSignature, ...commitStreamsSignatures]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
   assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);
 });

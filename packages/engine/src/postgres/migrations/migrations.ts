@@ -16,6 +16,7 @@ import { appendStreamsByRunMigration } from "./0016-append-streams-by-run.ts";
 import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
 import { plainAttributesIndexMigration } from "./0018-plain-attributes-index.ts";
 import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
+import { commitStreamsMigration } from "./0020-commit-streams.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -170,6 +171,7 @@ CREATE TABLE {schema}.stream_usage (
   commitStepAttributeWritesMigration,
   plainAttributesIndexMigration,
   claimReportsMoreMigration,
+  commitStreamsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -181,6 +181,9 @@ export function heartbeatStatementText(quotedSchema: string): string {
 interface CatalogStatements {
   commit: { name: string; text: string };
   group: { name: string; text: string };
+  /** With migration 0020: a commit, and a group, that carry Stream messages. */
+  commitStreams: { name: string; text: string };
+  groupStreams: { name: string; text: string };
   claim: { name: string; text: string };
   relaxedClaim: { name: string; text: string };
 }
@@ -203,6 +206,15 @@ export class PostgresOneRequest implements OneRequestOperations {
     return this.claimsRelaxed;
   }
   private readonly groupStatement: { name: string; text: string };
+  private readonly commitStreamsStatement: { name: string; text: string };
+  private readonly groupStreamsStatement: { name: string; text: string };
+  private readonly streams: OneRequestStreamServices | undefined;
+  private streamsInCommits = false;
+
+  /** The schema has migration 0020: a Step commit appends its Stream messages (see {@link enableCommitStreams}). */
+  get commitsStreams(): boolean {
+    return this.streamsInCommits;
+  }
   private readonly readStatement: { name: string; text: string };
   private readonly appendStatement: { name: string; text: string };
   private readonly attributesStatement: { name: string; text: string };
@@ -249,6 +261,11 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.relaxedClaimStatement = { name: statementName(relaxedClaimText), text: relaxedClaimText };
     const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
     this.groupStatement = { name: statementName(groupText), text: groupText };
+    const commitStreamsText = `SELECT ${quotedSchema}.perdure_commit_step_streams($1::jsonb, $2::jsonb) AS reply`;
+    this.commitStreamsStatement = { name: statementName(commitStreamsText), text: commitStreamsText };
+    const groupStreamsText = `SELECT ${quotedSchema}.perdure_commit_steps_streams($1::jsonb, $2::jsonb) AS reply`;
+    this.groupStreamsStatement = { name: statementName(groupStreamsText), text: groupStreamsText };
+    this.streams = streams;
     // Two subqueries of one statement read one snapshot, so the executions belong to the Flow row read with them.
     const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
@@ -288,16 +305,17 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.publishRpc = undefined;
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => {
+        const withStreams = "streams" in request;
         const statements = this.catalogStatementsOf(catalogText);
         return statements === undefined
-          ? (await this.run<{ reply: StepCommitAnswer }>(this.commitStatement, [JSON.stringify(request), catalogText])).reply
-          : (await this.run<{ reply: StepCommitAnswer }>(statements.commit, [JSON.stringify(request)])).reply;
+          ? (await this.run<{ reply: StepCommitAnswer }>(withStreams ? this.commitStreamsStatement : this.commitStatement, [JSON.stringify(request), catalogText])).reply
+          : (await this.run<{ reply: StepCommitAnswer }>(withStreams ? statements.commitStreams : statements.commit, [JSON.stringify(request)])).reply;
       },
-      group: async (requestsText, catalogTexts) => {
+      group: async (requestsText, catalogTexts, withStreams) => {
         const statements = catalogTexts.length === 1 ? this.catalogStatementsOf(catalogTexts[0] ?? null) : undefined;
         return statements === undefined
-          ? (await this.run<{ reply: StepCommitAnswer[] }>(this.groupStatement, [requestsText, `[${catalogTexts.map((text) => text ?? "null").join(",")}]`])).reply
-          : (await this.run<{ reply: StepCommitAnswer[] }>(statements.group, [requestsText])).reply;
+          ? (await this.run<{ reply: StepCommitAnswer[] }>(withStreams ? this.groupStreamsStatement : this.groupStatement, [requestsText, `[${catalogTexts.map((text) => text ?? "null").join(",")}]`])).reply
+          : (await this.run<{ reply: StepCommitAnswer[] }>(withStreams ? statements.groupStreams : statements.group, [requestsText])).reply;
       },
     }, groupOptions);
   }
@@ -312,6 +330,11 @@ export class PostgresOneRequest implements OneRequestOperations {
    */
   relaxClaimCommits(): void {
     this.claimsRelaxed = true;
+  }
+
+  /** The schema has migration 0020: a Step commit appends the attempt's last Stream messages ({@link StepCommit.streams}). */
+  enableCommitStreams(): void {
+    if (this.streams !== undefined) this.streamsInCommits = true;
   }
 
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
@@ -361,6 +384,8 @@ export class PostgresOneRequest implements OneRequestOperations {
       statements = {
         commit: named(`SELECT ${schema}.perdure_commit_step($1::jsonb, ${catalog}) AS reply`),
         group: named(`SELECT ${schema}.perdure_commit_steps($1::jsonb, jsonb_build_array(${catalog})) AS reply`),
+        commitStreams: named(`SELECT ${schema}.perdure_commit_step_streams($1::jsonb, ${catalog}) AS reply`),
+        groupStreams: named(`SELECT ${schema}.perdure_commit_steps_streams($1::jsonb, jsonb_build_array(${catalog})) AS reply`),
         claim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply`),
         relaxedClaim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply,
       set_config('synchronous_commit', 'off', true) AS relaxed`),
@@ -384,7 +409,8 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   async commitStep(commit: StepCommit): Promise<StepCommitReply> {
     const handover = handoverLeaseTimesOf(commit);
-    const request = commitRequestOf(commit, handover);
+    const appended = this.streamsInCommits ? this.commitStreamsOf(commit) : undefined;
+    const request = appended === undefined ? commitRequestOf(commit, handover) : { ...commitRequestOf(commit, handover), streams: appended.request };
     const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as {
       outcome: StepCommitReply["outcome"];
       claimed?: ClaimedReply | null;
@@ -393,6 +419,7 @@ export class PostgresOneRequest implements OneRequestOperations {
       readied?: boolean;
     };
     const ended = reply.ended ?? undefined;
+    if (appended !== undefined && reply.outcome === "committed") for (const event of appended.events) this.streams?.wakeLocally(event);
     if (reply.handed !== undefined && handover !== undefined) {
       // The function inserted the one new Step leased to this Worker, exactly as this row says.
       const [movement] = commit.movements as [StepCommit["movements"][number]];
@@ -401,6 +428,27 @@ export class PostgresOneRequest implements OneRequestOperations {
       return { outcome: reply.outcome, claims: [{ execution, plainAttributes: plainAttributesOf(attributes) }], claimStopped: false, ended };
     }
     return { outcome: reply.outcome, ...this.claimsOf(reply.claimed ?? null, commit.claim?.catalog), ended, readied: reply.readied };
+  }
+
+  /** A commit's Stream messages as migration 0020's functions take them, with the wake-ups they send; undefined for none. */
+  private commitStreamsOf(commit: StepCommit): { request: Record<string, unknown>; events: WakeEvent[] } | undefined {
+    const appends = commit.streams;
+    const streams = this.streams;
+    if (appends === undefined || appends.length === 0 || streams === undefined) return undefined;
+    if (appends.some((append) => append.flowId !== commit.flowId)) throw new Error(`a Step commit carries its own Flow's Stream messages; Flow ${commit.flowId}'s carried others`);
+    const events = [...new Set(appends.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId: commit.flowId, stream }));
+    return {
+      request: {
+        flowId: commit.flowId,
+        flowType: appends[0]?.flowType,
+        messages: appends.map((append) => [append.stream, append.value, Buffer.byteLength(append.value), append.writtenAt, append.capacityBytes]),
+        wakes: events.map((event) => {
+          const { channel, payload } = streams.wakePayload(event);
+          return [channel, payload];
+        }),
+      },
+      events,
+    };
   }
 
   async claimTasks(claim: TaskClaim): Promise<TaskClaimReply> {

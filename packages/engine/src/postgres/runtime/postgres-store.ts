@@ -16,6 +16,7 @@ import { appendStreamsFunctionMigration } from "../migrations/0013-append-stream
 import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-loads.ts";
 import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
+import { commitStreamsMigration } from "../migrations/0020-commit-streams.ts";
 import { publishRpcMigration } from "../migrations/0014-publish-rpc.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
@@ -165,6 +166,7 @@ export class PostgresStore implements Store {
           batches: await store.hasMigration(appendStreamsFunctionMigration.name),
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
         if (await store.hasMigration(publishRpcMigration.name)) store.oneRequest.enablePublishRpc();
+        if (await store.hasMigration(commitStreamsMigration.name)) store.oneRequest.enableCommitStreams();
         if (store.confirmClaim !== undefined) store.oneRequest.relaxClaimCommits();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.

@@ -19,8 +19,12 @@ export type StepCommitAnswer = Record<string, unknown> & { outcome: string };
 export interface StepCommitSender {
   /** One commit as its own statement (it may wait for its Flow's lock). */
   single(request: Record<string, unknown>, catalogText: string | null): Promise<StepCommitAnswer>;
-  /** Several commits in one statement; answers in request order. Each request's `catalogIndex` points into `catalogTexts`. */
-  group(requestsText: string, catalogTexts: readonly (string | null)[]): Promise<StepCommitAnswer[]>;
+  /**
+   * Several commits in one statement; answers in request order. Each
+   * request's `catalogIndex` points into `catalogTexts`. `withStreams`: some
+   * request carries Stream messages (`streams`).
+   */
+  group(requestsText: string, catalogTexts: readonly (string | null)[], withStreams: boolean): Promise<StepCommitAnswer[]>;
 }
 
 interface Member {
@@ -99,7 +103,7 @@ export class StepCommitGroups {
     });
     let answers: StepCommitAnswer[];
     try {
-      answers = await this.sender.group(JSON.stringify(requests), [...catalogIndexes.keys()]);
+      answers = await this.sender.group(JSON.stringify(requests), [...catalogIndexes.keys()], members.some((member) => "streams" in member.request));
     } catch (error) {
       for (const member of members) member.reject(error);
       return;
