@@ -184,8 +184,8 @@ function split(counts: Record<string, number>): { fixed: Record<string, number>;
  * heartbeat and before the commit) and its heartbeats. Before the Worker
  * batched them (migration 0013), every Stream write was a request of its
  * own: 12 a turn (7 of them `RunModel`'s), then 8. Since a Step commit
- * carries the attempt's last Stream messages (migration 0020 on
- * PostgreSQL), only the 2 at heartbeats are left. `CallTool` stores
+ * carries the attempt's last Stream messages and a heartbeat the ones
+ * before it (migration 0020 on PostgreSQL), none is a request of its own. `CallTool` stores
  * `tool_call_started` at its heartbeat before the tool runs. On PostgreSQL every commit's claim
  * takes the next Step, locks and loads included (migration 0008): before
  * it, `AwaitUserMessage`, `RunModel` and `ResumeTurn` each needed a claim
@@ -198,7 +198,7 @@ function split(counts: Record<string, number>): { fixed: Record<string, number>;
 const sqliteRequestsPerTurn = {
   "AwaitUserMessage.execute transaction": 1,
   "AwaitUserMessage.waitUntil transaction": 1,
-  "CallTool.execute transaction": 6,
+  "CallTool.execute transaction": 4,
   "ResumeTurn.execute transaction": 2,
   "ResumeTurn.waitUntil transaction": 2,
   "RPC transaction": 1,
@@ -209,9 +209,8 @@ const sqliteRequestsPerTurn = {
 const postgresRequestsPerTurn = {
   "AwaitUserMessage.execute commitStep": 1,
   "AwaitUserMessage.waitUntil commitStep": 1,
-  // At the heartbeat before the tool runs: `tool_call_started` is stored before the side effect.
-  "CallTool.execute appendStreams": 2,
   "CallTool.execute commitStep": 2,
+  // Before the tool runs, with `tool_call_started` in the same request: it is stored before the side effect.
   "CallTool.execute heartbeat": 2,
   "ResumeTurn.execute commitStep": 2,
   "ResumeTurn.waitUntil commitStep": 2,
@@ -226,12 +225,13 @@ const postgresRequestsPerTurn = {
  * makes `send_user_message` one request where its transaction took 14; 27
  * when a tool Step's movement carries its selection, which the claim reads;
  * 23 with migration 0013, the Stream writes batched: at a heartbeat and
- * before the commit; 17 with migration 0020, the last batch in the commit), within
+ * before the commit; 15 with migration 0020, the last batch in the commit
+ * and the others in the heartbeat), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 17;
+const postgresStatementsPerTurn = 15;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count
@@ -254,7 +254,7 @@ describe("the store cost of an agent turn (pinned counts)", () => {
     const counts = await runTurns(temporary.store, turns, false);
     const { fixed, loop } = split(perTurn(counts.requests, turns));
     assert.deepEqual(fixed, sqliteRequestsPerTurn);
-    assert.equal(total(fixed), 16);
+    assert.equal(total(fixed), 14);
     assert.ok(loop <= loopRequestsPerTurnAtMost.sqlite, `the Worker loop made ${loop} requests per turn`);
   });
 
@@ -265,7 +265,7 @@ describe("the store cost of an agent turn (pinned counts)", () => {
     const counts = await runTurns(store, turns, true);
     const { fixed, loop } = split(perTurn(counts.requests, turns));
     assert.deepEqual(fixed, postgresRequestsPerTurn);
-    assert.equal(total(fixed), 16);
+    assert.equal(total(fixed), 14);
     assert.ok(loop <= loopRequestsPerTurnAtMost.postgres, `the Worker loop made ${loop} requests per turn`);
     const statements = split(perTurn(counts.statements, turns));
     const sent = total(statements.fixed);

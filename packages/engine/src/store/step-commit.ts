@@ -276,8 +276,9 @@ export interface OneRequestOperations {
   readonly claimsReadLoads?: boolean;
   /**
    * The store's Step commit appends {@link StepCommit.streams} in its own
-   * transaction when it lands (and not when it is fenced or falls back).
-   * @default false
+   * transaction when it lands (and not when it is fenced or falls back),
+   * and its {@link heartbeat} appends {@link LeaseHeartbeat.streams}
+   * whether or not the lease is still held. @default false
    */
   readonly commitsStreams?: boolean;
   commitStep(commit: StepCommit): Promise<StepCommitReply>;
@@ -397,4 +398,11 @@ export interface LeaseHeartbeat {
   now: number;
   heartbeatTimeoutMs: number | null;
   checkpoint: string | null;
+  /**
+   * For a store with {@link OneRequestOperations.commitsStreams}: Stream
+   * messages written so far, sorted, appended in the heartbeat's
+   * transaction (held lease or not); the store wakes their readers.
+   * @default none
+   */
+  streams?: readonly StreamAppend[];
 }

@@ -99,8 +99,8 @@ export interface CommitStreams {
 
 const noStreams: CommitStreams = { appends: [], afterFence: false };
 
-/** Wakes the readers of each Stream a commit appended to, once each. */
-function wakeStreamReaders(store: Store, appends: readonly StreamAppend[]): void {
+/** Wakes the readers of each Stream a transaction appended to, once each. */
+export function wakeStreamReaders(store: Store, appends: readonly StreamAppend[]): void {
   const woken = new Set<string>();
   for (const { flowId, stream } of appends) {
     if (woken.has(stream)) continue;

@@ -33,7 +33,41 @@ const Write = defineStep<{ words: string[] }>("Write", {
     return completeFlow({ wrote: input.words.length });
   },
 });
+/** What the Stream held when a Beat attempt's heartbeat returned. */
+let seenAfterHeartbeat: (() => Promise<void>) | undefined;
+const Beat = defineStep<{ words: string[] }>("Beat", {
+  execute: async (context, input) => {
+    for (const word of input.words) await context.writeStream(Progress, word);
+    await context.heartbeat();
+    await seenAfterHeartbeat?.();
+    await context.writeStream(Progress, "after");
+    return completeFlow({ wrote: input.words.length + 1 });
+  },
+});
 const writingFlow = defineFlow({ type: "Writing", start: "Write", steps: [Write], persistence: { progress: Progress } });
+const beatingFlow = defineFlow({ type: "Beating", start: "Beat", steps: [Beat], persistence: { progress: Progress } });
+
+/** A heartbeat stores what the attempt wrote before it (in the heartbeat's own request where the store can), before the handler goes on. */
+async function storeAtHeartbeat(store: Store): Promise<void> {
+  const requests = countStreamRequests(store);
+  const worker = new Worker({ store, flows: [beatingFlow] });
+  await worker.start();
+  let seen: [number, string][] = [];
+  seenAfterHeartbeat = async () => {
+    seen = await storedWords(store, "beating");
+  };
+  try {
+    const client = new Client({ store });
+    await client.start(beatingFlow, "beating", { words: ["first", "second"] });
+    assert.deepEqual((await client.waitForFlow("beating", { timeoutMs: 60_000 })).output, { wrote: 3 });
+    assert.deepEqual(seen, [[1, "first"], [2, "second"]]);
+    assert.deepEqual(await storedWords(store, "beating"), [[1, "first"], [2, "second"], [3, "after"]]);
+    if (store.oneRequest?.commitsStreams === true && store.oneRequest.embedded !== true) assert.equal(requests.count, 0, "no Stream request of its own");
+  } finally {
+    seenAfterHeartbeat = undefined;
+    await worker.close();
+  }
+}
 
 /** Counts the Stream requests a store gets outside Step commits. */
 function countStreamRequests(store: Store): { count: number } {
@@ -110,6 +144,38 @@ void test("SQLite: a Step's last Stream messages land with its commit and wake a
   t.after(() => temporary.dispose());
   // Dispose closes it.
   await landWithCommit(temporary.store, temporary.reopen());
+});
+
+void test("SQLite: a heartbeat stores the Stream messages written before it", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  await storeAtHeartbeat(temporary.store);
+});
+
+void test("PostgreSQL: a heartbeat stores the Stream messages written before it, in its own request", { skip, timeout: 300_000 }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  t.after(() => temporary.dispose());
+  await storeAtHeartbeat(await temporary.open());
+});
+
+void test("PostgreSQL: a heartbeat carrying Stream messages extends a lease it holds, and stores them whether or not it holds it", { skip, timeout: 300_000 }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const operations = store.oneRequest!;
+  const commit = await startAndClaim(store, operations, "beat");
+  const message = (value: string): StreamAppend => ({ flowId: "beat", flowType: "OneRequestChain", stream: "Log", value, writtenAt: store.clock.now(), capacityBytes: 1000 });
+  const beat = { flowId: "beat", executionId: commit.executionId, workerId: "worker-a", leaseToken: commit.leaseToken, now: store.clock.now(), heartbeatTimeoutMs: 1000, checkpoint: "page 2" };
+  const lease = async (): Promise<[number, string | null]> => {
+    const row = (await store.transaction((transaction) => transaction.getExecution("beat", commit.executionId)))!;
+    return [row.leaseExpiresAt ?? 0, row.checkpoint];
+  };
+  assert.equal(await operations.heartbeat!({ ...beat, streams: [message('"one"'), message('"two"')] }), true);
+  assert.deepEqual(await lease(), [beat.now + 1000, "page 2"]);
+  assert.equal(await operations.heartbeat!({ ...beat, leaseToken: commit.leaseToken + 1, checkpoint: "stolen", streams: [message('"three"')] }), false);
+  assert.deepEqual(await lease(), [beat.now + 1000, "page 2"]);
+  const read = await store.transaction((transaction) => transaction.readStream("beat", "Log", 0, 10));
+  assert.deepEqual(read.rows.map((row) => [row.index, row.value]), [[1, '"one"'], [2, '"two"'], [3, '"three"']]);
 });
 
 void test("SQLite: a fenced commit's Stream messages are written alone", async (t) => {

@@ -20,7 +20,7 @@ import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
-import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
+import { commitAttempt, wakeStreamReaders, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -117,9 +117,9 @@ export async function runAttempt(
     maxValueBytes: store.maxValueBytes,
     heartbeat: async (text: string | undefined) => {
       if (text !== undefined) checkpoint = text;
-      // A heartbeat also stores what the attempt wrote to its Streams so far (beside it, not after it):
-      // a handler that heartbeats before a side effect knows its output before it is in the Stream.
-      const [alive] = await Promise.all([heartbeatAttempt(store, claim, workerId, checkpoint), streamWriter.drain()]);
+      // A heartbeat also stores what the attempt wrote to its Streams so far, in its own transaction:
+      // a handler that heartbeats before a side effect knows its output is in the Stream before it.
+      const alive = await heartbeatAttempt(store, claim, workerId, checkpoint, await streamWriter.take());
       if (!alive) abort.abort(new Error("the execution was cancelled or its lease was lost"));
     },
     // Queued, not awaited: sent in batches, and drained before the commit (see AttemptStreamWriter).
@@ -283,22 +283,38 @@ async function commitUntilSettled(
 }
 
 /** Extends the lease (and stores the checkpoint); false when the attempt no longer holds it. */
-async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined): Promise<boolean> {
+/**
+ * Extends the attempt's lease and stores `streams` (what it wrote so far) in
+ * one request or transaction where the store can, else beside it; the
+ * messages are stored whether or not the lease still holds.
+ */
+async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined, streams: readonly StreamAppend[]): Promise<boolean> {
   const { execution, methodOptions } = claim;
   const now = store.clock.now();
   const operations = store.oneRequest;
   if (operations?.heartbeat !== undefined) {
-    return operations.heartbeat({
+    const heartbeat = {
       flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
       now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
-    });
+    };
+    if (streams.length === 0) return operations.heartbeat(heartbeat);
+    if (operations.commitsStreams === true) return operations.heartbeat({ ...heartbeat, streams });
+    const [alive] = await Promise.all([operations.heartbeat(heartbeat), appendStreamBatch(store, streams)]);
+    return alive;
   }
-  return store.transaction(async (transaction) => {
+  const held = await store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
-    if (current?.claimedBy !== workerId || current.leaseToken !== execution.leaseToken) return false;
-    const deadlineAt = current.deadlineAt ?? now;
-    const leaseExpiresAt = methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs);
-    await transaction.updateExecution(execution.flowId, execution.executionId, { leaseExpiresAt, checkpoint: checkpoint ?? null });
-    return true;
+    const holds = current?.claimedBy === workerId && current.leaseToken === execution.leaseToken;
+    if (current !== undefined && holds) {
+      const deadlineAt = current.deadlineAt ?? now;
+      const leaseExpiresAt = methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs);
+      await transaction.updateExecution(execution.flowId, execution.executionId, { leaseExpiresAt, checkpoint: checkpoint ?? null });
+    }
+    for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of streams) {
+      await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
+    }
+    return holds;
   });
+  wakeStreamReaders(store, streams);
+  return held;
 }

@@ -9,6 +9,8 @@
  * - `perdure_append_streams` (same signature) now runs the two in that
  *   order: every head of the batch first, then the counts. Before, it took a
  *   head and a count by turns.
+ * - `perdure_heartbeat_streams`: a heartbeat that appends the attempt's
+ *   Stream messages so far, held lease or not, in one request.
  * - `perdure_commit_step_streams` and `perdure_commit_steps_streams` run
  *   0017's commit and 0002's group commit, then, for each commit that
  *   landed with `streams`, writes its messages (members in their flow ID
@@ -168,6 +170,42 @@ BEGIN
     PERFORM {schema}.perdure_write_commit_streams(jsonb_build_array(p -> 'streams'));
   END IF;
   RETURN v_reply;
+END
+$function$;
+
+-- A heartbeat (as PostgresOneRequest's heartbeat statement: the Flow row's lock, then the lease and the checkpoint) that
+-- also appends Stream messages, whether or not the lease is held. Without a new checkpoint (or without the lease) it
+-- does not wait for the WAL flush, as the heartbeat statement does not; the messages are best-effort output.
+CREATE OR REPLACE FUNCTION {schema}.perdure_heartbeat_streams(
+  p_flow_id text, p_execution_id text, p_worker_id text, p_lease_token bigint, p_now bigint, p_heartbeat_timeout bigint,
+  p_checkpoint text, p_flow_type text, p_streams text[], p_values text[], p_bytes bigint[], p_written_at bigint[],
+  p_capacities bigint[], p_channels text[], p_payloads text[])
+RETURNS boolean LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$
+DECLARE
+  v_previous text;
+  v_held boolean;
+  v_position integer;
+BEGIN
+  PERFORM 1 FROM {schema}.flows WHERE flow_id = p_flow_id FOR UPDATE;
+  SELECT checkpoint INTO v_previous FROM {schema}.executions
+    WHERE flow_id = p_flow_id AND execution_id = p_execution_id AND claimed_by = p_worker_id AND lease_token = p_lease_token;
+  v_held := FOUND;
+  IF v_held THEN
+    UPDATE {schema}.executions e SET checkpoint = p_checkpoint,
+      lease_expires_at = CASE WHEN p_heartbeat_timeout IS NULL THEN coalesce(e.deadline_at, p_now)
+        ELSE least(coalesce(e.deadline_at, p_now), p_now + p_heartbeat_timeout) END
+      WHERE e.flow_id = p_flow_id AND e.execution_id = p_execution_id;
+  END IF;
+  PERFORM {schema}.perdure_write_stream_messages(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at);
+  PERFORM {schema}.perdure_count_stream_bytes(
+    array_fill(p_flow_type, ARRAY[coalesce(array_length(p_streams, 1), 0)]), p_streams, p_capacities, p_bytes);
+  IF NOT v_held OR v_previous IS NOT DISTINCT FROM p_checkpoint THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
+  FOR v_position IN 1 .. coalesce(array_length(p_channels, 1), 0) LOOP
+    PERFORM pg_notify(p_channels[v_position], p_payloads[v_position]);
+  END LOOP;
+  RETURN v_held;
 END
 $function$;
 

@@ -144,6 +144,7 @@ void test("the commit-side functions plan generically and the claim function kee
     "perdure_write_commit_streams(jsonb)",
     "perdure_commit_step_streams(jsonb, jsonb)",
     "perdure_commit_steps_streams(jsonb, jsonb)",
+    "perdure_heartbeat_streams(text, text, text, bigint, bigint, bigint, text, text, text[], text[], bigint[], bigint[], bigint[], text[], text[])",
   ];
   for (const signature of [...genericPlanFunctions, appendStreamsSignature, ...commitStreamsSignatures]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
   assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);

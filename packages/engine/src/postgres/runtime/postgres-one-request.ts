@@ -142,6 +142,29 @@ function claimedLoadsOf(catalog: ClaimCatalog, execution: ExecutionRow): Selecte
   return [...staticLoads, ...movement];
 }
 
+/**
+ * A batch of one Flow's Stream messages as the array parameters of
+ * `perdure_append_streams` and `perdure_heartbeat_streams` take them
+ * (streams, values, UTF-8 sizes, write times, budgets, NOTIFY channels and
+ * payloads), with the wake-ups they send.
+ */
+function streamParametersOf(streams: OneRequestStreamServices, flowId: string, batch: readonly StreamAppend[]): { parameters: unknown[]; events: WakeEvent[] } {
+  const [first] = batch;
+  if (batch.some((append) => append.flowId !== flowId || append.flowType !== first?.flowType)) {
+    throw new Error(`a Stream batch holds one Flow's messages; it had ${flowId} and others`);
+  }
+  const events = [...new Set(batch.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId, stream }));
+  const wakes = events.map((event) => streams.wakePayload(event));
+  return {
+    parameters: [
+      batch.map((append) => append.stream), batch.map((append) => append.value), batch.map((append) => Buffer.byteLength(append.value)),
+      batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes),
+      wakes.map((wake) => wake.channel), wakes.map((wake) => wake.payload),
+    ],
+    events,
+  };
+}
+
 /** What a one-request Stream append needs of its store besides the statement. */
 export interface OneRequestStreamServices {
   /** The NOTIFY channel and payload that wake readers of `event` in other processes. */
@@ -209,6 +232,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly commitStreamsStatement: { name: string; text: string };
   private readonly groupStreamsStatement: { name: string; text: string };
   private readonly streams: OneRequestStreamServices | undefined;
+  private readonly heartbeatStreamsStatement: { name: string; text: string };
   private streamsInCommits = false;
 
   /** The schema has migration 0020: a Step commit appends its Stream messages (see {@link enableCommitStreams}). */
@@ -266,6 +290,8 @@ export class PostgresOneRequest implements OneRequestOperations {
     const groupStreamsText = `SELECT ${quotedSchema}.perdure_commit_steps_streams($1::jsonb, $2::jsonb) AS reply`;
     this.groupStreamsStatement = { name: statementName(groupStreamsText), text: groupStreamsText };
     this.streams = streams;
+    const heartbeatStreamsText = `SELECT ${quotedSchema}.perdure_heartbeat_streams($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::text[]) AS held`;
+    this.heartbeatStreamsStatement = { name: statementName(heartbeatStreamsText), text: heartbeatStreamsText };
     // Two subqueries of one statement read one snapshot, so the executions belong to the Flow row read with them.
     const readText = `SELECT (SELECT to_jsonb(f) FROM ${quotedSchema}.flows f WHERE f.flow_id = $1) AS flow,
       (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.seq), '[]'::jsonb) FROM ${quotedSchema}.executions e WHERE e.flow_id = $1) AS executions`;
@@ -493,24 +519,25 @@ export class PostgresOneRequest implements OneRequestOperations {
   private async appendBatch(streams: OneRequestStreamServices, batch: readonly StreamAppend[]): Promise<number[]> {
     const [first] = batch;
     if (first === undefined) return [];
-    const { flowId, flowType } = first;
-    if (batch.some((append) => append.flowId !== flowId || append.flowType !== flowType)) {
-      throw new Error(`a Stream batch holds one Flow's messages; it had ${flowId} and others`);
-    }
-    const events = [...new Set(batch.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId, stream }));
-    const wakes = events.map((event) => streams.wakePayload(event));
-    const row = await this.run<{ indexes: string[] | number[] }>(this.appendBatchStatement, [
-      flowId, flowType,
-      batch.map((append) => append.stream), batch.map((append) => append.value), batch.map((append) => Buffer.byteLength(append.value)),
-      batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes),
-      wakes.map((wake) => wake.channel), wakes.map((wake) => wake.payload),
-    ]);
+    const { parameters, events } = streamParametersOf(streams, first.flowId, batch);
+    const row = await this.run<{ indexes: string[] | number[] }>(this.appendBatchStatement, [first.flowId, first.flowType, ...parameters]);
     for (const event of events) streams.wakeLocally(event);
     return row.indexes.map(Number);
   }
 
   async heartbeat(heartbeat: LeaseHeartbeat): Promise<boolean> {
     const { flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint } = heartbeat;
+    const appends = heartbeat.streams ?? [];
+    const streams = this.streams;
+    if (appends.length > 0 && streams !== undefined && this.streamsInCommits) {
+      const { parameters, events } = streamParametersOf(streams, flowId, appends);
+      const row = await this.run<{ held: boolean }>(this.heartbeatStreamsStatement, [
+        flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint, appends[0]?.flowType, ...parameters,
+      ]);
+      for (const event of events) streams.wakeLocally(event);
+      return row.held;
+    }
+    if (appends.length > 0) throw new Error("this PostgreSQL schema's heartbeat cannot carry Stream messages (migration 0020)");
     const { held } = await this.run<{ held: number }>(this.heartbeatStatement, [flowId, executionId, workerId, leaseToken, now, heartbeatTimeoutMs, checkpoint]);
     return held > 0;
   }
