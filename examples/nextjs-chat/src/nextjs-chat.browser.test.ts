@@ -113,8 +113,12 @@ async function signIn(browser: Browser, baseUrl: string, user: string): Promise<
   const page = await context.newPage();
   await page.goto("/");
   await page.getByLabel("User name").fill(user);
+  // The chat lists the user's sessions once React has hydrated it: a click before that (the server-rendered
+  // "New chat" button has no handler yet) would be lost on a loaded machine.
+  const listed = page.waitForResponse((response) => new URL(response.url()).pathname === "/api/sessions" && response.request().method() === "GET", { timeout: uiTimeoutMs });
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByTestId("user").filter({ hasText: user }).waitFor({ timeout: uiTimeoutMs });
+  await listed;
   return page;
 }
 

@@ -54,7 +54,8 @@ void test("AI SDK: ask_user reaches the provider with its schema; answered, refu
 
   await sessions.sendUserMessage("a1", "Once more.");
   await sessions.waitForPendingInterrupts("a1");
-  assert.equal(await environment.client.skipTimer("a1", "deadline"), 1);
+  // The question is pending once RunModel commits; its deadline Timer exists once AwaitQuestionAnswer's wait commits, after.
+  await pollUntil(async () => ((await environment.client.skipTimer("a1", "deadline")) === 1 ? true : undefined), { description: "the question's deadline Timer" });
   await sessions.waitForTurnCount("a1", 3);
   assert.deepEqual(promptAsJson(model.doStreamCalls[5]?.prompt).at(-1), toolMessage([["call-u3-m1-0", "ask_user", "question deadline passed"]]));
   assert.equal(completedExecutes(await readStepHistory(engine.address, "a1")).filter((step) => step === "AwaitQuestionAnswer").length, 3);

@@ -90,8 +90,9 @@ void test("ask_user: a decline, with and without a message, and a passed deadlin
 
   await sessions.sendUserMessage("d1", "Once more.");
   await sessions.waitForPendingInterrupts("d1");
-  // SkipTimer fires the question's deadline Timer now instead of in an hour.
-  assert.equal(await environment.client.skipTimer("d1", "deadline"), 1);
+  // SkipTimer fires the question's deadline Timer now instead of in an hour. The question is pending once RunModel
+  // commits; the Timer exists once AwaitQuestionAnswer's wait commits, after.
+  await pollUntil(async () => ((await environment.client.skipTimer("d1", "deadline")) === 1 ? true : undefined), { description: "the question's deadline Timer" });
   await sessions.waitForTurnCount("d1", 3);
   assert.equal(await sessions.answerQuestion("d1", { interruptId: "ask-turn-3", answer: "a@b.c" }), false, "expired: no longer pending");
 
