@@ -225,13 +225,13 @@ const postgresRequestsPerTurn = {
  * makes `send_user_message` one request where its transaction took 14; 27
  * when a tool Step's movement carries its selection, which the claim reads;
  * 23 with migration 0013, the Stream writes batched: at a heartbeat and
- * before the commit; 15 with migration 0020, the last batch in the commit
- * and the others in the heartbeat), within
+ * before the commit; 14 with migration 0020, the last batch in the commit,
+ * the others in the heartbeat, and the RPC's NOTIFY in its request), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.
  */
-const postgresStatementsPerTurn = 15;
+const postgresStatementsPerTurn = 14;
 const statementSlack = 3;
 /**
  * The Worker loop claims when wake-ups arrive between commits, so its count

@@ -202,7 +202,7 @@ async function publishInOneRequest<TInput, TOutput>(store: Store, reference: Rpc
   const reply = await publishRpc(request);
   if (reply.outcome !== "published") return undefined;
   // As FlowTransaction.announce: a wait the publishes completed is a task, claimable now.
-  if (reply.readied) store.wake({ kind: "tasks", at: now });
+  if (reply.readied && reply.woken !== true) store.wake({ kind: "tasks", at: now });
   return { output };
 }
 

@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { attributeMap } from "../attribute/attribute.ts";
+import { channel } from "../channel/channel.ts";
 import { Client } from "../client/client.ts";
+import { received } from "../condition/condition.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { claimCatalogOf } from "../worker/one-request-commit.ts";
 import { completeFlow } from "../step/decision.ts";
@@ -122,4 +124,51 @@ void test("a claim stops at movement options jsonb cannot hold, where it failed 
     await worker.close();
   }
   assert.equal((await client.describe("guard-1")).output, "loaded undefined undefined");
+});
+
+const doorbell = channel<string>("Doorbell");
+const AnswerDoorStep = defineStep("AnswerDoor", {
+  waitUntil: () => received(doorbell),
+  execute: () => completeFlow("answered"),
+});
+const doorFlow = defineFlow({
+  type: "Door",
+  start: "AnswerDoor",
+  steps: [AnswerDoorStep],
+  persistence: { doorbell },
+  rpcs: {
+    ring: rpc<string, boolean>({
+      name: "ring",
+      handler: async (context, who) => {
+        await context.publish(doorbell, who);
+        return true;
+      },
+      publishes: (_context, who) => ({ messages: [{ channel: doorbell, message: who }], output: true }),
+    }),
+  },
+});
+
+void test("a publish RPC that readies a wait wakes a Worker of another store from its own request (migration 0020)", { skip, timeout: 300_000 }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(url!);
+  t.after(() => temporary.dispose());
+  // The Worker's store polls once a minute: only a wake-up gets the readied Step claimed within the wait below.
+  const workerStore = await temporary.open({ pollIntervalMs: 60_000 });
+  const clientStore = await temporary.open();
+  const notifies: string[] = [];
+  const wakeChannel = (clientStore as unknown as { wakeChannel: { options: { notify(channel: string, payloads: string[]): Promise<void> } } }).wakeChannel;
+  const notify = wakeChannel.options.notify.bind(wakeChannel.options);
+  wakeChannel.options.notify = (channelName, payloads) => {
+    notifies.push(...payloads);
+    return notify(channelName, payloads);
+  };
+  const worker = new Worker({ store: workerStore, flows: [doorFlow] });
+  await worker.start();
+  t.after(() => worker.close());
+  const client = new Client({ store: clientStore });
+  await client.start(doorFlow, "door");
+  await pollUntil(async () => ((await client.describe("door")).executions.some((execution) => execution.status === "waiting") ? true : undefined), { description: "the door to wait" });
+  notifies.length = 0;
+  assert.equal(await client.invokeRPC(doorFlow.ring, "door", "a neighbour"), true);
+  assert.equal((await client.waitForFlow("door", { timeoutMs: 30_000 })).output, "answered");
+  assert.deepEqual(notifies.filter((payload) => payload.includes("\"tasks\"")), [], "the RPC sent no NOTIFY statement of its own");
 });

@@ -358,8 +358,12 @@ export interface RpcPublish {
   room: { channels: readonly { name: string; key: string }[]; maxMessages: number; maxBytes: number; field: string } | null;
 }
 
-/** What {@link OneRequestOperations.publishRpc} did: published (with the message IDs, and whether a wait became ready), or nothing. */
-export type RpcPublishReply = { outcome: "published"; messageIds: string[]; readied: boolean } | { outcome: "fallback" };
+/**
+ * What {@link OneRequestOperations.publishRpc} did: published (with the
+ * message IDs, and whether a wait became ready), or nothing. `woken`: the
+ * store already woke the Workers of every process for the readied task.
+ */
+export type RpcPublishReply = { outcome: "published"; messageIds: string[]; readied: boolean; woken?: boolean } | { outcome: "fallback" };
 
 /** One load selection as an execution stores it (the shape of the engine's `StoredLoad`). */
 export type SelectedLoad =

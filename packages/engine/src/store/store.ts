@@ -8,7 +8,7 @@
  * `@perdure/engine/testing` proves it.
  */
 import type { FlowRow, ExecutionStatus, ExecutionRow, ExecutionLease, AttributeRow, MessageRow, TimerRow, HistoryRow, StreamRow, ListFlowsFilter } from "./store-rows.ts";
-import type { OneRequestOperations } from "./step-commit.ts";
+import type { OneRequestOperations, StreamAppend } from "./step-commit.ts";
 import type { StoreClock } from "./store-clock.ts";
 export type { FlowRow, ExecutionStatus, ExecutionRow, ExecutionLease, AttributeRow, MessageRow, TimerRow, HistoryRow, StreamRow, ListFlowsFilter } from "./store-rows.ts";
 
@@ -79,6 +79,13 @@ export interface StoreTransaction {
 
   /** Appends to a Stream and trims the Flow type's oldest messages beyond `capacityBytes`. */
   appendStream(flowId: string, flowType: string, stream: string, value: string, writtenAt: number, capacityBytes: number): Promise<number>;
+  /**
+   * Appends a batch of one Flow's messages, sorted by Stream, each as
+   * {@link appendStream} does, in one request: every Stream head before any
+   * byte count, the lock order of the store's commits and batches. Absent:
+   * one {@link appendStream} per message.
+   */
+  readonly appendStreams?: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
   /** Messages with index > `afterIndex`, oldest first, and the oldest retained index. */
   readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }>;
   /** The newest `limit` messages, oldest first. */

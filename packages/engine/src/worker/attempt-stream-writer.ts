@@ -27,8 +27,10 @@ export const streamFlushBytes = 64 * 1024;
  * transaction ({@link take}), or, on a store whose commits cannot carry it,
  * in a batch just before the commit: so everything the attempt wrote is in
  * the store no later than its result. A model call that ends within the
- * window makes no Stream write of its own. A heartbeat drains it too, so output written before a
- * heartbeat is stored when the heartbeat returns. A batch that fails is reported and dropped, as a failed write
+ * window makes no Stream write of its own. A heartbeat carries what is
+ * pending too ({@link sendWith}), as the batch in flight, so output written
+ * before a heartbeat is stored when the heartbeat returns and before
+ * anything written after it. A batch that fails is reported and dropped, as a failed write
  * was before (a Stream is best-effort); it takes no index, so the Stream has
  * no gap. A Worker killed mid-attempt loses at most the pending window.
  */
@@ -64,6 +66,10 @@ export class AttemptStreamWriter {
       void this.flush();
       return;
     }
+    this.startWindow();
+  }
+
+  private startWindow(): void {
     this.cancelWindow ??= this.timers.after(this.windowMs, () => {
       this.cancelWindow = undefined;
       void this.flush();
@@ -94,6 +100,42 @@ export class AttemptStreamWriter {
     return sortedStreamBatch(taken);
   }
 
+  /**
+   * Sends what is pending through `send` (a heartbeat that carries it) as
+   * this writer's batch in flight, after the one in flight now: later
+   * windows and {@link take} wait for it, so each Stream keeps the order of
+   * its writes. When `send` fails, its messages go back to the front of the
+   * queue for the next write, and the error is `send`'s caller's (they may
+   * repeat, should the failed request have landed unseen).
+   */
+  async sendWith<TResult>(send: (batch: StreamAppend[]) => Promise<TResult>): Promise<TResult> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    this.cancelWindow?.();
+    this.cancelWindow = undefined;
+    const batch = sortedStreamBatch(this.pending);
+    const batchBytes = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    const sending = send(batch);
+    this.inFlight = sending.then(
+      () => this.landed(),
+      () => {
+        this.pending = [...batch, ...this.pending];
+        this.pendingBytes += batchBytes;
+        this.landed();
+      },
+    );
+    return sending;
+  }
+
+  /** The batch in flight is settled: what was wanted meanwhile goes now, the rest waits out a window. */
+  private landed(): void {
+    this.inFlight = undefined;
+    if (this.pending.length === 0) return;
+    if (this.wanted || this.pendingBytes >= streamFlushBytes) void this.flush();
+    else this.startWindow();
+  }
+
   /** Starts sending what is pending (after the batch in flight); the sending, or undefined when nothing is left. */
   private flush(): Promise<void> | undefined {
     this.cancelWindow?.();
@@ -121,12 +163,6 @@ export class AttemptStreamWriter {
         if (!StoreClosedError.isInstance(error)) this.onError(error);
       }
     }
-    this.inFlight = undefined;
-    if (this.pending.length > 0) {
-      this.cancelWindow ??= this.timers.after(this.windowMs, () => {
-        this.cancelWindow = undefined;
-        void this.flush();
-      }, { background: true });
-    }
+    this.landed();
   }
 }

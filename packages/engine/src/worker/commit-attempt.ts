@@ -9,7 +9,7 @@ import { appendStreamBatch } from "../stream/stream-batch.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { claimInTransaction, claimTasks, loadSelectedSnapshots, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
-import { claimedAttemptOf, decisionSummary, jsonbRefuses, planOneRequestCommitFor } from "./one-request-commit.ts";
+import { claimedAttemptOf, decisionSummary, planOneRequestCommitFor } from "./one-request-commit.ts";
 
 export type { AttemptOutcome, ClaimNext, PreparedDecision } from "./commit-attempt-types.ts";
 
@@ -99,6 +99,23 @@ export interface CommitStreams {
 
 const noStreams: CommitStreams = { appends: [], afterFence: false };
 
+/**
+ * Appends a sorted batch of one Flow's messages in a transaction: in one
+ * request that takes every head before any byte count where the store
+ * offers it (the order its commits and batches take them), else message by
+ * message.
+ */
+export async function appendInTransaction(transaction: StoreTransaction, appends: readonly StreamAppend[]): Promise<void> {
+  if (appends.length === 0) return;
+  if (transaction.appendStreams !== undefined) {
+    await transaction.appendStreams(appends);
+    return;
+  }
+  for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of appends) {
+    await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
+  }
+}
+
 /** Wakes the readers of each Stream a transaction appended to, once each. */
 export function wakeStreamReaders(store: Store, appends: readonly StreamAppend[]): void {
   const woken = new Set<string>();
@@ -128,14 +145,10 @@ export async function commitAttempt(
 ): Promise<ClaimedAttempt[]> {
   const { execution } = claim;
   const now = store.clock.now();
-  let { appends } = streams;
+  const { appends } = streams;
   const oneRequest = store.oneRequest;
-  if (oneRequest !== undefined) {
-    if (appends.length > 0 && (oneRequest.commitsStreams !== true || (oneRequest.embedded !== true && jsonbRefuses(JSON.stringify(appends))))) {
-      // This store's one-request commit cannot carry them (or its JSON cannot hold one): they go just before it, as one batch.
-      await appendStreamBatch(store, appends);
-      appends = [];
-    }
+  // A one-request commit that cannot carry the messages leaves them to the general path, which can.
+  if (oneRequest !== undefined && (appends.length === 0 || oneRequest.commitsStreams === true)) {
     const committed = await commitInOneRequest(store, oneRequest, claim, workerId, outcome, next, now, appends);
     if (committed !== undefined) {
       if (committed.fenced && streams.afterFence) await appendStreamBatch(store, appends);
@@ -145,12 +158,8 @@ export async function commitAttempt(
   let nextBatch: ClaimBatch = { claims: [], changed: [] };
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);
-    // Sorted by Stream, as a batch is; after everything else the commit writes, as the one-request commits append them.
-    if (committed !== undefined) {
-      for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of appends) {
-        await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
-      }
-    }
+    // After everything else the commit writes, as the one-request commits append them.
+    if (committed !== undefined) await appendInTransaction(transaction, appends);
     if (next !== undefined) nextBatch = await claimInTransaction(transaction, next.flows, workerId, next.limit, now);
     durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
     return committed;

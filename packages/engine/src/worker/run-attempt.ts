@@ -20,7 +20,7 @@ import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
-import { commitAttempt, wakeStreamReaders, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
+import { appendInTransaction, commitAttempt, wakeStreamReaders, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -100,6 +100,8 @@ export async function runAttempt(
   let checkpoint = execution.checkpoint ?? undefined;
   const dispatchedAt = store.clock.now();
   const streamWriter = new AttemptStreamWriter(store, execution.flowId, claim.flow.flowType, environment.timers, environment.onError, environment.streamBatchWindowMs);
+  // Whether the store's commits and heartbeats carry Stream messages (a general transaction always can).
+  const carriesStreams = store.oneRequest === undefined || store.oneRequest.commitsStreams === true;
   const services = {
     flow: claim.flow,
     flowId: execution.flowId,
@@ -117,9 +119,11 @@ export async function runAttempt(
     maxValueBytes: store.maxValueBytes,
     heartbeat: async (text: string | undefined) => {
       if (text !== undefined) checkpoint = text;
-      // A heartbeat also stores what the attempt wrote to its Streams so far, in its own transaction:
+      // A heartbeat also stores what the attempt wrote to its Streams so far, in its own request where the store can:
       // a handler that heartbeats before a side effect knows its output is in the Stream before it.
-      const alive = await heartbeatAttempt(store, claim, workerId, checkpoint, await streamWriter.take());
+      const alive = carriesStreams
+        ? await streamWriter.sendWith((streams) => heartbeatAttempt(store, claim, workerId, checkpoint, streams))
+        : (await Promise.all([heartbeatAttempt(store, claim, workerId, checkpoint, []), streamWriter.drain()]))[0];
       if (!alive) abort.abort(new Error("the execution was cancelled or its lease was lost"));
     },
     // Queued, not awaited: sent in batches, and drained before the commit (see AttemptStreamWriter).
@@ -167,8 +171,9 @@ export async function runAttempt(
     await streamWriter.drain();
     return [];
   }
-  // What the attempt wrote to its Streams and has not sent yet reaches the store with its result.
-  const streams = await streamWriter.take();
+  // What the attempt wrote to its Streams and has not sent yet reaches the store with its result, or just before it
+  // on a store whose commits cannot carry it.
+  const streams = carriesStreams ? await streamWriter.take() : await streamWriter.drain().then(() => []);
   if (!commits()) {
     await writeStreamsAlone(store, streams, environment.onError);
     return [];
@@ -282,11 +287,10 @@ async function commitUntilSettled(
   }
 }
 
-/** Extends the lease (and stores the checkpoint); false when the attempt no longer holds it. */
 /**
- * Extends the attempt's lease and stores `streams` (what it wrote so far) in
- * one request or transaction where the store can, else beside it; the
- * messages are stored whether or not the lease still holds.
+ * Extends the attempt's lease (and stores the checkpoint) and appends
+ * `streams`, what it wrote so far, in one request or transaction; false when
+ * the attempt no longer holds the lease (the messages are stored either way).
  */
 async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: string, checkpoint: string | undefined, streams: readonly StreamAppend[]): Promise<boolean> {
   const { execution, methodOptions } = claim;
@@ -297,10 +301,7 @@ async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: s
       flowId: execution.flowId, executionId: execution.executionId, workerId, leaseToken: execution.leaseToken,
       now, heartbeatTimeoutMs: methodOptions.heartbeatTimeoutMs, checkpoint: checkpoint ?? null,
     };
-    if (streams.length === 0) return operations.heartbeat(heartbeat);
-    if (operations.commitsStreams === true) return operations.heartbeat({ ...heartbeat, streams });
-    const [alive] = await Promise.all([operations.heartbeat(heartbeat), appendStreamBatch(store, streams)]);
-    return alive;
+    return operations.heartbeat(streams.length === 0 ? heartbeat : { ...heartbeat, streams });
   }
   const held = await store.transaction(async (transaction) => {
     const current = await transaction.getExecution(execution.flowId, execution.executionId);
@@ -310,9 +311,7 @@ async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: s
       const leaseExpiresAt = methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs);
       await transaction.updateExecution(execution.flowId, execution.executionId, { leaseExpiresAt, checkpoint: checkpoint ?? null });
     }
-    for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of streams) {
-      await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
-    }
+    await appendInTransaction(transaction, streams);
     return holds;
   });
   wakeStreamReaders(store, streams);

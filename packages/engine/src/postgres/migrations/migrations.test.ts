@@ -144,6 +144,8 @@ void test("the commit-side functions plan generically and the claim function kee
     "perdure_write_commit_streams(jsonb)",
     "perdure_commit_step_streams(jsonb, jsonb)",
     "perdure_commit_steps_streams(jsonb, jsonb)",
+    "perdure_publish_rpc_waking(jsonb, text, text)",
+    "perdure_write_streams(text, text, text[], text[], bigint[], bigint[], bigint[])",
     "perdure_heartbeat_streams(text, text, text, bigint, bigint, bigint, text, text, text[], text[], bigint[], bigint[], bigint[], text[], text[])",
   ];
   for (const signature of [...genericPlanFunctions, appendStreamsSignature, ...commitStreamsSignatures]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);

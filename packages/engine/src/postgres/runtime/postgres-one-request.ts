@@ -234,6 +234,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly streams: OneRequestStreamServices | undefined;
   private readonly heartbeatStreamsStatement: { name: string; text: string };
   private streamsInCommits = false;
+  private wakesInRpcs = false;
 
   /** The schema has migration 0020: a Step commit appends its Stream messages (see {@link enableCommitStreams}). */
   get commitsStreams(): boolean {
@@ -245,6 +246,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly heartbeatStatement: { name: string; text: string };
   private readonly selectionStatement: { name: string; text: string };
   private readonly publishStatement: { name: string; text: string };
+  private readonly publishWakingStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   /** Present when the schema has migration 0013's `perdure_append_streams`. */
@@ -328,6 +330,8 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.selectionStatement = { name: statementName(selectionText), text: selectionText };
     const publishText = `SELECT ${quotedSchema}.perdure_publish_rpc($1::jsonb) AS reply`;
     this.publishStatement = { name: statementName(publishText), text: publishText };
+    const publishWakingText = `SELECT ${quotedSchema}.perdure_publish_rpc_waking($1::jsonb, $2, $3) AS reply`;
+    this.publishWakingStatement = { name: statementName(publishWakingText), text: publishWakingText };
     this.publishRpc = undefined;
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => {
@@ -358,9 +362,15 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.claimsRelaxed = true;
   }
 
-  /** The schema has migration 0020: a Step commit appends the attempt's last Stream messages ({@link StepCommit.streams}). */
+  /**
+   * The schema has migration 0020: a Step commit appends the attempt's last
+   * Stream messages ({@link StepCommit.streams}), a heartbeat the ones
+   * before it, and a publish RPC sends the wake-up for the task it readied.
+   */
   enableCommitStreams(): void {
-    if (this.streams !== undefined) this.streamsInCommits = true;
+    if (this.streams === undefined) return;
+    this.streamsInCommits = true;
+    this.wakesInRpcs = true;
   }
 
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
@@ -370,7 +380,11 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   private async publishInOneRequest(request: RpcPublish): Promise<RpcPublishReply> {
     const { room } = request;
-    const { reply } = await this.run<{ reply: RpcPublishReply }>(this.publishStatement, [JSON.stringify({
+    // With migration 0020 the function sends the NOTIFY for a readied task itself, in the RPC's transaction.
+    const streams = this.wakesInRpcs ? this.streams : undefined;
+    const tasks: WakeEvent = { kind: "tasks", at: request.now };
+    const wake = streams?.wakePayload(tasks);
+    const { reply } = await this.run<{ reply: RpcPublishReply }>(wake === undefined ? this.publishStatement : this.publishWakingStatement, [JSON.stringify({
       flowId: request.flowId,
       flowType: request.flowType,
       now: request.now,
@@ -384,8 +398,10 @@ export class PostgresOneRequest implements OneRequestOperations {
         maxBytes: room.maxBytes,
         field: room.field,
       },
-    })]);
-    return reply;
+    }), ...(wake === undefined ? [] : [wake.channel, wake.payload])]);
+    if (streams === undefined || reply.outcome !== "published" || !reply.readied) return reply;
+    streams.wakeLocally(tasks);
+    return { ...reply, woken: true };
   }
 
   /**

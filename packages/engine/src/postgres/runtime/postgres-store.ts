@@ -306,7 +306,7 @@ export class PostgresStore implements Store {
       // Pipelined too: a fresh reading of the server's clock rides along now and then.
       const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
       try {
-        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading });
+        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading, writesStreamBatches: this.oneRequest?.commitsStreams === true });
         const result = await work(transaction);
         await begin;
         await clockReading;

@@ -1,3 +1,4 @@
+import type { StreamAppend } from "../../store/step-commit.ts";
 import type { PoolClient, QueryResultRow } from "pg";
 import type {
   AttributeRow,
@@ -65,10 +66,31 @@ export class PostgresTransaction implements StoreTransaction {
   /** A read-only transaction on one snapshot (`Store.read`): it reads Flow rows without locking them. */
   private readonly reading: boolean;
 
-  constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean } = {}) {
+  /** Present when the schema has migration 0020's `perdure_write_streams`. */
+  readonly appendStreams: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
+
+  constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean; writesStreamBatches?: boolean } = {}) {
     this.client = client;
     this.schema = quotedSchema;
     this.reading = options.reading === true;
+    this.appendStreams = options.writesStreamBatches === true ? (batch) => this.writeStreamBatch(batch) : undefined;
+  }
+
+  /** One statement: the batch's heads, then the byte counts (migration 0020); the commit's durability is left as it is. */
+  private async writeStreamBatch(batch: readonly StreamAppend[]): Promise<number[]> {
+    const [first] = batch;
+    if (first === undefined) return [];
+    if (batch.some((append) => append.flowId !== first.flowId || append.flowType !== first.flowType)) {
+      throw new Error(`a Stream batch holds one Flow's messages; it had ${first.flowId} and others`);
+    }
+    // A SELECT that writes: the commit must wait for its flush as any other write's.
+    this.changedRows = true;
+    const [row] = await this.rows<{ indexes: string[] }>(
+      `SELECT ${this.schema}.perdure_write_streams($1, $2, $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS indexes`,
+      [first.flowId, first.flowType, batch.map((append) => append.stream), batch.map((append) => append.value),
+        batch.map((append) => Buffer.byteLength(append.value)), batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes)],
+    );
+    return (row?.indexes ?? []).map(Number);
   }
 
   /**
