@@ -126,7 +126,7 @@ export async function runAttempt(
         : (await Promise.all([heartbeatAttempt(store, claim, workerId, checkpoint, []), streamWriter.drain()]))[0];
       if (!alive) abort.abort(new Error("the execution was cancelled or its lease was lost"));
     },
-    // Queued, not awaited: sent in batches, and drained before the commit (see AttemptStreamWriter).
+    // Queued, not awaited: sent in batches, and the rest with the commit (see AttemptStreamWriter).
     writeStream: (stream: string, capacityBytes: number, value: string) => {
       streamWriter.write(stream, capacityBytes, value);
       return Promise.resolve();

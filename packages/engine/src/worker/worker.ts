@@ -77,9 +77,9 @@ export interface WorkerOptions {
   /**
    * How long a Step's Stream write may wait in the Worker for others to join
    * it in one store write: the most a live reader lags the Step, besides
-   * that write. Whatever is still waiting when the Step returns is written
-   * before its commit, so a Step that returns within the window writes its
-   * Streams once. 0 sends each write as soon as the batch before it landed.
+   * that write. Whatever is still waiting when the Step returns goes with
+   * its commit, so a Step that returns within the window makes no Stream
+   * write of its own. 0 sends each write as soon as the batch before it landed.
    * @default 20
    */
   streamBatchWindowMs?: number;
