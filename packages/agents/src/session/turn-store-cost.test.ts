@@ -225,8 +225,9 @@ const postgresRequestsPerTurn = {
  * makes `send_user_message` one request where its transaction took 14; 27
  * when a tool Step's movement carries its selection, which the claim reads;
  * 23 with migration 0013, the Stream writes batched: at a heartbeat and
- * before the commit; 14 with migration 0020, the last batch in the commit,
- * the others in the heartbeat, and the RPC's NOTIFY in its request), within
+ * before the commit; 14 with migrations 0020 and 0021, the last batch in
+ * the commit, the others in the heartbeat, and the RPC's NOTIFY in its
+ * request), within
  * {@link statementSlack}: a tool call and the Step waiting for its result
  * run side by side, and whichever claims the next Step first sends its
  * statements, so the split between Step types varies; the sum barely does.

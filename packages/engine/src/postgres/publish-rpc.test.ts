@@ -148,7 +148,7 @@ const doorFlow = defineFlow({
   },
 });
 
-void test("a publish RPC that readies a wait wakes a Worker of another store from its own request (migration 0020)", { skip, timeout: 300_000 }, async (t) => {
+void test("a publish RPC that readies a wait wakes a Worker of another store from its own request (migration 0021)", { skip, timeout: 300_000 }, async (t) => {
   const temporary = createTemporaryPostgresSchema(url!);
   t.after(() => temporary.dispose());
   // The Worker's store polls once a minute: only a wake-up gets the readied Step claimed within the wait below.

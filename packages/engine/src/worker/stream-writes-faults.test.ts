@@ -242,7 +242,7 @@ void test("PostgreSQL: the general path's commit takes Stream heads before count
     await transaction.lockFlow("X");
     xFirst.open();
     await goOn.wait;
-    assert.ok(transaction.appendStreams !== undefined, "the schema has migration 0020's batch");
+    assert.ok(transaction.appendStreams !== undefined, "the schema has migration 0021's batch");
     await transaction.appendStreams([message("X", "A"), message("X", "B")]);
   });
   const generalY = store.transaction(async (transaction) => {

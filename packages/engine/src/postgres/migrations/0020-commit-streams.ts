@@ -6,15 +6,11 @@
  * - `perdure_count_stream_bytes` adds bytes to the Flow types' counts and
  *   trims each Stream to its budget as 0016 does, taking the count rows in
  *   one order (Flow type, then Stream, in bytes).
- * - `perdure_write_streams` runs the two in that order, in the caller's
- *   transaction (the general path's commits and heartbeats).
  * - `perdure_append_streams` (same signature) now runs the two in that
  *   order: every head of the batch first, then the counts. Before, it took a
  *   head and a count by turns.
  * - `perdure_heartbeat_streams`: a heartbeat that appends the attempt's
  *   Stream messages so far, held lease or not, in one request.
- * - `perdure_publish_rpc_waking`: 0014's publish RPC that also sends the
- *   NOTIFY for the task it readied, saving the wake-up's own statement.
  * - `perdure_commit_step_streams` and `perdure_commit_steps_streams` run
  *   0017's commit and 0002's group commit, then, for each commit that
  *   landed with `streams`, writes its messages (members in their flow ID
@@ -106,21 +102,6 @@ BEGIN
 END
 $function$;
 
--- A batch of one Flow's messages inside the caller's transaction: every head first, then the counts. It neither
--- relaxes the commit nor sends a NOTIFY (the general path's commit and heartbeat call it).
-CREATE OR REPLACE FUNCTION {schema}.perdure_write_streams(
-  p_flow_id text, p_flow_type text, p_streams text[], p_values text[], p_bytes bigint[], p_written_at bigint[], p_capacities bigint[])
-RETURNS bigint[] LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$
-DECLARE
-  v_indexes bigint[];
-BEGIN
-  v_indexes := {schema}.perdure_write_stream_messages(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at);
-  PERFORM {schema}.perdure_count_stream_bytes(
-    array_fill(p_flow_type, ARRAY[coalesce(array_length(p_streams, 1), 0)]), p_streams, p_capacities, p_bytes);
-  RETURN v_indexes;
-END
-$function$;
-
 CREATE OR REPLACE FUNCTION {schema}.perdure_append_streams(
   p_flow_id text, p_flow_type text, p_streams text[], p_values text[], p_bytes bigint[], p_written_at bigint[],
   p_capacities bigint[], p_channels text[], p_payloads text[])
@@ -129,7 +110,9 @@ DECLARE
   v_indexes bigint[];
   v_position integer;
 BEGIN
-  v_indexes := {schema}.perdure_write_streams(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at, p_capacities);
+  v_indexes := {schema}.perdure_write_stream_messages(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at);
+  PERFORM {schema}.perdure_count_stream_bytes(
+    array_fill(p_flow_type, ARRAY[coalesce(array_length(p_streams, 1), 0)]), p_streams, p_capacities, p_bytes);
   PERFORM set_config('synchronous_commit', 'off', true);
   FOR v_position IN 1 .. coalesce(array_length(p_channels, 1), 0) LOOP
     PERFORM pg_notify(p_channels[v_position], p_payloads[v_position]);
@@ -213,7 +196,9 @@ BEGIN
         ELSE least(coalesce(e.deadline_at, p_now), p_now + p_heartbeat_timeout) END
       WHERE e.flow_id = p_flow_id AND e.execution_id = p_execution_id;
   END IF;
-  PERFORM {schema}.perdure_write_streams(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at, p_capacities);
+  PERFORM {schema}.perdure_write_stream_messages(p_flow_id, p_flow_type, p_streams, p_values, p_bytes, p_written_at);
+  PERFORM {schema}.perdure_count_stream_bytes(
+    array_fill(p_flow_type, ARRAY[coalesce(array_length(p_streams, 1), 0)]), p_streams, p_capacities, p_bytes);
   IF NOT v_held OR v_previous IS NOT DISTINCT FROM p_checkpoint THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
@@ -221,20 +206,6 @@ BEGIN
     PERFORM pg_notify(p_channels[v_position], p_payloads[v_position]);
   END LOOP;
   RETURN v_held;
-END
-$function$;
-
--- 0014's publish RPC, then the NOTIFY that wakes other processes' Workers for the task it readied, in its transaction.
-CREATE OR REPLACE FUNCTION {schema}.perdure_publish_rpc_waking(p jsonb, p_channel text, p_payload text)
-RETURNS jsonb LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$
-DECLARE
-  v_reply jsonb;
-BEGIN
-  v_reply := {schema}.perdure_publish_rpc(p);
-  IF (v_reply ->> 'readied')::boolean IS TRUE THEN
-    PERFORM pg_notify(p_channel, p_payload);
-  END IF;
-  RETURN v_reply;
 END
 $function$;
 

@@ -17,6 +17,7 @@ import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute
 import { plainAttributesIndexMigration } from "./0018-plain-attributes-index.ts";
 import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
 import { commitStreamsMigration } from "./0020-commit-streams.ts";
+import { streamBatchesAndRpcWakesMigration } from "./0021-stream-batches-and-rpc-wakes.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -172,6 +173,7 @@ CREATE TABLE {schema}.stream_usage (
   plainAttributesIndexMigration,
   claimReportsMoreMigration,
   commitStreamsMigration,
+  streamBatchesAndRpcWakesMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -364,13 +364,16 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   /**
    * The schema has migration 0020: a Step commit appends the attempt's last
-   * Stream messages ({@link StepCommit.streams}), a heartbeat the ones
-   * before it, and a publish RPC sends the wake-up for the task it readied.
+   * Stream messages ({@link StepCommit.streams}), and a heartbeat the ones
+   * before it.
    */
   enableCommitStreams(): void {
-    if (this.streams === undefined) return;
-    this.streamsInCommits = true;
-    this.wakesInRpcs = true;
+    if (this.streams !== undefined) this.streamsInCommits = true;
+  }
+
+  /** The schema has migration 0021: a publish RPC sends the wake-up for the task it readied. */
+  enableRpcWakes(): void {
+    if (this.streams !== undefined) this.wakesInRpcs = true;
   }
 
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
@@ -380,7 +383,7 @@ export class PostgresOneRequest implements OneRequestOperations {
 
   private async publishInOneRequest(request: RpcPublish): Promise<RpcPublishReply> {
     const { room } = request;
-    // With migration 0020 the function sends the NOTIFY for a readied task itself, in the RPC's transaction.
+    // With migration 0021 the function sends the NOTIFY for a readied task itself, in the RPC's transaction.
     const streams = this.wakesInRpcs ? this.streams : undefined;
     const tasks: WakeEvent = { kind: "tasks", at: request.now };
     const wake = streams?.wakePayload(tasks);

@@ -17,6 +17,7 @@ import { claimLocksAndLoadsMigration } from "../migrations/0008-claim-locks-and-
 import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step-waits-and-publishes.ts";
 import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
 import { commitStreamsMigration } from "../migrations/0020-commit-streams.ts";
+import { streamBatchesAndRpcWakesMigration } from "../migrations/0021-stream-batches-and-rpc-wakes.ts";
 import { publishRpcMigration } from "../migrations/0014-publish-rpc.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
@@ -86,6 +87,8 @@ export class PostgresStore implements Store {
   private secret: Buffer | undefined;
   /** Set on open once the schema has the functions of migration 0002 (a store opened with `migrate: false` may lack them). */
   oneRequest: PostgresOneRequest | undefined;
+  /** The schema has migration 0021: a transaction appends a Stream batch in one statement (`StoreTransaction.appendStreams`). */
+  private writesStreamBatches = false;
   private skippedRowsTimer: NodeJS.Timeout | undefined;
   /** See `Store.confirmClaim`; absent with `singleAttemptClaimCommit: "inherit"`. */
   readonly confirmClaim: ((lease: ClaimLease) => Promise<boolean>) | undefined;
@@ -167,6 +170,10 @@ export class PostgresStore implements Store {
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
         if (await store.hasMigration(publishRpcMigration.name)) store.oneRequest.enablePublishRpc();
         if (await store.hasMigration(commitStreamsMigration.name)) store.oneRequest.enableCommitStreams();
+        if (await store.hasMigration(streamBatchesAndRpcWakesMigration.name)) {
+          store.oneRequest.enableRpcWakes();
+          store.writesStreamBatches = true;
+        }
         if (store.confirmClaim !== undefined) store.oneRequest.relaxClaimCommits();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
@@ -306,7 +313,7 @@ export class PostgresStore implements Store {
       // Pipelined too: a fresh reading of the server's clock rides along now and then.
       const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
       try {
-        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading, writesStreamBatches: this.oneRequest?.commitsStreams === true });
+        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading, writesStreamBatches: this.writesStreamBatches });
         const result = await work(transaction);
         await begin;
         await clockReading;

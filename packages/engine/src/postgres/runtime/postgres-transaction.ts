@@ -66,7 +66,7 @@ export class PostgresTransaction implements StoreTransaction {
   /** A read-only transaction on one snapshot (`Store.read`): it reads Flow rows without locking them. */
   private readonly reading: boolean;
 
-  /** Present when the schema has migration 0020's `perdure_write_streams`. */
+  /** Present when the schema has migration 0021's `perdure_write_streams`. */
   readonly appendStreams: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
 
   constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean; writesStreamBatches?: boolean } = {}) {
@@ -76,7 +76,7 @@ export class PostgresTransaction implements StoreTransaction {
     this.appendStreams = options.writesStreamBatches === true ? (batch) => this.writeStreamBatch(batch) : undefined;
   }
 
-  /** One statement: the batch's heads, then the byte counts (migration 0020); the commit's durability is left as it is. */
+  /** One statement: the batch's heads, then the byte counts (migration 0021); the commit's durability is left as it is. */
   private async writeStreamBatch(batch: readonly StreamAppend[]): Promise<number[]> {
     const [first] = batch;
     if (first === undefined) return [];
