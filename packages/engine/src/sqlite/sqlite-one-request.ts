@@ -151,8 +151,10 @@ export class SqliteOneRequest implements OneRequestOperations {
         const execution = applied.handedOver;
         const plainAttributes = this.host.statement(plainAttributesSql).all(execution.flowId) as unknown as AttributeRow[];
         const claim = commit.claim;
-        const rest = claim !== undefined && claim.limit > 1 && applied.othersQueued === true ? this.claim(commit.workerId, { ...claim, limit: claim.limit - 1 }, commit.now) : { claims: [], claimStopped: false };
-        return { outcome: applied.outcome, claims: [{ execution, plainAttributes }, ...rest.claims], claimStopped: rest.claimStopped, ended: applied.ended };
+        const rest: TaskClaimReply = claim !== undefined && claim.limit > 1 && applied.othersQueued === true ? this.claim(commit.workerId, { ...claim, limit: claim.limit - 1 }, commit.now) : { claims: [], claimStopped: false };
+        // Nothing queued behind the handed-over task: it was all there was.
+        const claimedAll = applied.othersQueued === true ? rest.claimedAll === true : true;
+        return { outcome: applied.outcome, claims: [{ execution, plainAttributes }, ...rest.claims], claimStopped: rest.claimStopped, claimedAll, ended: applied.ended };
       }
       const claimed = commit.claim === undefined ? { claims: [], claimStopped: false } : this.claim(commit.workerId, commit.claim, commit.now);
       return { outcome: applied.outcome, ...claimed, ended: applied.ended };
@@ -243,9 +245,10 @@ export class SqliteOneRequest implements OneRequestOperations {
   private claim(workerId: string, claim: StepCommitClaim, now: number): TaskClaimReply {
     const { flowTypes, catalog, limit } = claim;
     if (limit <= 0 || flowTypes.length === 0) return { claims: [], claimStopped: false };
-    const candidates = this.host.statement(candidatesSql(flowTypes.length)).all(now, ...flowTypes, now, limit) as unknown as CandidateRow[];
+    // One candidate more than it may take tells whether it took all there was.
+    const candidates = this.host.statement(candidatesSql(flowTypes.length)).all(now, ...flowTypes, now, limit + 1) as unknown as CandidateRow[];
     const claims: StoreClaim[] = [];
-    for (const candidate of candidates) {
+    for (const candidate of candidates.slice(0, limit)) {
       const times = claimLeaseTimesOf(catalog, candidate);
       if (times === undefined) return { claims, claimStopped: true };
       const { plainAttributes, ...queued } = candidate;
@@ -253,7 +256,7 @@ export class SqliteOneRequest implements OneRequestOperations {
       this.run(leaseSql, workerId, execution.leaseToken, execution.attempt, execution.executeClaims, execution.deadlineAt, execution.leaseExpiresAt, execution.flowId, execution.executionId);
       claims.push({ execution, plainAttributes: plainAttributesOf(plainAttributes) });
     }
-    return { claims, claimStopped: false };
+    return { claims, claimStopped: false, claimedAll: candidates.length <= limit };
   }
 
   startFlow(start: FlowStart): Promise<FlowStartReply> {

@@ -12,6 +12,7 @@ import type {
   StreamRow,
   TimerRow,
 } from "../store/store.ts";
+import type { StreamAppend } from "../store/step-commit.ts";
 import { appendStreamRow } from "./sqlite-stream-append.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
 import {
@@ -330,6 +331,12 @@ export class SqliteTransaction implements StoreTransaction {
     if (this.detached) await this.attach();
     return appendStreamRow(this.statements, { flowId, flowType, stream, value, writtenAt, capacityBytes });
   }
+
+  /** A batch in one synchronous stretch: one call, where a message at a time made the commit await each. */
+  readonly appendStreams = async (batch: readonly StreamAppend[]): Promise<number[]> => {
+    if (this.detached) await this.attach();
+    return batch.map((append) => appendStreamRow(this.statements, append));
+  };
 
   async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {
     if (this.detached) await this.attach();

@@ -16,6 +16,13 @@ export type { ClaimedAttempt } from "./commit-attempt-types.ts";
 export interface ClaimBatch {
   claims: ClaimedAttempt[];
   changed: FlowTransaction[];
+  /**
+   * The claim took every claimable task of its Flow types there was (it
+   * read fewer candidates than it asked for, and claimed each of them), so
+   * waking other Workers finds nothing for them. A task skipped for a lock
+   * counts as left, as in PostgreSQL's claim. Absent: unknown.
+   */
+  claimedAll?: boolean;
 }
 
 async function claimOne(
@@ -100,7 +107,8 @@ export async function claimInTransaction(
   const batch: ClaimBatch = { claims: [], changed: [] };
   if (limit <= 0) return batch;
   // A few spare candidates cover tasks skipped for busy locks.
-  const candidates = await transaction.findClaimable([...flows.keys()], now, limit + 4);
+  const asked = limit + 4;
+  const candidates = await transaction.findClaimable([...flows.keys()], now, asked);
   for (const row of candidates) {
     if (batch.claims.length >= limit) break;
     const flow = flows.get(row.flowType);
@@ -108,6 +116,7 @@ export async function claimInTransaction(
     const claim = await claimOne(transaction, flow, row, workerId, now, batch.changed);
     if (claim !== undefined) batch.claims.push(claim);
   }
+  batch.claimedAll = candidates.length < asked && batch.claims.length === candidates.length;
   return batch;
 }
 

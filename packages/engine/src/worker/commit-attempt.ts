@@ -171,9 +171,9 @@ export async function commitAttempt(
   } else if (streams.afterFence) {
     await appendStreamBatch(store, appends);
   }
-  // Everything claimable for this Worker's types was taken when it claimed fewer than it could,
-  // so the Flow's new tasks need no wake-up.
-  const othersMayClaim = next === undefined || nextBatch.claims.length >= next.limit;
+  // Everything claimable for this Worker's types was taken when it claimed fewer than it could, or when it
+  // looked at every claimable task there was: the Flow's new tasks need no wake-up.
+  const othersMayClaim = next === undefined || (nextBatch.claims.length >= next.limit && nextBatch.claimedAll !== true);
   flowTransaction?.announce(store, { tasks: othersMayClaim });
   for (const changed of nextBatch.changed) changed.announce(store);
   return nextBatch.claims;
