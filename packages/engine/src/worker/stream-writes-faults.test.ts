@@ -3,7 +3,7 @@
  * a heartbeat not awaited while output goes on, a heartbeat or commit whose
  * request fails, a schema without migration 0020, the general path's commit
  * beside plain batches, and values whose JSON escapes jsonb must take as
- * they are. Each of these failed on the first version of the change.
+ * they are. All but the last failed on the first version of the change.
  * docs/decisions/2026-12-07-stream-writes-in-the-step-commit.md
  */
 import assert from "node:assert/strict";
