@@ -29,6 +29,7 @@ import type {
 import { claimLeaseTimesOf, handoverLeaseTimesOf, leasedExecution, type LeaseTimes } from "../store/step-commit.ts";
 import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/store.ts";
+import { wakeStreamReaders } from "../stream/stream-batch.ts";
 import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, listExecutionsSql, placeholders, readFlowSql, releaseLocksSql,
@@ -135,9 +136,7 @@ export class SqliteOneRequest implements OneRequestOperations {
 
   async commitStep(commit: StepCommit): Promise<StepCommitReply> {
     const reply = await this.commitAtomically(commit);
-    if (reply.outcome === "committed") {
-      for (const stream of new Set((commit.streams ?? []).map((append) => append.stream))) this.host.wake({ kind: "stream", flowId: commit.flowId, stream });
-    }
+    if (reply.outcome === "committed") wakeStreamReaders(this.host, commit.streams ?? []);
     return reply;
   }
 

@@ -1,5 +1,5 @@
 import type { StreamAppend } from "../store/step-commit.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, StoreTransaction } from "../store/store.ts";
 
 /**
  * A batch in the order it is written: by Stream name, each Stream's messages
@@ -32,19 +32,34 @@ export async function appendStreamBatch(store: Store, batch: readonly StreamAppe
     for (const append of sorted) indexes.push(await single(append));
     return indexes;
   }
-  const indexes = await store.transaction(async (transaction) => {
-    const written: number[] = [];
-    for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of sorted) {
-      written.push(await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes));
-    }
-    return written;
-  });
+  const indexes = await store.transaction((transaction) => appendStreamsInTransaction(transaction, sorted));
+  wakeStreamReaders(store, sorted);
+  return indexes;
+}
+
+/**
+ * Appends a sorted batch of one Flow's messages inside `transaction` and
+ * returns their indexes: in one call that takes every Stream head before any
+ * byte count where the transaction offers it (the order the store's commits
+ * and batches take them), else message by message.
+ */
+export async function appendStreamsInTransaction(transaction: StoreTransaction, batch: readonly StreamAppend[]): Promise<number[]> {
+  if (batch.length === 0) return [];
+  if (transaction.appendStreams !== undefined) return transaction.appendStreams(batch);
+  const indexes: number[] = [];
+  for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of batch) {
+    indexes.push(await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes));
+  }
+  return indexes;
+}
+
+/** Wakes this store's and other processes' readers of each Stream a committed transaction appended to, once each. */
+export function wakeStreamReaders(store: Pick<Store, "wake">, batch: readonly StreamAppend[]): void {
   const woken = new Set<string>();
-  for (const { flowId, stream } of sorted) {
+  for (const { flowId, stream } of batch) {
     const key = `${flowId}\u0000${stream}`;
     if (woken.has(key)) continue;
     woken.add(key);
     store.wake({ kind: "stream", flowId, stream });
   }
-  return indexes;
 }

@@ -91,13 +91,7 @@ export class AttemptStreamWriter {
    * carries it on a store that appends Streams in its Step commits.
    */
   async take(): Promise<StreamAppend[]> {
-    while (this.inFlight !== undefined) await this.inFlight;
-    this.cancelWindow?.();
-    this.cancelWindow = undefined;
-    const taken = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    return sortedStreamBatch(taken);
+    return (await this.takePending()).batch;
   }
 
   /**
@@ -109,13 +103,7 @@ export class AttemptStreamWriter {
    * repeat, should the failed request have landed unseen).
    */
   async sendWith<TResult>(send: (batch: StreamAppend[]) => Promise<TResult>): Promise<TResult> {
-    while (this.inFlight !== undefined) await this.inFlight;
-    this.cancelWindow?.();
-    this.cancelWindow = undefined;
-    const batch = sortedStreamBatch(this.pending);
-    const batchBytes = this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
+    const { batch, bytes: batchBytes } = await this.takePending();
     const sending = send(batch);
     this.inFlight = sending.then(
       () => this.landed(),
@@ -126,6 +114,17 @@ export class AttemptStreamWriter {
       },
     );
     return sending;
+  }
+
+  /** Waits for the batch in flight, then empties the queue and its window: what was pending, sorted as a batch is. */
+  private async takePending(): Promise<{ batch: StreamAppend[]; bytes: number }> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    this.cancelWindow?.();
+    this.cancelWindow = undefined;
+    const taken = { batch: sortedStreamBatch(this.pending), bytes: this.pendingBytes };
+    this.pending = [];
+    this.pendingBytes = 0;
+    return taken;
   }
 
   /** The batch in flight is settled: what was wanted meanwhile goes now, the rest waits out a window. */

@@ -5,7 +5,7 @@ import { failAttempt } from "./attempt-failure.ts";
 import { storeConditions } from "../step/stored-conditions.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import type { OneRequestOperations, StreamAppend } from "../store/step-commit.ts";
-import { appendStreamBatch } from "../stream/stream-batch.ts";
+import { appendStreamBatch, appendStreamsInTransaction, wakeStreamReaders } from "../stream/stream-batch.ts";
 import type { ExecutionLease, ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import { claimInTransaction, claimTasks, loadSelectedSnapshots, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
 import type { AttemptOutcome, ClaimNext } from "./commit-attempt-types.ts";
@@ -99,32 +99,6 @@ export interface CommitStreams {
 
 const noStreams: CommitStreams = { appends: [], afterFence: false };
 
-/**
- * Appends a sorted batch of one Flow's messages in a transaction: in one
- * request that takes every head before any byte count where the store
- * offers it (the order its commits and batches take them), else message by
- * message.
- */
-export async function appendInTransaction(transaction: StoreTransaction, appends: readonly StreamAppend[]): Promise<void> {
-  if (appends.length === 0) return;
-  if (transaction.appendStreams !== undefined) {
-    await transaction.appendStreams(appends);
-    return;
-  }
-  for (const { flowId, flowType, stream, value, writtenAt, capacityBytes } of appends) {
-    await transaction.appendStream(flowId, flowType, stream, value, writtenAt, capacityBytes);
-  }
-}
-
-/** Wakes the readers of each Stream a transaction appended to, once each. */
-export function wakeStreamReaders(store: Store, appends: readonly StreamAppend[]): void {
-  const woken = new Set<string>();
-  for (const { flowId, stream } of appends) {
-    if (woken.has(stream)) continue;
-    woken.add(stream);
-    store.wake({ kind: "stream", flowId, stream });
-  }
-}
 
 /**
  * Commits an attempt's outcome in one transaction, fenced by its lease token:
@@ -159,7 +133,7 @@ export async function commitAttempt(
   const flowTransaction = await store.transaction(async (transaction) => {
     const committed = await commitInTransaction(transaction);
     // After everything else the commit writes, as the one-request commits append them.
-    if (committed !== undefined) await appendInTransaction(transaction, appends);
+    if (committed !== undefined) await appendStreamsInTransaction(transaction, appends);
     if (next !== undefined) nextBatch = await claimInTransaction(transaction, next.flows, workerId, next.limit, now);
     durableBoundary("worker.commit.before-commit", execution.flowId, execution.stepType);
     return committed;

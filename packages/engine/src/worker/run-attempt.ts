@@ -13,14 +13,14 @@ import { storedMovementOptions } from "../step/step-options.ts";
 import type { StoredWaitResult } from "../step/stored-conditions.ts";
 import type { StreamAppend } from "../store/step-commit.ts";
 import type { Store } from "../store/store.ts";
-import { appendStreamBatch } from "../stream/stream-batch.ts";
+import { appendStreamBatch, appendStreamsInTransaction, wakeStreamReaders } from "../stream/stream-batch.ts";
 import { anyOf, type Conditions } from "../condition/condition.ts";
 import { AttemptStreamWriter } from "./attempt-stream-writer.ts";
 import { AttemptContext } from "./attempt-context.ts";
 import type { ClaimLedger } from "./claim-ledger.ts";
 import type { LocalTimers } from "../internal/local-timers.ts";
 import type { ClaimedAttempt } from "./claim-tasks.ts";
-import { appendInTransaction, commitAttempt, wakeStreamReaders, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
+import { commitAttempt, type AttemptOutcome, type ClaimNext, type PreparedDecision } from "./commit-attempt.ts";
 import type { RunningAttempt } from "./running-attempt.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
@@ -311,7 +311,7 @@ async function heartbeatAttempt(store: Store, claim: ClaimedAttempt, workerId: s
       const leaseExpiresAt = methodOptions.heartbeatTimeoutMs === null ? deadlineAt : Math.min(deadlineAt, now + methodOptions.heartbeatTimeoutMs);
       await transaction.updateExecution(execution.flowId, execution.executionId, { leaseExpiresAt, checkpoint: checkpoint ?? null });
     }
-    await appendInTransaction(transaction, streams);
+    await appendStreamsInTransaction(transaction, streams);
     return holds;
   });
   wakeStreamReaders(store, streams);

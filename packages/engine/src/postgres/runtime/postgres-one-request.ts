@@ -30,6 +30,7 @@ import {
 } from "../../store/step-commit.ts";
 import type { WakeEvent } from "../../store/store.ts";
 import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
+import { streamBatchColumns } from "./postgres-streams.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
 
@@ -142,27 +143,22 @@ function claimedLoadsOf(catalog: ClaimCatalog, execution: ExecutionRow): Selecte
   return [...staticLoads, ...movement];
 }
 
+/** The wake-ups of a batch of one Flow's Stream messages, once per Stream, with the NOTIFY channel and payload of each. */
+function streamWakesOf(streams: OneRequestStreamServices, flowId: string, batch: readonly StreamAppend[]): { events: WakeEvent[]; wakes: { channel: string; payload: string }[] } {
+  const events = [...new Set(batch.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId, stream }));
+  return { events, wakes: events.map((event) => streams.wakePayload(event)) };
+}
+
 /**
  * A batch of one Flow's Stream messages as the array parameters of
- * `perdure_append_streams` and `perdure_heartbeat_streams` take them
- * (streams, values, UTF-8 sizes, write times, budgets, NOTIFY channels and
- * payloads), with the wake-ups they send.
+ * `perdure_append_streams` and `perdure_heartbeat_streams` take them (the
+ * batch's columns, then NOTIFY channels and payloads), with the wake-ups
+ * they send.
  */
 function streamParametersOf(streams: OneRequestStreamServices, flowId: string, batch: readonly StreamAppend[]): { parameters: unknown[]; events: WakeEvent[] } {
-  const [first] = batch;
-  if (batch.some((append) => append.flowId !== flowId || append.flowType !== first?.flowType)) {
-    throw new Error(`a Stream batch holds one Flow's messages; it had ${flowId} and others`);
-  }
-  const events = [...new Set(batch.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId, stream }));
-  const wakes = events.map((event) => streams.wakePayload(event));
-  return {
-    parameters: [
-      batch.map((append) => append.stream), batch.map((append) => append.value), batch.map((append) => Buffer.byteLength(append.value)),
-      batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes),
-      wakes.map((wake) => wake.channel), wakes.map((wake) => wake.payload),
-    ],
-    events,
-  };
+  const columns = streamBatchColumns(flowId, batch);
+  const { events, wakes } = streamWakesOf(streams, flowId, batch);
+  return { parameters: [...columns, wakes.map((wake) => wake.channel), wakes.map((wake) => wake.payload)], events };
 }
 
 /** What a one-request Stream append needs of its store besides the statement. */
@@ -481,16 +477,13 @@ export class PostgresOneRequest implements OneRequestOperations {
     const streams = this.streams;
     if (appends === undefined || appends.length === 0 || streams === undefined) return undefined;
     if (appends.some((append) => append.flowId !== commit.flowId)) throw new Error(`a Step commit carries its own Flow's Stream messages; Flow ${commit.flowId}'s carried others`);
-    const events = [...new Set(appends.map((append) => append.stream))].map((stream): WakeEvent => ({ kind: "stream", flowId: commit.flowId, stream }));
+    const { events, wakes } = streamWakesOf(streams, commit.flowId, appends);
     return {
       request: {
         flowId: commit.flowId,
         flowType: appends[0]?.flowType,
         messages: appends.map((append) => [append.stream, append.value, Buffer.byteLength(append.value), append.writtenAt, append.capacityBytes]),
-        wakes: events.map((event) => {
-          const { channel, payload } = streams.wakePayload(event);
-          return [channel, payload];
-        }),
+        wakes: wakes.map(({ channel, payload }) => [channel, payload]),
       },
       events,
     };

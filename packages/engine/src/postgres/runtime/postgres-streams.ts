@@ -1,15 +1,23 @@
 import type { PoolClient } from "pg";
+import type { StreamAppend } from "../../store/step-commit.ts";
 import type { StreamRow } from "../../store/store.ts";
 import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../../stream/stream-trim-batch.ts";
 
-/** One Stream write, as `StoreTransaction.appendStream` receives it. */
-export interface StreamAppend {
-  flowId: string;
-  flowType: string;
-  stream: string;
-  value: string;
-  writtenAt: number;
-  capacityBytes: number;
+/**
+ * A batch of one Flow's Stream messages as the batch functions' array
+ * parameters take them (`perdure_append_streams`, `perdure_heartbeat_streams`,
+ * `perdure_write_streams`): streams, values, UTF-8 sizes, write times and
+ * budgets. Throws for a batch of more than one Flow.
+ */
+export function streamBatchColumns(flowId: string, batch: readonly StreamAppend[]): unknown[] {
+  const flowType = batch[0]?.flowType;
+  if (batch.some((append) => append.flowId !== flowId || append.flowType !== flowType)) {
+    throw new Error(`a Stream batch holds one Flow's messages; it had ${flowId} and others`);
+  }
+  return [
+    batch.map((append) => append.stream), batch.map((append) => append.value), batch.map((append) => Buffer.byteLength(append.value)),
+    batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes),
+  ];
 }
 
 /**

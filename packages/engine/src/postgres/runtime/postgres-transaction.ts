@@ -24,7 +24,7 @@ import {
   timerColumns,
   type FlowFields,
 } from "./postgres-columns.ts";
-import { appendStream, readStream, recentStream } from "./postgres-streams.ts";
+import { appendStream, readStream, recentStream, streamBatchColumns } from "./postgres-streams.ts";
 
 /**
  * Thrown inside a transaction when it lost a race that a fresh attempt
@@ -80,15 +80,12 @@ export class PostgresTransaction implements StoreTransaction {
   private async writeStreamBatch(batch: readonly StreamAppend[]): Promise<number[]> {
     const [first] = batch;
     if (first === undefined) return [];
-    if (batch.some((append) => append.flowId !== first.flowId || append.flowType !== first.flowType)) {
-      throw new Error(`a Stream batch holds one Flow's messages; it had ${first.flowId} and others`);
-    }
+    const columns = streamBatchColumns(first.flowId, batch);
     // A SELECT that writes: the commit must wait for its flush as any other write's.
     this.changedRows = true;
     const [row] = await this.rows<{ indexes: string[] }>(
       `SELECT ${this.schema}.perdure_write_streams($1, $2, $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS indexes`,
-      [first.flowId, first.flowType, batch.map((append) => append.stream), batch.map((append) => append.value),
-        batch.map((append) => Buffer.byteLength(append.value)), batch.map((append) => append.writtenAt), batch.map((append) => append.capacityBytes)],
+      [first.flowId, first.flowType, ...columns],
     );
     return (row?.indexes ?? []).map(Number);
   }
