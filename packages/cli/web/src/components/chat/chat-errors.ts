@@ -12,9 +12,17 @@ export function errorTextOf(error: Error): string {
   return error.message;
 }
 
-/** A fetch that failed on the network (not an answer from the server). */
+/** What `perdure dev` answers (503) while it starts again: its store and Worker are not open yet (commands/dev.ts). */
+export const devStartingText = "perdure dev is starting; retry shortly";
+
+/**
+ * A fetch that failed on the network, or that reached `perdure dev` while it
+ * was starting again: either way the chat reconnects rather than report the
+ * turn as failed.
+ */
 export function isDisconnect(error: Error | undefined): boolean {
   if (error === undefined) return false;
   const message = error.message.toLowerCase();
-  return error instanceof TypeError || message.includes("failed to fetch") || message.includes("network") || message === "load failed";
+  return error instanceof TypeError || message.includes("failed to fetch") || message.includes("network") || message === "load failed"
+    || errorTextOf(error) === devStartingText;
 }
