@@ -18,7 +18,7 @@ import type { FlowRead } from "../store/step-commit.ts";
 import type { ExecutionRow, FlowRow, HistoryRow, Store, StoreTransaction } from "../store/store.ts";
 import { listRecentStreamMessages, readStream, type ReadStreamOptions, type StreamMessage, type StreamReadResult } from "../stream/stream-reader.ts";
 import type { StreamDefinition } from "../stream/stream.ts";
-import { claimStartLocally } from "../worker/local-start-handover.ts";
+import { claimStartLocally } from "../worker/local-handover.ts";
 
 /** Options of {@link Client}. */
 export interface ClientOptions {

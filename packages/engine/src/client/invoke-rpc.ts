@@ -1,8 +1,10 @@
 import { describeValue } from "../errors/describe-value.ts";
 import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
-import type { RpcPublish } from "../store/step-commit.ts";
-import { jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
+import type { RpcPublish, RpcPublishReply } from "../store/step-commit.ts";
+import { claimCatalogOf, jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
+import { attemptsOfClaimReply, claimInTransaction, type ClaimedAttempt } from "../worker/claim-tasks.ts";
+import { claimLocally, type LocalClaimProgress } from "../worker/local-handover.ts";
 import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
 import { InvalidDefinitionError } from "../errors/invalid-definition-error.ts";
@@ -199,7 +201,15 @@ async function publishInOneRequest<TInput, TOutput>(store: Store, reference: Rpc
   // A string the store's JSON cannot hold (U+0000, a lone surrogate): the handler's transaction stores it as text.
   if (jsonbRefuses(JSON.stringify(request))) return undefined;
   durableBoundary("rpc.before-commit", flowId, reference.name);
-  const reply = await publishRpc(request);
+  const local = store.oneRequest?.claimsInRpcs === true ? claimLocally(store, flow) : undefined;
+  const reply = local === undefined ? await publishRpc(request) : await local.run<RpcPublishReply>(async (progress) => {
+    // What the RPC readies is claimed in its own request for this process's Worker, as that Worker's claims would.
+    const { flowTypes, catalog } = claimCatalogOf(local.flows, store.oneRequest?.claimsLocksAndLoads === true, store.oneRequest?.claimsReadLoads === true);
+    progress.committing();
+    const published = await publishRpc({ ...request, claim: { workerId: local.workerId, now, claim: { flowTypes, catalog, limit: 1 } } });
+    progress.committed(published);
+    return published.outcome === "published" && published.claimed !== undefined ? attemptsOfClaimReply(store, local.flows, local.workerId, published.claimed, now) : [];
+  });
   if (reply.outcome !== "published") return undefined;
   // As FlowTransaction.announce: a wait the publishes completed is a task, claimable now.
   if (reply.readied && reply.woken !== true) store.wake({ kind: "tasks", at: now });
@@ -210,6 +220,32 @@ async function publishInOneRequest<TInput, TOutput>(store: Store, reference: Rpc
 async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference<TInput, TOutput>, flowId: string, input: TInput): Promise<TOutput> {
   const published = await publishInOneRequest(store, reference, flowId, input);
   if (published !== undefined) return published.output;
+  // On an embedded store, where a transaction costs no round trip, what the RPC readies is claimed in its
+  // transaction for this process's Worker: that saves the Worker's own claim transaction (and its sync).
+  const local = store.oneRequest?.embedded === true ? claimLocally(store, reference.flow) : undefined;
+  if (local === undefined) return (await runRpcTransaction(store, reference, flowId, input, undefined)).output;
+  const result = await local.run<RpcTransactionResult<TOutput>>(async (progress) => {
+    const ran = await runRpcTransaction(store, reference, flowId, input, { ...local, progress });
+    progress.committed(ran);
+    return ran.claims;
+  });
+  return result.output;
+}
+
+interface RpcTransactionResult<TOutput> {
+  output: TOutput;
+  /** What the transaction claimed for a local Worker. */
+  claims: readonly ClaimedAttempt[];
+}
+
+/** The RPC's handler in one store transaction; with `local`, it also claims one task for that Worker when the RPC readied one. */
+async function runRpcTransaction<TInput, TOutput>(
+  store: Store,
+  reference: RpcReference<TInput, TOutput>,
+  flowId: string,
+  input: TInput,
+  local: { workerId: string; flows: ReadonlyMap<string, FlowCore>; progress: LocalClaimProgress<RpcTransactionResult<TOutput>> } | undefined,
+): Promise<RpcTransactionResult<TOutput>> {
   const flow: FlowCore = reference.flow;
   const now = store.clock.now();
   const result = await store.transaction(async (transaction) => {
@@ -234,9 +270,15 @@ async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference
       });
     }
     await flowTransaction.close();
+    const taskAt = flowTransaction.earliestTask;
+    const claimed = local !== undefined && taskAt !== undefined && taskAt <= now ? await claimInTransaction(transaction, local.flows, local.workerId, 1, now) : undefined;
     durableBoundary("rpc.before-commit", flowId, reference.name);
-    return { output, flowTransaction };
+    local?.progress.committing();
+    return { output, flowTransaction, claimed };
   });
-  result.flowTransaction.announce(store);
-  return result.output;
+  const { flowTransaction, claimed } = result;
+  for (const changed of claimed?.changed ?? []) changed.announce(store);
+  // Nothing to wake for what is claimable now when the claim took it all.
+  flowTransaction.announce(store, { tasks: !(claimed !== undefined && claimed.claims.length > 0 && claimed.claimedAll === true) });
+  return { output: result.output, claims: claimed?.claims ?? [] };
 }

@@ -368,6 +368,11 @@ export class FlowTransaction {
     }
   }
 
+  /** When the earliest task this transaction queued becomes claimable; undefined when it queued none. */
+  get earliestTask(): number | undefined {
+    return this.earliestTaskAt;
+  }
+
   /** Records that a task becomes claimable at `at`, so Workers learn when to look. */
   noteTask(at: number): void {
     this.earliestTaskAt = Math.min(this.earliestTaskAt ?? at, at);

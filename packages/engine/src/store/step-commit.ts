@@ -335,6 +335,13 @@ export interface OneRequestOperations {
    * runs in a transaction.
    */
   readonly publishRpc?: ((request: RpcPublish) => Promise<RpcPublishReply>) | undefined;
+  /**
+   * {@link publishRpc} takes {@link RpcPublish.claim}: when the publishes
+   * ready a wait, the same transaction claims one task for that Worker
+   * (oldest first, as {@link claimTasks}) and the reply carries the claim.
+   * @default false
+   */
+  readonly claimsInRpcs?: boolean;
 }
 
 /** An RPC's publishes as one request (see {@link OneRequestOperations.publishRpc}). */
@@ -356,14 +363,26 @@ export interface RpcPublish {
    * top-level string `field` total at most `maxBytes`.
    */
   room: { channels: readonly { name: string; key: string }[]; maxMessages: number; maxBytes: number; field: string } | null;
+  /**
+   * A Worker of the caller's process with a slot free: when a wait becomes
+   * ready, the RPC's transaction claims one task for it, as its claims do
+   * (see {@link OneRequestOperations.claimsInRpcs}). Only for a store that
+   * claims in RPCs.
+   */
+  claim?: TaskClaim | undefined;
 }
 
 /**
  * What {@link OneRequestOperations.publishRpc} did: published (with the
  * message IDs, and whether a wait became ready), or nothing. `woken`: the
- * store already woke the Workers of every process for the readied task.
+ * store already sent the wake-ups the readied task needs, here and in other
+ * processes (none, when `claimed` took every claimable task). `claimed`:
+ * what the request claimed for {@link RpcPublish.claim}, when a wait became
+ * ready.
  */
-export type RpcPublishReply = { outcome: "published"; messageIds: string[]; readied: boolean; woken?: boolean } | { outcome: "fallback" };
+export type RpcPublishReply =
+  | { outcome: "published"; messageIds: string[]; readied: boolean; woken?: boolean; claimed?: TaskClaimReply | undefined }
+  | { outcome: "fallback" };
 
 /** One load selection as an execution stores it (the shape of the engine's `StoredLoad`). */
 export type SelectedLoad =

@@ -4,7 +4,7 @@ import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts"
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
 import { methodLoadOf, type StoredLoad } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
-import { leasedExecution, type OneRequestOperations } from "../store/step-commit.ts";
+import { leasedExecution, type OneRequestOperations, type TaskClaimReply } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
 import { claimCatalogOf, claimedAttemptOf, jsonbRefuses, stepSelectsLoads } from "./one-request-commit.ts";
@@ -208,6 +208,21 @@ function selectsLoads(attempt: ClaimedAttempt): boolean {
 }
 
 /**
+ * The attempts a committed one-request claim (`claimTasks`, or an RPC's
+ * claim) took, with their snapshots complete: those whose Step or movement
+ * selects loads the claim did not read are read now, under the lease.
+ */
+export async function attemptsOfClaimReply(store: Store, flows: ReadonlyMap<string, FlowCore>, workerId: string, reply: TaskClaimReply, now: number): Promise<ClaimedAttempt[]> {
+  const claimed: ClaimedAttempt[] = [];
+  for (const row of reply.claims) {
+    const attempt = claimedAttemptOf(flows, row, now);
+    if (attempt !== undefined) claimed.push(attempt);
+  }
+  markClaimBoundary("worker.claim.after-commit", { claims: claimed, changed: [] });
+  return loadSelectedSnapshots(store, workerId, claimed);
+}
+
+/**
  * Claims in one request of a store's one-request operations, while the tasks in
  * line are plain (see `store/step-commit.ts`); the rest in a transaction.
  * The request is the commit, so only its after-commit boundary is marked.
@@ -216,14 +231,7 @@ async function claimInOneRequest(store: Store, oneRequest: OneRequestOperations,
   const now = store.clock.now();
   const { flowTypes, catalog } = claimCatalogOf(flows, oneRequest.claimsLocksAndLoads === true, oneRequest.claimsReadLoads === true);
   const reply = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
-  const claimed: ClaimedAttempt[] = [];
-  for (const row of reply.claims) {
-    const attempt = claimedAttemptOf(flows, row, now);
-    if (attempt !== undefined) claimed.push(attempt);
-  }
-  const batch: ClaimBatch = { claims: claimed, changed: [] };
-  markClaimBoundary("worker.claim.after-commit", batch);
-  batch.claims = await loadSelectedSnapshots(store, workerId, claimed);
+  const batch: ClaimBatch = { claims: await attemptsOfClaimReply(store, flows, workerId, reply, now), changed: [] };
   if (reply.claimStopped && batch.claims.length < limit) {
     const rest = await claimTasks(store, flows, workerId, limit - batch.claims.length, { general: true });
     batch.claims.push(...rest.claims);

@@ -10,10 +10,9 @@ import { adoptLostClaims, failLostCommit } from "./adopt-lost-claims.ts";
 import { findLostAttempts, inputKeyOf, isSameExecution, StartedAttempts, type LostAttempt, type StartedAttempt } from "./lost-attempts.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimTasks, type ClaimBatch, type ClaimedAttempt } from "./claim-tasks.ts";
-import { offerLocalStarts } from "./local-start-handover.ts";
+import { offerLocalClaims } from "./local-handover.ts";
 import { noteLocalAttempt } from "../flow/local-attempts.ts";
 import { timersOf, type LocalTimers } from "../internal/local-timers.ts";
-import { claimedAttemptOf } from "./one-request-commit.ts";
 import { recoverLapsed } from "./recover-lapsed.ts";
 import { releaseAttempt, workerReleasedError } from "./release-attempt.ts";
 import { runAttempt } from "./run-attempt.ts";
@@ -265,9 +264,9 @@ export class Worker {
   private firstPassDone: (() => void) | undefined;
   private stopMaintenance: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
-  /** Slots held for Flows started in this process, whose start request is still out. */
-  private reservedStarts = 0;
-  private withdrawLocalStarts: (() => void) | undefined;
+  /** Slots held for starts and RPCs in this process that may claim for this Worker, whose request is still out. */
+  private reservedSlots = 0;
+  private withdrawLocalClaims: (() => void) | undefined;
   private lastRecoveryAt = 0;
   /** Whether this Worker has been in touch with the store long enough to judge others' liveness. */
   private readonly storeContact: StoreContact;
@@ -371,11 +370,11 @@ export class Worker {
     this.loopDone = this.loop();
     // What was queued before it started is claimed (or the claim failed) before start returns.
     await firstPass;
-    this.withdrawLocalStarts = offerLocalStarts(this.options.store, {
+    this.withdrawLocalClaims = offerLocalClaims(this.options.store, {
       workerId: this.workerId,
       flows: this.options.flows,
-      reserveSlot: () => this.reserveStartSlot(),
-      runClaim: (request, now) => this.runStartClaim(request, now),
+      reserveSlot: () => this.reserveLocalSlot(),
+      runClaim: (request) => this.runLocalClaim(request),
     });
   }
 
@@ -397,7 +396,7 @@ export class Worker {
     }
     await this.starting?.catch(() => undefined);
     this.state = "closing";
-    this.withdrawLocalStarts?.();
+    this.withdrawLocalClaims?.();
     this.requestWake();
     const loopDone = this.loopDone ?? Promise.resolve();
     let released = 0;
@@ -538,26 +537,22 @@ export class Worker {
 
   /** Slots taken: running attempts, starts this process is making for this Worker, and slots claims in flight may fill. */
   private busySlots(): number {
-    return this.running.size + this.reservedStarts + this.claims.held;
+    return this.running.size + this.reservedSlots + this.claims.held;
   }
 
-  private reserveStartSlot(): boolean {
+  private reserveLocalSlot(): boolean {
     if (this.state !== "running" || this.claims.claimable(this.options.concurrency - this.busySlots()) <= 0) return false;
-    this.reservedStarts += 1;
+    this.reservedSlots += 1;
     return true;
   }
 
-  /** A start in this process that leases its start execution to this Worker: a claim like any other. */
-  private async runStartClaim(request: () => Promise<ExecutionRow | undefined>, now: number): Promise<void> {
+  /** A start or an RPC in this process that claims for this Worker (see local-handover.ts): a claim like any other. */
+  private async runLocalClaim(request: () => Promise<readonly ClaimedAttempt[]>): Promise<void> {
     try {
-      // Its slot is already held in `reservedStarts`.
-      await this.claims.run(1, async () => {
-        const execution = await request();
-        const attempt = execution === undefined ? undefined : claimedAttemptOf(this.options.flows, { execution, plainAttributes: [] }, now);
-        return attempt === undefined ? [] : [attempt];
-      }, 0);
+      // Its slot is already held in `reservedSlots`.
+      await this.claims.run(1, request, 0);
     } finally {
-      this.reservedStarts -= 1;
+      this.reservedSlots -= 1;
       // A closing Worker's drain waits for this slot.
       if (this.state !== "running") this.requestWake();
     }
@@ -934,7 +929,7 @@ export class Worker {
     this.state = "closing";
     this.options.onError(new StoreClosedError(`Worker ${this.workerId} stopped: ${error.message}; close a Worker before its store`));
     this.closed ??= (async () => {
-      this.withdrawLocalStarts?.();
+      this.withdrawLocalClaims?.();
       this.stopMaintenance?.();
       this.unsubscribe?.();
       this.metrics.stop();

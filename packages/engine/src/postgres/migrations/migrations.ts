@@ -18,6 +18,7 @@ import { plainAttributesIndexMigration } from "./0018-plain-attributes-index.ts"
 import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
 import { commitStreamsMigration } from "./0020-commit-streams.ts";
 import { streamBatchesAndRpcWakesMigration } from "./0021-stream-batches-and-rpc-wakes.ts";
+import { publishRpcClaimingMigration } from "./0022-publish-rpc-claiming.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -174,6 +175,7 @@ CREATE TABLE {schema}.stream_usage (
   claimReportsMoreMigration,
   commitStreamsMigration,
   streamBatchesAndRpcWakesMigration,
+  publishRpcClaimingMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

@@ -205,6 +205,8 @@ interface CatalogStatements {
   groupStreams: { name: string; text: string };
   claim: { name: string; text: string };
   relaxedClaim: { name: string; text: string };
+  /** With migration 0022: a publish RPC that claims for a local Worker. */
+  publishClaiming: { name: string; text: string };
 }
 
 /** How many catalogs get statements of their own; a process has one per Worker. */
@@ -231,6 +233,12 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly heartbeatStreamsStatement: { name: string; text: string };
   private streamsInCommits = false;
   private wakesInRpcs = false;
+  private rpcClaims = false;
+
+  /** The schema has migration 0022: a publish RPC claims for a Worker of this process (see {@link enableRpcClaims}). */
+  get claimsInRpcs(): boolean {
+    return this.rpcClaims;
+  }
 
   /** The schema has migration 0020: a Step commit appends its Stream messages (see {@link enableCommitStreams}). */
   get commitsStreams(): boolean {
@@ -243,6 +251,7 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly selectionStatement: { name: string; text: string };
   private readonly publishStatement: { name: string; text: string };
   private readonly publishWakingStatement: { name: string; text: string };
+  private readonly publishClaimingStatement: { name: string; text: string };
   /** Present when the schema has migration 0007's `perdure_append_stream`. */
   readonly appendStream: ((append: StreamAppend) => Promise<number>) | undefined;
   /** Present when the schema has migration 0013's `perdure_append_streams`. */
@@ -328,6 +337,8 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.publishStatement = { name: statementName(publishText), text: publishText };
     const publishWakingText = `SELECT ${quotedSchema}.perdure_publish_rpc_waking($1::jsonb, $2, $3) AS reply`;
     this.publishWakingStatement = { name: statementName(publishWakingText), text: publishWakingText };
+    const publishClaimingText = `SELECT ${quotedSchema}.perdure_publish_rpc_claiming($1::jsonb, $2, $3, $4, $5::text[], $6::jsonb) AS reply`;
+    this.publishClaimingStatement = { name: statementName(publishClaimingText), text: publishClaimingText };
     this.publishRpc = undefined;
     this.groups = new StepCommitGroups({
       single: async (request, catalogText) => {
@@ -372,6 +383,11 @@ export class PostgresOneRequest implements OneRequestOperations {
     if (this.streams !== undefined) this.wakesInRpcs = true;
   }
 
+  /** The schema has migration 0022: a publish RPC claims what it readied for a Worker of this process. */
+  enableRpcClaims(): void {
+    this.rpcClaims = true;
+  }
+
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
   enablePublishRpc(): void {
     this.publishRpc = (request) => this.publishInOneRequest(request);
@@ -383,7 +399,7 @@ export class PostgresOneRequest implements OneRequestOperations {
     const streams = this.wakesInRpcs ? this.streams : undefined;
     const tasks: WakeEvent = { kind: "tasks", at: request.now };
     const wake = streams?.wakePayload(tasks);
-    const { reply } = await this.run<{ reply: RpcPublishReply }>(wake === undefined ? this.publishStatement : this.publishWakingStatement, [JSON.stringify({
+    const text = JSON.stringify({
       flowId: request.flowId,
       flowType: request.flowType,
       now: request.now,
@@ -397,10 +413,34 @@ export class PostgresOneRequest implements OneRequestOperations {
         maxBytes: room.maxBytes,
         field: room.field,
       },
-    }), ...(wake === undefined ? [] : [wake.channel, wake.payload])]);
+    });
+    if (request.claim !== undefined && this.rpcClaims) return this.publishClaiming(text, request.claim, streams, tasks);
+    const { reply } = await this.run<{ reply: RpcPublishReply }>(wake === undefined ? this.publishStatement : this.publishWakingStatement, [text, ...(wake === undefined ? [] : [wake.channel, wake.payload])]);
     if (streams === undefined || reply.outcome !== "published" || !reply.readied) return reply;
     streams.wakeLocally(tasks);
     return { ...reply, woken: true };
+  }
+
+  /**
+   * Migration 0022's publish RPC: when a wait becomes ready, its transaction
+   * claims one task for `claim`'s Worker, and wakes Workers (here and in
+   * other processes) only when the claim left something claimable.
+   */
+  private async publishClaiming(requestText: string, claim: TaskClaim, streams: OneRequestStreamServices | undefined, tasks: WakeEvent): Promise<RpcPublishReply> {
+    const wake = streams?.wakePayload(tasks);
+    const catalogText = this.catalogText(claim.claim.catalog);
+    const statements = this.catalogStatementsOf(catalogText);
+    const parameters = [requestText, wake?.channel ?? null, wake?.payload ?? null, claim.workerId, claim.claim.flowTypes];
+    const { reply } = statements === undefined
+      ? await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply; notified?: boolean } }>(this.publishClaimingStatement, [...parameters, catalogText])
+      : await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply; notified?: boolean } }>(statements.publishClaiming, parameters);
+    if (reply.outcome !== "published" || !reply.readied) return reply;
+    const { claimed, notified, ...published } = reply;
+    const claims = claimed === undefined ? undefined : this.claimsOf(claimed, claim.claim.catalog);
+    if (notified === true) streams?.wakeLocally(tasks);
+    // Nothing to wake when the claim took every claimable task; else, without a wake channel, the engine wakes this process's Workers.
+    const tookAll = claims !== undefined && claims.claims.length > 0 && claims.claimedAll === true && !claims.claimStopped;
+    return { ...published, woken: streams !== undefined || tookAll, claimed: claims };
   }
 
   /**
@@ -430,6 +470,7 @@ export class PostgresOneRequest implements OneRequestOperations {
         claim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply`),
         relaxedClaim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply,
       set_config('synchronous_commit', 'off', true) AS relaxed`),
+        publishClaiming: named(`SELECT ${schema}.perdure_publish_rpc_claiming($1::jsonb, $2, $3, $4, $5::text[], ${catalog}) AS reply`),
       };
       this.catalogStatements.set(catalogText, statements);
     }

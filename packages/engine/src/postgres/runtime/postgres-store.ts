@@ -18,6 +18,7 @@ import { commitWaitsAndPublishesMigration } from "../migrations/0009-commit-step
 import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.ts";
 import { commitStreamsMigration } from "../migrations/0020-commit-streams.ts";
 import { streamBatchesAndRpcWakesMigration } from "../migrations/0021-stream-batches-and-rpc-wakes.ts";
+import { publishRpcClaimingMigration } from "../migrations/0022-publish-rpc-claiming.ts";
 import { publishRpcMigration } from "../migrations/0014-publish-rpc.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
@@ -174,6 +175,7 @@ export class PostgresStore implements Store {
           store.oneRequest.enableRpcWakes();
           store.writesStreamBatches = true;
         }
+        if (await store.hasMigration(publishRpcClaimingMigration.name)) store.oneRequest.enableRpcClaims();
         if (store.confirmClaim !== undefined) store.oneRequest.relaxClaimCommits();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
