@@ -92,7 +92,10 @@ for (const variant of [
   const failed = (await client.getStepHistory("charge-1")).filter((entry) => entry.stepType === "Charge" && entry.status === "failed");
   assert.equal(failed.length, 1);
   assert.match(failed[0]?.error ?? "", /^CommitLost: attempt 1 of Charge had committed, but the store shows it running again/);
-  const logged = logger.errors.filter((entry) => entry.message.startsWith(variant.logged));
+  // The Worker logs once the failure is recorded: the history can show it first.
+  const loggedNow = () => logger.errors.filter((entry) => entry.message.startsWith(variant.logged));
+  await pollUntil(() => loggedNow().length > 0, { timeoutMs: 30_000, description: `the log "${variant.logged}"` });
+  const logged = loggedNow();
   assert.equal(logged.length, 1, JSON.stringify(logger.errors));
   assert.equal(logged[0]?.fields.flowId, "charge-1");
   assert.equal(logged[0]?.fields.stepType, "Charge");
