@@ -201,7 +201,7 @@ async function publishInOneRequest<TInput, TOutput>(store: Store, reference: Rpc
   // A string the store's JSON cannot hold (U+0000, a lone surrogate): the handler's transaction stores it as text.
   if (jsonbRefuses(JSON.stringify(request))) return undefined;
   durableBoundary("rpc.before-commit", flowId, reference.name);
-  const local = store.oneRequest?.claimsInRpcs === true ? claimLocally(store, flow) : undefined;
+  const local = store.oneRequest?.claimsInRpcs === true ? await claimLocally(store, flow) : undefined;
   const reply = local === undefined ? await publishRpc(request) : await local.run<RpcPublishReply>(async (progress) => {
     // What the RPC readies is claimed in its own request for this process's Worker, as that Worker's claims would.
     const { flowTypes, catalog } = claimCatalogOf(local.flows, store.oneRequest?.claimsLocksAndLoads === true, store.oneRequest?.claimsReadLoads === true);
@@ -222,7 +222,7 @@ async function invokeOnce<TInput, TOutput>(store: Store, reference: RpcReference
   if (published !== undefined) return published.output;
   // On an embedded store, where a transaction costs no round trip, what the RPC readies is claimed in its
   // transaction for this process's Worker: that saves the Worker's own claim transaction (and its sync).
-  const local = store.oneRequest?.embedded === true ? claimLocally(store, reference.flow) : undefined;
+  const local = store.oneRequest?.embedded === true ? await claimLocally(store, reference.flow) : undefined;
   if (local === undefined) return (await runRpcTransaction(store, reference, flowId, input, undefined)).output;
   const result = await local.run<RpcTransactionResult<TOutput>>(async (progress) => {
     const ran = await runRpcTransaction(store, reference, flowId, input, { ...local, progress });

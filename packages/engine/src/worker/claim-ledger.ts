@@ -41,6 +41,8 @@ export class ClaimLedger {
   private heldSlots = 0;
   private inDoubt = false;
   private adopting = false;
+  /** Called once when the next claim transaction in flight settles. */
+  private settleWaiters: (() => void)[] = [];
 
   constructor(hooks: ClaimLedgerHooks) {
     this.hooks = hooks;
@@ -91,7 +93,18 @@ export class ClaimLedger {
         this.inFlight -= 1;
         this.adoptWhenSettled();
       }
+      const waiters = this.settleWaiters;
+      this.settleWaiters = [];
+      for (const waiter of waiters) waiter();
     }
+  }
+
+  /** Calls `waiter` once when the next claim transaction in flight settles (its held slots given back); returns a function that forgets it. */
+  onNextSettle(waiter: () => void): () => void {
+    this.settleWaiters.push(waiter);
+    return () => {
+      this.settleWaiters = this.settleWaiters.filter((each) => each !== waiter);
+    };
   }
 
   /**

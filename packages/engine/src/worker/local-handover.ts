@@ -30,6 +30,8 @@ export interface LocalClaimTaker {
   readonly flows: ReadonlyMap<string, FlowCore>;
   /** Holds one free slot; false when none is free (or claims are in doubt). */
   reserveSlot(): boolean;
+  /** {@link reserveSlot}, waiting briefly for claims in flight to give back slots they hold. */
+  reserveSlotSoon(): Promise<boolean>;
   /**
    * Runs a request that may claim for this Worker through its claim ledger,
    * launches the attempts it resolves to, and gives back the held slot
@@ -113,12 +115,13 @@ export interface LocalClaim {
 
 /**
  * Holds a slot of a local Worker that hosts `flow`'s definition, for a
- * request that may claim for it; undefined when none has one free. The
- * caller must call `run` once.
+ * request that may claim for it; undefined when none has one free, even
+ * after claims in flight gave back what they hold. The caller must call
+ * `run` once.
  */
-export function claimLocally(store: Store, flow: FlowCore): LocalClaim | undefined {
+export async function claimLocally(store: Store, flow: FlowCore): Promise<LocalClaim | undefined> {
   for (const taker of takersByStore.get(store) ?? []) {
-    if (taker.flows.get(flow.flowType) !== flow || !taker.reserveSlot()) continue;
+    if (taker.flows.get(flow.flowType) !== flow || !(await taker.reserveSlotSoon())) continue;
     return {
       workerId: taker.workerId,
       flows: taker.flows,

@@ -173,6 +173,67 @@ void test("PostgreSQL: a publish RPC claims what it readied for a Worker of its 
   await rpcHandsOver(store, cleanups);
 });
 
+/**
+ * A commit whose claim holds the Worker's free slots is in flight when the
+ * RPC comes: the RPC waits for it to give back what it did not fill, then
+ * claims. (The commit's answer is held after it landed, and let go as soon
+ * as the RPC is under way.)
+ */
+async function rpcWaitsForAClaimInFlight(store: Store, cleanups: Cleanups): Promise<void> {
+  heard.length = 0;
+  let release: () => void = () => undefined;
+  gate = new Promise((resolve) => { release = resolve; });
+  const worker = new Worker({ store, flows: [pairFlow, soloFlow], concurrency: 2, pollIntervalMs: 60_000 });
+  await worker.start();
+  cleanups.add(() => worker.close());
+  cleanups.add(async () => release());
+  const client = new Client({ store });
+  await client.start(pairFlow, "pair-w", {});
+  await pollUntil(async () => (await client.describe("pair-w")).executions.every((execution) => execution.status === "waiting"), { timeoutMs: 60_000, description: "pair-w to wait" });
+  const operations = store.oneRequest;
+  assert.ok(operations !== undefined);
+  const commitStep = operations.commitStep.bind(operations);
+  let letGo: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => { letGo = resolve; });
+  let holding = false;
+  operations.commitStep = async (commit) => {
+    const reply = await commitStep(commit);
+    if (commit.flowId === "solo") {
+      holding = true;
+      await held;
+    }
+    return reply;
+  };
+  cleanups.add(async () => letGo());
+  await client.start(soloFlow, "solo", {});
+  await pollUntil(() => holding, { timeoutMs: 60_000, description: "Solo's commit to land and be held" });
+  assert.equal(worker.activeCount, 1, "Solo's attempt still counts until its commit answers, and its claim holds the other slot");
+
+  const sent = client.invokeRPC(pairFlow.send, "pair-w", { text: "waited", both: false });
+  letGo();
+  assert.equal(await sent, true);
+  assert.equal(worker.activeCount, 1, "the RPC claimed HearLeft once Solo's claim gave its slot back");
+  release();
+  assert.deepEqual(await executeAttempts(client, "pair-w", "HearLeft"), [1]);
+  assert.deepEqual(heard, ["pair-w HearLeft waited"]);
+}
+
+const soloFlow = defineFlow({ type: "LocalClaimSolo", start: "Solo", steps: [defineStep("Solo", { execute: () => deadEnd() })] });
+
+void test("SQLite: an RPC waits for a commit's claim in flight to give back the slots it holds, then claims", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  const cleanups = new Cleanups(t);
+  cleanups.add(() => temporary.dispose());
+  await rpcWaitsForAClaimInFlight(temporary.store, cleanups);
+});
+
+void test("PostgreSQL: an RPC waits for a commit's claim in flight to give back the slots it holds, then claims", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  const cleanups = new Cleanups(t);
+  cleanups.add(() => temporary.dispose());
+  await rpcWaitsForAClaimInFlight(await temporary.open(), cleanups);
+});
+
 void test("PostgreSQL: a publish RPC whose reply is lost after it committed still has its task run: the Worker adopts the claim", { skip }, async (t) => {
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   const cleanups = new Cleanups(t);
@@ -235,6 +296,10 @@ void test("a local claim's request: rolled back before committing, it is not in 
       reserved += 1;
       return true;
     },
+    reserveSlotSoon: async () => {
+      reserved += 1;
+      return true;
+    },
     runClaim: async (request) => {
       try {
         await ledger.run(1, request, 0);
@@ -243,8 +308,8 @@ void test("a local claim's request: rolled back before committing, it is not in 
       }
     },
   });
-  const run = <T>(request: Parameters<NonNullable<ReturnType<typeof claimLocally>>["run"]>[0]) => {
-    const local = claimLocally(store, pairFlow);
+  const run = async <T>(request: Parameters<NonNullable<Awaited<ReturnType<typeof claimLocally>>>["run"]>[0]) => {
+    const local = await claimLocally(store, pairFlow);
     assert.ok(local !== undefined);
     return local.run(request) as Promise<T>;
   };

@@ -183,6 +183,13 @@ function loopBackoffMs(pollIntervalMs: number, failures: number): number {
 }
 
 /** How far back, and how many, sessions a Worker names when the store's commit position falls. */
+/**
+ * How long an RPC in this process waits for a claim in flight to give back
+ * the slots it holds, before it publishes without claiming for this Worker:
+ * about one commit's round trip, which the RPC would often wait for anyway
+ * (the commit holds the Flow's row).
+ */
+const localSlotWaitMs = 20;
 const recentCommitsWindowMs = 60_000;
 const recentCommitsRemembered = 10_000;
 
@@ -374,6 +381,7 @@ export class Worker {
       workerId: this.workerId,
       flows: this.options.flows,
       reserveSlot: () => this.reserveLocalSlot(),
+      reserveSlotSoon: () => this.reserveLocalSlotSoon(),
       runClaim: (request) => this.runLocalClaim(request),
     });
   }
@@ -544,6 +552,28 @@ export class Worker {
     if (this.state !== "running" || this.claims.claimable(this.options.concurrency - this.busySlots()) <= 0) return false;
     this.reservedSlots += 1;
     return true;
+  }
+
+  /**
+   * {@link reserveLocalSlot}, for an RPC: when no slot is free but claims in
+   * flight hold some (a commit's claim holds every free slot until it
+   * answers, and usually claims fewer), waits up to
+   * {@link localSlotWaitMs} for the next one to settle and tries again.
+   */
+  private async reserveLocalSlotSoon(): Promise<boolean> {
+    if (this.reserveLocalSlot()) return true;
+    if (this.state !== "running" || this.claims.held === 0) return false;
+    await new Promise<void>((resolve) => {
+      const cancelTimer = this.options.timers.after(localSlotWaitMs, () => {
+        forget();
+        resolve();
+      });
+      const forget = this.claims.onNextSettle(() => {
+        cancelTimer();
+        resolve();
+      });
+    });
+    return this.reserveLocalSlot();
   }
 
   /** A start or an RPC in this process that claims for this Worker (see local-handover.ts): a claim like any other. */
