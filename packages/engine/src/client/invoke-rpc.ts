@@ -3,7 +3,7 @@ import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribut
 import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
 import type { RpcPublish, RpcPublishReply } from "../store/step-commit.ts";
 import { claimCatalogOf, jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
-import { attemptsOfClaimReply, claimInTransaction, type ClaimedAttempt } from "../worker/claim-tasks.ts";
+import { attemptsOfClaimReply, claimInTransaction, markClaimBoundary, type ClaimedAttempt } from "../worker/claim-tasks.ts";
 import { claimLocally, type LocalClaimProgress } from "../worker/local-handover.ts";
 import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
 import { FlowNotFoundError } from "../errors/flow-not-found-error.ts";
@@ -277,6 +277,7 @@ async function runRpcTransaction<TInput, TOutput>(
     return { output, flowTransaction, claimed };
   });
   const { flowTransaction, claimed } = result;
+  if (claimed !== undefined) markClaimBoundary("worker.claim.after-commit", claimed);
   for (const changed of claimed?.changed ?? []) changed.announce(store);
   // Nothing to wake for what is claimable now when the claim took it all.
   flowTransaction.announce(store, { tasks: !(claimed !== undefined && claimed.claims.length > 0 && claimed.claimedAll === true) });

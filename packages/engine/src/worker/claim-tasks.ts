@@ -125,7 +125,7 @@ export async function claimInTransaction(
  * Only a claim that changes something is a boundary: an idle Worker polls
  * with empty ones.
  */
-function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.after-commit", batch: ClaimBatch): void {
+export function markClaimBoundary(name: "worker.claim.before-commit" | "worker.claim.after-commit", batch: ClaimBatch): void {
   const execution = batch.claims[0]?.execution;
   if (execution !== undefined) durableBoundary(name, execution.flowId, execution.stepType);
   else if (batch.changed[0] !== undefined) durableBoundary(name, batch.changed[0].flowId);
