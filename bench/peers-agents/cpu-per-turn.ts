@@ -89,9 +89,10 @@ try {
     await heapProfiler.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   const readsBefore = "confirmReads" in system ? (system as PerdureAgentSystem).confirmReads : 0;
+  // The cluster's CPU is read outside this process's measured span: reading it scans /proc, tens of ms on a busy machine.
+  const clusterBefore = clusterCpuMs();
   const ioBefore = processIo();
   const ownBefore = process.cpuUsage();
-  const clusterBefore = clusterCpuMs();
   const rate = await measureSessionsThroughput(system, sessions, turns);
   const own = process.cpuUsage(ownBefore);
   const cluster = clusterCpuMs() - clusterBefore;

@@ -86,9 +86,15 @@ export class AttemptContext implements ExecuteContext {
   }
 
   loadedKeys(map: AttributeMapDefinition<unknown>): string[] {
-    const keys = new Set(this.snapshot.loadedKeys(map.name));
+    const loaded = this.snapshot.sortedKeys(map.name);
+    let staged: StagedWrite[] | undefined;
     for (const write of this.writes.values()) {
-      if (write.name !== map.name || write.key === "") continue;
+      if (write.name === map.name && write.key !== "") (staged ??= []).push(write);
+    }
+    // Nothing staged for this map: the snapshot's keys, already in order.
+    if (staged === undefined) return [...loaded];
+    const keys = new Set(loaded);
+    for (const write of staged) {
       if (write.value === null) keys.delete(write.key);
       else keys.add(write.key);
     }

@@ -146,8 +146,10 @@ const lonelySurrogateEscape = /\\u[dD][89a-fA-F]/;
 export function jsonbRefuses(json: string): boolean {
   return json.includes("\\u0000") || lonelySurrogateEscape.test(json);
 }
-/** A surrogate that is not half of a pair (a `u` pattern reads pairs as one code point). */
-const loneSurrogate = /\p{Surrogate}/u;
+/** Whether text holds a surrogate that is not half of a pair; `isWellFormed` checks without a regular expression's scan. */
+function hasLoneSurrogate(text: string): boolean {
+  return !text.isWellFormed();
+}
 
 const noWaitResult = JSON.stringify({ firedTimers: [], messages: [] } satisfies StoredWaitResult);
 
@@ -162,8 +164,8 @@ export function planOneRequestCommit(claim: ClaimedAttempt, workerId: string, ou
   if (outcome.kind === "error" || (outcome.publishes.length > 0 && !waitsAndPublishes)) return undefined;
   // A string that is not well-formed UTF-16 (a lone surrogate, as a string cut inside an emoji has) is
   // escaped as \uD8xx in the request's JSON, which PostgreSQL's jsonb refuses: the general path stores it.
-  if (outcome.writes.some((write) => loneSurrogate.test(write.key) || (write.value !== null && loneSurrogate.test(write.value)))
-    || outcome.publishes.some((publish) => loneSurrogate.test(publish.key) || (publish.value !== undefined && publish.value !== null && loneSurrogate.test(publish.value)))) return undefined;
+  if (outcome.writes.some((write) => hasLoneSurrogate(write.key) || (write.value !== null && hasLoneSurrogate(write.value)))
+    || outcome.publishes.some((publish) => hasLoneSurrogate(publish.key) || (publish.value !== undefined && publish.value !== null && hasLoneSurrogate(publish.value)))) return undefined;
   const { execution, flow } = claim;
   const publishes = outcome.publishes.map((publish) => ({ name: publish.name, key: publish.key, value: publish.value ?? "null" }));
   const base = {

@@ -30,6 +30,13 @@ export class Snapshot implements PlainAttributeReader {
   private readonly instances = new Set<string>();
   private readonly ranges = new Map<string, LoadedRange[]>();
   private readonly channels = new Map<string, MessageRow[]>();
+  /**
+   * Keys of the loaded instances that hold values, by map name, in key
+   * order: built on the first {@link Snapshot.loadedKeys} call. A snapshot
+   * is filled while it is built and never changes after, so the index stays
+   * right; building it scans the values once instead of on every call.
+   */
+  private keysByName: Map<string, readonly string[]> | undefined;
   private readonly flow: FlowCore;
 
   constructor(flow: FlowCore) {
@@ -153,10 +160,28 @@ export class Snapshot implements PlainAttributeReader {
     return text === undefined ? undefined : decodeValue(ref.codec, text);
   }
 
-  /** Keys of loaded instances of a map that hold values, in key order. */
+  /** Keys of loaded instances of a map that hold values, in key order; the caller owns the array. */
   loadedKeys(name: string): string[] {
-    const prefix = `${name}\u0000`;
-    return [...this.values.keys()].filter((entry) => entry.startsWith(prefix) && entry.length > prefix.length).map((entry) => entry.slice(prefix.length)).sort();
+    return [...this.sortedKeys(name)];
+  }
+
+  /** {@link Snapshot.loadedKeys} without the copy: the snapshot's own array, which the caller must not change. */
+  sortedKeys(name: string): readonly string[] {
+    if (this.keysByName === undefined) {
+      const byName = new Map<string, string[]>();
+      for (const entry of this.values.keys()) {
+        const separator = entry.indexOf("\u0000");
+        // Plain Attributes (an empty key) are not map instances.
+        if (separator < 0 || separator === entry.length - 1) continue;
+        const mapName = entry.slice(0, separator);
+        const keys = byName.get(mapName);
+        if (keys === undefined) byName.set(mapName, [entry.slice(separator + 1)]);
+        else keys.push(entry.slice(separator + 1));
+      }
+      for (const keys of byName.values()) keys.sort();
+      this.keysByName = byName;
+    }
+    return this.keysByName.get(name) ?? [];
   }
 
   pendingMessages<TMessage>(ref: ChannelRef<TMessage>): ChannelMessage<TMessage>[] {
