@@ -32,8 +32,8 @@ import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/st
 import { wakeStreamReaders } from "../stream/stream-batch.ts";
 import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
-  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, listExecutionsSql, placeholders, readFlowSql, releaseLocksSql,
-  trimHistorySql, upsertAttributeSql,
+  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, limitParameter, listExecutionsSql, perFlowTypeCount, placeholders,
+  readFlowSql, releaseLocksSql, trimHistorySql, upsertAttributeSql,
 } from "./sqlite-statements.ts";
 
 /** What the operations need from the connection. */
@@ -77,19 +77,6 @@ const insertFlowSql = `INSERT INTO flows (flow_id, flow_type, status, input, out
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING`;
 const existingFlowSql = "SELECT flow_type AS flowType, status, request_id AS requestId FROM flows WHERE flow_id = ?";
 
-/** `build` remembered per count of Flow types (one per Worker), so a hot path builds no SQL text. */
-function perFlowTypeCount(build: (count: number) => string): (count: number) => string {
-  const built = new Map<number, string>();
-  return (count) => {
-    let sql = built.get(count);
-    if (sql === undefined) {
-      sql = build(count);
-      built.set(count, sql);
-    }
-    return sql;
-  };
-}
-
 /** The first place in the claim order of a queued, available task of `count` Flow types, if any: the claim index alone, no row read. */
 const firstQueuedSql = perFlowTypeCount((count) => `SELECT available_at AS availableAt FROM executions INDEXED BY executions_queued
     WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)})
@@ -102,7 +89,7 @@ const candidatesSql = perFlowTypeCount((count) => `SELECT ${executionColumns},
     FROM executions e
     WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= ? AND e.flow_type IN (${placeholders(count)})
       AND (e.expires_at IS NULL OR e.expires_at > ?)
-    ORDER BY e.available_at LIMIT ?`);
+    ORDER BY e.available_at LIMIT ${limitParameter}`);
 
 type CandidateRow = ExecutionRow & { plainAttributes: string };
 
