@@ -13,7 +13,7 @@
  * The rows written are exactly the general path's; the equivalence test
  * compares both.
  */
-import type { SQLInputValue, StatementSync } from "node:sqlite";
+import type { SQLInputValue } from "node:sqlite";
 import type {
   FlowRead,
   FlowStart,
@@ -30,6 +30,7 @@ import { claimLeaseTimesOf, handoverLeaseTimesOf, leasedExecution, type LeaseTim
 import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/store.ts";
 import { wakeStreamReaders } from "../stream/stream-batch.ts";
+import type { PreparedStatement } from "./prepared-statement.ts";
 import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, limitParameter, listExecutionsSql, perFlowTypeCount, placeholders,
@@ -39,7 +40,7 @@ import {
 /** What the operations need from the connection. */
 export interface OneRequestHost {
   /** A cached prepared statement. */
-  statement(sql: string): StatementSync;
+  statement(sql: string): PreparedStatement;
   /** Runs a synchronous operation as one member of the group commit; settles once it landed. */
   runAtomically<TResult>(operation: () => TResult): Promise<TResult>;
   /** Tells this store's listeners. */
@@ -109,12 +110,12 @@ export class SqliteOneRequest implements OneRequestOperations {
     this.statements = {
       all: (sql, parameters) => host.statement(sql).all(...parameters),
       get: (sql, parameters) => host.statement(sql).get(...parameters),
-      run: (sql, parameters) => Number(host.statement(sql).run(...parameters).changes),
+      run: (sql, parameters) => host.statement(sql).run(...parameters),
     };
   }
 
   private run(sql: string, ...parameters: SQLInputValue[]): number {
-    return Number(this.host.statement(sql).run(...parameters).changes);
+    return this.host.statement(sql).run(...parameters);
   }
 
   private get<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow | undefined {
