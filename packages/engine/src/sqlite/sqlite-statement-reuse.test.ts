@@ -2,9 +2,9 @@
  * The SQLite store's prepared statements run as prepared. SQLite compiles a
  * statement again before a run when the plan it made read a bound value
  * (`LIMIT ?`, or `column = ?` in a statement with an ORDER BY), and that
- * compile cost more than the statement: the general claim's scan, about six
- * calls an agent turn, spent some 35 of its 55 µs compiling, and about 40
- * statements an agent turn were compiled again. See `limitParameter` in
+ * compile cost more than the statement: the general claim's scan, about ten
+ * calls an agent turn, spent some 35 of its 55 µs compiling, and about 42
+ * statement runs an agent turn were compiled first. See `limitParameter` in
  * `sqlite-statements.ts`.
  *
  * A compile calls the connection's authorizer, once per table and column
