@@ -7,7 +7,7 @@
  * and with rows built by adding their 23 fields one at a time.
  */
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, StatementSync } from "node:sqlite";
 import { test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import type { ExecutionRow } from "../store/store.ts";
@@ -27,7 +27,10 @@ function queued(flowId: string, availableAt: number): ExecutionRow {
   };
 }
 
-void test("the store's rows are plain objects in fast mode, one shape per statement, with the columns' values", async (t) => {
+/** Without `StatementSync.setReturnArrays` (older Node.js 22 releases) the store keeps node:sqlite's rows. */
+const arrays = typeof (StatementSync.prototype as Partial<StatementSync>).setReturnArrays === "function";
+
+void test("the store's rows are plain objects in fast mode, one shape per statement, with the columns' values", { skip: arrays ? false : "this Node.js has no StatementSync.setReturnArrays" }, async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());
   const rows = await temporary.store.transaction(async (transaction) => {

@@ -17,6 +17,10 @@
  * dictionary too (an execution row has 23). `JSON.parse` builds the
  * template in fast mode whatever its size, and a spread of a fast object
  * keeps its shape.
+ *
+ * On a Node.js without `setReturnArrays` or `columns()` (older releases of
+ * Node.js 22, which the engine still runs on) the statement gives
+ * `node:sqlite`'s own row objects as they are.
  */
 import type { SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
 
@@ -29,12 +33,16 @@ export class PreparedStatement {
   private readonly names: readonly string[];
   /** An object with one field per result column, each null, in fast mode. */
   private readonly template: Row;
+  /** Whether the statement returns arrays, which `row` makes objects of. */
+  private readonly arrays: boolean;
 
   constructor(statement: StatementSync) {
     this.statement = statement;
-    this.names = statement.columns().map((column) => column.name);
+    const optional = statement as Partial<Pick<StatementSync, "columns" | "setReturnArrays">>;
+    this.arrays = typeof optional.columns === "function" && typeof optional.setReturnArrays === "function";
+    this.names = this.arrays ? statement.columns().map((column) => column.name) : [];
     this.template = JSON.parse(JSON.stringify(Object.fromEntries(this.names.map((name) => [name, null])))) as Row;
-    statement.setReturnArrays(true);
+    if (this.arrays) statement.setReturnArrays(true);
   }
 
   get sql(): string {
@@ -48,12 +56,14 @@ export class PreparedStatement {
 
   /** The first row, or undefined when there is none. */
   get(...parameters: SQLInputValue[]): Row | undefined {
+    if (!this.arrays) return this.statement.get(...parameters);
     const values = this.statement.get(...parameters) as unknown as SQLOutputValue[] | undefined;
     return values === undefined ? undefined : this.row(values);
   }
 
   /** Every row. */
   all(...parameters: SQLInputValue[]): Row[] {
+    if (!this.arrays) return this.statement.all(...parameters);
     const rows = this.statement.all(...parameters) as unknown as SQLOutputValue[][];
     const objects = new Array<Row>(rows.length);
     for (let index = 0; index < rows.length; index += 1) objects[index] = this.row(rows[index]!);
