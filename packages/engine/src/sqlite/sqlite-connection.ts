@@ -17,9 +17,10 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { realpathSync } from "node:fs";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync } from "node:sqlite";
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
 import type { WakeEvent } from "../store/store.ts";
+import { PreparedStatement } from "./prepared-statement.ts";
 import { preparePrivateDatabaseFile } from "./private-database-file.ts";
 import { CommitGroup, type MemberSettled } from "./commit-group.ts";
 import { sqliteSchema } from "./schema.ts";
@@ -70,7 +71,7 @@ export class SqliteConnection implements TransactionHost {
   /** Commit notices for this process's stores; typed as a plain `EventEmitter` so the declarations hold across `@types/node` versions. */
   readonly events: EventEmitter = new EventEmitter();
   private readonly database: DatabaseSync;
-  private readonly statements = new Map<string, StatementSync>();
+  private readonly statements = new Map<string, PreparedStatement>();
   private readonly key: string;
   /** The transaction run that holds the connection's SQLite transaction now. */
   private holder: object | undefined;
@@ -149,10 +150,10 @@ export class SqliteConnection implements TransactionHost {
   }
 
   /** A cached prepared statement. */
-  statement(sql: string): StatementSync {
+  statement(sql: string): PreparedStatement {
     let prepared = this.statements.get(sql);
     if (prepared === undefined) {
-      prepared = this.database.prepare(sql);
+      prepared = new PreparedStatement(this.database.prepare(sql));
       this.statements.set(sql, prepared);
     }
     return prepared;

@@ -6,6 +6,7 @@ import { chainFlow, startAndClaim } from "../testing/one-request-fixtures/chain-
 import { runMixedFlows } from "../testing/one-request-fixtures/mixed-flow.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "../worker/worker.ts";
+import { PreparedStatement } from "./prepared-statement.ts";
 import { SqliteOneRequest } from "./sqlite-one-request.ts";
 
 /** The rows of every engine table, ordered, with times and worker IDs left out: what both paths must agree on. */
@@ -62,7 +63,7 @@ function spiedOperations(path: string): { operations: SqliteOneRequest; ran: str
   const operations = new SqliteOneRequest({
     statement: (sql) => {
       ran.push(sql);
-      return database.prepare(sql);
+      return new PreparedStatement(database.prepare(sql));
     },
     runAtomically: async (operation) => {
       database.exec("BEGIN IMMEDIATE");

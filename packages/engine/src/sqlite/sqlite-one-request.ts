@@ -13,7 +13,7 @@
  * The rows written are exactly the general path's; the equivalence test
  * compares both.
  */
-import type { SQLInputValue, StatementSync } from "node:sqlite";
+import type { SQLInputValue } from "node:sqlite";
 import type {
   FlowRead,
   FlowStart,
@@ -30,16 +30,17 @@ import { claimLeaseTimesOf, handoverLeaseTimesOf, leasedExecution, type LeaseTim
 import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/store.ts";
 import { wakeStreamReaders } from "../stream/stream-batch.ts";
+import type { PreparedStatement } from "./prepared-statement.ts";
 import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
-  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, listExecutionsSql, placeholders, readFlowSql, releaseLocksSql,
-  trimHistorySql, upsertAttributeSql,
+  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, limitParameter, listExecutionsSql, perFlowTypeCount, placeholders,
+  readFlowSql, releaseLocksSql, trimHistorySql, upsertAttributeSql,
 } from "./sqlite-statements.ts";
 
 /** What the operations need from the connection. */
 export interface OneRequestHost {
   /** A cached prepared statement. */
-  statement(sql: string): StatementSync;
+  statement(sql: string): PreparedStatement;
   /** Runs a synchronous operation as one member of the group commit; settles once it landed. */
   runAtomically<TResult>(operation: () => TResult): Promise<TResult>;
   /** Tells this store's listeners. */
@@ -77,19 +78,6 @@ const insertFlowSql = `INSERT INTO flows (flow_id, flow_type, status, input, out
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING`;
 const existingFlowSql = "SELECT flow_type AS flowType, status, request_id AS requestId FROM flows WHERE flow_id = ?";
 
-/** `build` remembered per count of Flow types (one per Worker), so a hot path builds no SQL text. */
-function perFlowTypeCount(build: (count: number) => string): (count: number) => string {
-  const built = new Map<number, string>();
-  return (count) => {
-    let sql = built.get(count);
-    if (sql === undefined) {
-      sql = build(count);
-      built.set(count, sql);
-    }
-    return sql;
-  };
-}
-
 /** The first place in the claim order of a queued, available task of `count` Flow types, if any: the claim index alone, no row read. */
 const firstQueuedSql = perFlowTypeCount((count) => `SELECT available_at AS availableAt FROM executions INDEXED BY executions_queued
     WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(count)})
@@ -102,7 +90,7 @@ const candidatesSql = perFlowTypeCount((count) => `SELECT ${executionColumns},
     FROM executions e
     WHERE e.claimed_by IS NULL AND e.status IN ('asking', 'ready') AND e.available_at <= ? AND e.flow_type IN (${placeholders(count)})
       AND (e.expires_at IS NULL OR e.expires_at > ?)
-    ORDER BY e.available_at LIMIT ?`);
+    ORDER BY e.available_at LIMIT ${limitParameter}`);
 
 type CandidateRow = ExecutionRow & { plainAttributes: string };
 
@@ -122,12 +110,12 @@ export class SqliteOneRequest implements OneRequestOperations {
     this.statements = {
       all: (sql, parameters) => host.statement(sql).all(...parameters),
       get: (sql, parameters) => host.statement(sql).get(...parameters),
-      run: (sql, parameters) => Number(host.statement(sql).run(...parameters).changes),
+      run: (sql, parameters) => host.statement(sql).run(...parameters),
     };
   }
 
   private run(sql: string, ...parameters: SQLInputValue[]): number {
-    return Number(this.host.statement(sql).run(...parameters).changes);
+    return this.host.statement(sql).run(...parameters);
   }
 
   private get<TRow>(sql: string, ...parameters: SQLInputValue[]): TRow | undefined {

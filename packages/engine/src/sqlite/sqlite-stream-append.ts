@@ -1,6 +1,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import { firstStreamTrimBatchRows, nextStreamTrimBatchRows } from "../stream/stream-trim-batch.ts";
 import type { StreamAppend } from "../store/step-commit.ts";
+import { limitParameter, textParameter } from "./sqlite-statements.ts";
 
 /** The synchronous statements an append runs, on whichever connection holds the write lock. */
 export interface SqliteStatementRunner {
@@ -14,7 +15,7 @@ const headSql = `INSERT INTO stream_heads (flow_id, stream, last_index) VALUES (
 const messageSql = "INSERT INTO stream_messages (flow_id, flow_type, stream, idx, value, bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
 const usageSql = `INSERT INTO stream_usage (flow_type, stream, bytes) VALUES (?, ?, ?)
   ON CONFLICT (flow_type, stream) DO UPDATE SET bytes = bytes + excluded.bytes RETURNING bytes`;
-const oldestSql = "SELECT id, bytes FROM stream_messages WHERE flow_type = ? AND stream = ? ORDER BY id LIMIT ?";
+const oldestSql = `SELECT id, bytes FROM stream_messages WHERE flow_type = ${textParameter} AND stream = ${textParameter} ORDER BY id LIMIT ${limitParameter}`;
 const trimSql = "DELETE FROM stream_messages WHERE flow_type = ? AND stream = ? AND id <= ?";
 const uncountSql = "UPDATE stream_usage SET bytes = bytes - ? WHERE flow_type = ? AND stream = ?";
 

@@ -16,8 +16,8 @@ import type { StreamAppend } from "../store/step-commit.ts";
 import { appendStreamRow } from "./sqlite-stream-append.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
 import {
-  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, flowColumns, listExecutionsSql, placeholders, readFlowSql,
-  releaseLocksSql, trimHistorySql, upsertAttributeSql,
+  deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, findClaimableSql, flowColumns, limitParameter, listExecutionsSql,
+  placeholders, readFlowSql, releaseLocksSql, textParameter, trimHistorySql, upsertAttributeSql,
 } from "./sqlite-statements.ts";
 import type { TransactionStatements } from "./transaction-run.ts";
 
@@ -81,11 +81,11 @@ export class SqliteTransaction implements StoreTransaction {
     if (this.detached) await this.attach();
     const conditions: string[] = [];
     const parameters: SQLInputValue[] = [];
-    if (filter.flowType !== undefined) { conditions.push("flow_type = ?"); parameters.push(filter.flowType); }
-    if (filter.status !== undefined) { conditions.push("status = ?"); parameters.push(filter.status); }
+    if (filter.flowType !== undefined) { conditions.push(`flow_type = ${textParameter}`); parameters.push(filter.flowType); }
+    if (filter.status !== undefined) { conditions.push(`status = ${textParameter}`); parameters.push(filter.status); }
     if (filter.afterFlowId !== undefined) { conditions.push("flow_id > ?"); parameters.push(filter.afterFlowId); }
     const where = conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
-    return this.all<FlowRow>(`SELECT ${flowColumns} FROM flows ${where} ORDER BY flow_id LIMIT ?`, ...parameters, filter.limit);
+    return this.all<FlowRow>(`SELECT ${flowColumns} FROM flows ${where} ORDER BY flow_id LIMIT ${limitParameter}`, ...parameters, filter.limit);
   }
 
   async readPlainAttributes(flowId: string): Promise<AttributeRow[]> {
@@ -101,8 +101,8 @@ export class SqliteTransaction implements StoreTransaction {
   async readAttributeRange(flowId: string, name: string, range: { fromKey?: string; toKey?: string; limit?: number }): Promise<AttributeRow[]> {
     if (this.detached) await this.attach();
     return this.all<AttributeRow>(
-      `SELECT name, key, value FROM attributes WHERE flow_id = ? AND name = ? AND key > '' AND key >= ? AND (? IS NULL OR key < ?)
-       ORDER BY key LIMIT ?`,
+      `SELECT name, key, value FROM attributes WHERE flow_id = ${textParameter} AND name = ${textParameter} AND key > '' AND key >= ? AND (? IS NULL OR key < ?)
+       ORDER BY key LIMIT ${limitParameter}`,
       flowId, name, range.fromKey ?? "", range.toKey ?? null, range.toKey ?? null, range.limit ?? -1,
     );
   }
@@ -128,7 +128,7 @@ export class SqliteTransaction implements StoreTransaction {
     if (this.detached) await this.attach();
     return this.all<MessageRow>(
       `SELECT seq, channel, key, message_id AS messageId, value, published_at AS publishedAt FROM messages
-       WHERE flow_id = ? AND channel = ? AND key = ? ORDER BY seq LIMIT ?`,
+       WHERE flow_id = ${textParameter} AND channel = ${textParameter} AND key = ${textParameter} ORDER BY seq LIMIT ${limitParameter}`,
       flowId, channel, key, limit ?? -1,
     );
   }
@@ -169,7 +169,7 @@ export class SqliteTransaction implements StoreTransaction {
   async listExecutions(flowId: string, status?: ExecutionStatus): Promise<ExecutionRow[]> {
     if (this.detached) await this.attach();
     if (status !== undefined) {
-      return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ? AND status = ? ORDER BY seq`, flowId, status);
+      return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE flow_id = ${textParameter} AND status = ${textParameter} ORDER BY seq`, flowId, status);
     }
     return this.all<ExecutionRow>(listExecutionsSql, flowId);
   }
@@ -177,13 +177,7 @@ export class SqliteTransaction implements StoreTransaction {
   async findClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
     if (this.detached) await this.attach();
     if (flowTypes.length === 0) return [];
-    return this.all<ExecutionRow>(
-      `SELECT ${executionColumns} FROM executions
-       WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(flowTypes.length)})
-         AND (expires_at IS NULL OR expires_at > ?)
-       ORDER BY available_at LIMIT ?`,
-      now, ...flowTypes, now, limit,
-    );
+    return this.all<ExecutionRow>(findClaimableSql(flowTypes.length), now, ...flowTypes, now, limit);
   }
 
   async countClaimable(flowTypes: readonly string[], now: number, limit: number): Promise<number> {
@@ -192,7 +186,7 @@ export class SqliteTransaction implements StoreTransaction {
     const rows = this.all<{ ready: number }>(
       `SELECT count(*) AS ready FROM (SELECT 1 FROM executions
        WHERE claimed_by IS NULL AND status IN ('asking', 'ready') AND available_at <= ? AND flow_type IN (${placeholders(flowTypes.length)})
-         AND (expires_at IS NULL OR expires_at > ?) LIMIT ?)`,
+         AND (expires_at IS NULL OR expires_at > ?) LIMIT ${limitParameter})`,
       now, ...flowTypes, now, limit,
     );
     return Number(rows[0]?.ready ?? 0);
@@ -205,14 +199,14 @@ export class SqliteTransaction implements StoreTransaction {
       `SELECT ${executionColumns} FROM executions e
        WHERE e.claimed_by IS NOT NULL AND e.flow_type IN (${placeholders(flowTypes.length)}) AND (e.lease_expires_at <= ?
          OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = e.claimed_by AND w.expires_at > ?))
-       LIMIT ?`,
+       LIMIT ${limitParameter}`,
       ...flowTypes, now, now, limit,
     );
   }
 
   async findClaimedBy(workerId: string, limit: number): Promise<ExecutionRow[]> {
     if (this.detached) await this.attach();
-    return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE claimed_by = ? LIMIT ?`, workerId, limit);
+    return this.all<ExecutionRow>(`SELECT ${executionColumns} FROM executions WHERE claimed_by = ? LIMIT ${limitParameter}`, workerId, limit);
   }
 
   async findExpiredQueued(flowTypes: readonly string[], now: number, limit: number): Promise<ExecutionRow[]> {
@@ -221,7 +215,7 @@ export class SqliteTransaction implements StoreTransaction {
     return this.all<ExecutionRow>(
       `SELECT ${executionColumns} FROM executions
        WHERE claimed_by IS NULL AND expires_at IS NOT NULL AND status IN ('asking', 'ready') AND expires_at <= ?
-         AND flow_type IN (${placeholders(flowTypes.length)}) LIMIT ?`,
+         AND flow_type IN (${placeholders(flowTypes.length)}) LIMIT ${limitParameter}`,
       now, ...flowTypes, limit,
     );
   }
@@ -281,7 +275,7 @@ export class SqliteTransaction implements StoreTransaction {
     if (flowTypes.length === 0) return [];
     return this.timerRows(this.all(
       `SELECT flow_id AS flowId, flow_type AS flowType, execution_id AS executionId, timer_id AS timerId, due_at AS dueAt, fired FROM timers
-       WHERE fired = 0 AND due_at <= ? AND flow_type IN (${placeholders(flowTypes.length)}) ORDER BY due_at LIMIT ?`,
+       WHERE fired = 0 AND due_at <= ? AND flow_type IN (${placeholders(flowTypes.length)}) ORDER BY due_at LIMIT ${limitParameter}`,
       now, ...flowTypes, limit,
     ));
   }
@@ -321,7 +315,7 @@ export class SqliteTransaction implements StoreTransaction {
     if (this.detached) await this.attach();
     return this.all<HistoryRow>(
       `SELECT * FROM (SELECT flow_id AS flowId, seq, execution_id AS executionId, step_type AS stepType, method, status, attempt,
-         started_at AS startedAt, finished_at AS finishedAt, outcome, error FROM history WHERE flow_id = ? ORDER BY seq DESC LIMIT ?)
+         started_at AS startedAt, finished_at AS finishedAt, outcome, error FROM history WHERE flow_id = ${textParameter} ORDER BY seq DESC LIMIT ${limitParameter})
        ORDER BY seq`,
       flowId, limit,
     );
@@ -341,10 +335,13 @@ export class SqliteTransaction implements StoreTransaction {
   async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {
     if (this.detached) await this.attach();
     const rows = this.all<StreamRow>(
-      "SELECT idx AS \"index\", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ? AND idx > ? ORDER BY idx LIMIT ?",
+      `SELECT idx AS "index", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ${textParameter} AND stream = ${textParameter} AND idx > ?
+       ORDER BY idx LIMIT ${limitParameter}`,
       flowId, stream, afterIndex, limit,
     );
-    const firstIndex = this.get<{ first: number | null }>("SELECT MIN(idx) AS first FROM stream_messages WHERE flow_id = ? AND stream = ?", flowId, stream)?.first ?? undefined;
+    const firstIndex = this.get<{ first: number | null }>(
+      `SELECT MIN(idx) AS first FROM stream_messages WHERE flow_id = ${textParameter} AND stream = ${textParameter}`, flowId, stream,
+    )?.first ?? undefined;
     const lastIndex = this.get<{ lastIndex: number }>("SELECT last_index AS lastIndex FROM stream_heads WHERE flow_id = ? AND stream = ?", flowId, stream)?.lastIndex ?? 0;
     return { rows, firstIndex, lastIndex };
   }
@@ -352,8 +349,8 @@ export class SqliteTransaction implements StoreTransaction {
   async recentStream(flowId: string, stream: string, limit: number): Promise<StreamRow[]> {
     if (this.detached) await this.attach();
     return this.all<StreamRow>(
-      `SELECT * FROM (SELECT idx AS "index", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ? AND stream = ?
-       ORDER BY idx DESC LIMIT ?) ORDER BY "index"`,
+      `SELECT * FROM (SELECT idx AS "index", value, written_at AS writtenAt FROM stream_messages WHERE flow_id = ${textParameter} AND stream = ${textParameter}
+       ORDER BY idx DESC LIMIT ${limitParameter}) ORDER BY "index"`,
       flowId, stream, limit,
     );
   }

@@ -4,12 +4,11 @@
  * checked: when every statement gives back the same as before, the work that
  * read those results would have decided the same, so its writes still hold.
  */
-import type { SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
+import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
+import type { PreparedStatement, Row } from "./prepared-statement.ts";
 
 /** How a statement was run: `run` for its change count, `get` for one row, `all` for every row. */
 export type StatementKind = "run" | "get" | "all";
-
-type Row = Record<string, SQLOutputValue>;
 
 /** What a statement gave back: its result, or the message of the error it threw. */
 export type StatementOutcome = { value: number | Row | Row[] | undefined } | { error: string };
@@ -23,10 +22,10 @@ export interface LoggedStatement {
 }
 
 /** Runs one statement. */
-export function runStatement(statement: StatementSync, kind: StatementKind, parameters: readonly SQLInputValue[]): number | Row | Row[] | undefined {
+export function runStatement(statement: PreparedStatement, kind: StatementKind, parameters: readonly SQLInputValue[]): number | Row | Row[] | undefined {
   switch (kind) {
     case "run":
-      return Number(statement.run(...parameters).changes);
+      return statement.run(...parameters);
     case "get":
       return statement.get(...parameters);
     case "all":
@@ -35,7 +34,7 @@ export function runStatement(statement: StatementSync, kind: StatementKind, para
 }
 
 /** Runs one statement and captures what it gave back, error included. */
-export function outcomeOf(statement: () => StatementSync, kind: StatementKind, parameters: readonly SQLInputValue[]): StatementOutcome {
+export function outcomeOf(statement: () => PreparedStatement, kind: StatementKind, parameters: readonly SQLInputValue[]): StatementOutcome {
   try {
     return { value: runStatement(statement(), kind, parameters) };
   } catch (error) {

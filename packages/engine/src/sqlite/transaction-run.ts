@@ -14,8 +14,9 @@
  * held the lock all along. If not, another transaction changed what the work
  * read, and the run ends as a conflict: the caller runs the work again.
  */
-import type { SQLInputValue, StatementSync } from "node:sqlite";
+import type { SQLInputValue } from "node:sqlite";
 import type { MemberSettled } from "./commit-group.ts";
+import type { PreparedStatement } from "./prepared-statement.ts";
 import { SqliteTransactionConflict } from "./sqlite-transaction-conflict.ts";
 import { mayWrite, outcomeOf, runStatement, sameOutcome, type LoggedStatement, type StatementKind, type StatementOutcome } from "./statement-log.ts";
 
@@ -48,7 +49,7 @@ export interface TransactionHost {
   /** Frees the connection for the next queued job. */
   release(): void;
   exec(sql: string): void;
-  statement(sql: string): StatementSync;
+  statement(sql: string): PreparedStatement;
   readonly inTransaction: boolean;
 }
 
