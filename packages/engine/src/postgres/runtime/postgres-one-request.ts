@@ -165,6 +165,8 @@ function streamParametersOf(streams: OneRequestStreamServices, flowId: string, b
 export interface OneRequestStreamServices {
   /** The NOTIFY channel and payload that wake readers of `event` in other processes. */
   wakePayload(event: WakeEvent): { channel: string; payload: string };
+  /** As {@link wakePayload}, for an event only Workers act on: undefined while no Worker of another process is alive. */
+  workerWakePayload(event: WakeEvent): { channel: string; payload: string } | undefined;
   /** Tells this process's listeners (the NOTIFY reaches only the others). */
   wakeLocally(event: WakeEvent): void;
   /** The schema has migration 0013's `perdure_append_streams`. @default false */
@@ -398,7 +400,7 @@ export class PostgresOneRequest implements OneRequestOperations {
     // With migration 0021 the function sends the NOTIFY for a readied task itself, in the RPC's transaction.
     const streams = this.wakesInRpcs ? this.streams : undefined;
     const tasks: WakeEvent = { kind: "tasks", at: request.now };
-    const wake = streams?.wakePayload(tasks);
+    const wake = streams?.workerWakePayload(tasks);
     const text = JSON.stringify({
       flowId: request.flowId,
       flowType: request.flowType,
@@ -427,19 +429,22 @@ export class PostgresOneRequest implements OneRequestOperations {
    * other processes) only when the claim left something claimable.
    */
   private async publishClaiming(requestText: string, claim: TaskClaim, streams: OneRequestStreamServices | undefined, tasks: WakeEvent): Promise<RpcPublishReply> {
-    const wake = streams?.wakePayload(tasks);
+    const wake = streams?.workerWakePayload(tasks);
     const catalogText = this.catalogText(claim.claim.catalog);
     const statements = this.catalogStatementsOf(catalogText);
     const parameters = [requestText, wake?.channel ?? null, wake?.payload ?? null, claim.workerId, claim.claim.flowTypes];
     const { reply } = statements === undefined
-      ? await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply; notified?: boolean } }>(this.publishClaimingStatement, [...parameters, catalogText])
-      : await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply; notified?: boolean } }>(statements.publishClaiming, parameters);
+      ? await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply } }>(this.publishClaimingStatement, [...parameters, catalogText])
+      : await this.run<{ reply: RpcPublishReply & { claimed?: ClaimedReply } }>(statements.publishClaiming, parameters);
     if (reply.outcome !== "published" || !reply.readied) return reply;
-    const { claimed, notified, ...published } = reply;
+    // The reply's `notified` (whether the function sent the NOTIFY) stays inside the store.
+    const { claimed, ...published } = reply;
+    delete (published as { notified?: boolean }).notified;
     const claims = claimed === undefined ? undefined : this.claimsOf(claimed, claim.claim.catalog);
-    if (notified === true) streams?.wakeLocally(tasks);
-    // Nothing to wake when the claim took every claimable task; else, without a wake channel, the engine wakes this process's Workers.
+    // Nothing to wake when the claim took every claimable task. Else the function sent the NOTIFY (when a Worker
+    // of another process is alive), and this process's Workers look too; without a wake channel the engine wakes them.
     const tookAll = claims !== undefined && claims.claims.length > 0 && claims.claimedAll === true && !claims.claimStopped;
+    if (!tookAll) streams?.wakeLocally(tasks);
     return { ...published, woken: streams !== undefined || tookAll, claimed: claims };
   }
 

@@ -9,7 +9,7 @@ import { applyMigrations } from "../migrations/migrations.ts";
 import { resolvePostgresStoreOptions, type PostgresStoreOptions, type ResolvedPostgresStoreOptions } from "./postgres-store-options.ts";
 import { PostgresOneRequest } from "./postgres-one-request.ts";
 import { statementName } from "./postgres-columns.ts";
-import { PostgresTransaction, TransactionConflict } from "./postgres-transaction.ts";
+import { PostgresTransaction, TransactionConflict, type WorkerPresence } from "./postgres-transaction.ts";
 import { oneRequestFunctionsMigration } from "../migrations/0002-one-request-functions.ts";
 import { appendStreamFunctionMigration } from "../migrations/0007-append-stream.ts";
 import { appendStreamsFunctionMigration } from "../migrations/0013-append-streams.ts";
@@ -43,6 +43,18 @@ const beginReadSql = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
 /** How soon to look again when a claim skipped tasks whose Flow another transaction held. */
 const skippedRowsRetryMs = 25;
+
+/** Wake events only Workers act on; a Client waits on Streams, Attributes and Flow ends. */
+function isWorkersOnly(event: WakeEvent): boolean {
+  return event.kind === "tasks" || event.kind === "timers" || event.kind === "executions_cancelled";
+}
+
+/**
+ * How long a liveness write's finding that no other Worker is alive holds:
+ * a running Worker writes at least every second, so a finding this old
+ * means its writes are failing, and wake-ups go out again.
+ */
+const presenceValidMs = 3000;
 
 /**
  * The distributed store: PostgreSQL 15 or later through `pg`. Any number of
@@ -83,6 +95,19 @@ export class PostgresStore implements Store {
   private readonly wakeChannel: WakeChannel;
   private readonly active = new Set<Promise<unknown>>();
   private closed = false;
+  /** The Workers whose liveness this store writes (this process's), and what their last write found of others. */
+  private readonly localWorkers = new Set<string>();
+  private othersAlive = { alive: true, at: -Infinity };
+  private readonly presence: WorkerPresence = {
+    now: () => this.clock.now(),
+    touched: (workerId) => [...this.localWorkers.add(workerId)],
+    removed: (workerId) => {
+      this.localWorkers.delete(workerId);
+    },
+    saw: (alive, at) => {
+      this.othersAlive = { alive, at };
+    },
+  };
   /** The server's timeline at the last commit-position reading, and the highest position read on it. */
   private commitTimeline: { timeline: number; highest: bigint } | undefined;
   private secret: Buffer | undefined;
@@ -166,6 +191,7 @@ export class PostgresStore implements Store {
           maxGroupSize: 64,
         }, await store.hasMigration(appendStreamFunctionMigration.name) ? {
           wakePayload: (event) => store.wakeChannel.payloadOf(event),
+          workerWakePayload: (event) => store.aloneWithItsWorkers() ? undefined : store.wakeChannel.payloadOf(event),
           wakeLocally: (event) => store.events.emit("wake", event),
           batches: await store.hasMigration(appendStreamsFunctionMigration.name),
         } : undefined, await store.hasMigration(claimLocksAndLoadsMigration.name), await store.hasMigration(commitWaitsAndPublishesMigration.name), await store.hasMigration(claimReadsLoadsMigration.name));
@@ -315,7 +341,7 @@ export class PostgresStore implements Store {
       // Pipelined too: a fresh reading of the server's clock rides along now and then.
       const clockReading = this.clock.isStale ? this.readClockAlong(client) : Promise.resolve();
       try {
-        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading, writesStreamBatches: this.writesStreamBatches });
+        const transaction = new PostgresTransaction(client, this.quotedSchema, { reading, writesStreamBatches: this.writesStreamBatches, presence: this.presence });
         const result = await work(transaction);
         await begin;
         await clockReading;
@@ -396,7 +422,20 @@ export class PostgresStore implements Store {
 
   wake(event: WakeEvent): void {
     this.events.emit("wake", event);
+    if (isWorkersOnly(event) && this.aloneWithItsWorkers()) return;
     this.wakeChannel.publish(event);
+  }
+
+  /**
+   * True while this store's Workers are the only ones alive, as the last
+   * liveness write of one of them found within {@link presenceValidMs}:
+   * Workers' wake-ups (tasks, Timers, cancellations) then reach only this
+   * process, which heard them already, and go out as no NOTIFY. A Worker
+   * that starts elsewhere is seen at the next liveness write (a Worker
+   * writes every second at most), and polls meanwhile.
+   */
+  private aloneWithItsWorkers(): boolean {
+    return this.localWorkers.size > 0 && !this.othersAlive.alive && this.clock.now() - this.othersAlive.at < presenceValidMs;
   }
 
   subscribe(listener: (event: WakeEvent) => void): () => void {

@@ -35,6 +35,21 @@ export class TransactionConflict extends Error {
 }
 
 /**
+ * What a store knows of the Workers beside its own: which Workers touch
+ * their liveness through it (the Workers of this process), and whether the
+ * last liveness write found a Worker of another process alive. A store
+ * whose Workers are the only ones alive sends no NOTIFY for events only
+ * Workers act on (see `PostgresStore.wake`).
+ */
+export interface WorkerPresence {
+  now(): number;
+  /** Notes `workerId` as this store's; returns every Worker ID the store has. */
+  touched(workerId: string): string[];
+  removed(workerId: string): void;
+  saw(othersAlive: boolean, at: number): void;
+}
+
+/**
  * The PostgreSQL implementation of {@link StoreTransaction}, on one pooled
  * connection inside BEGIN/COMMIT at READ COMMITTED.
  *
@@ -69,9 +84,13 @@ export class PostgresTransaction implements StoreTransaction {
   /** Present when the schema has migration 0021's `perdure_write_streams`. */
   readonly appendStreams: ((batch: readonly StreamAppend[]) => Promise<number[]>) | undefined;
 
-  constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean; writesStreamBatches?: boolean } = {}) {
+  /** Told which Workers touch their liveness through this store, and whether others are alive (see `WorkerPresence`). */
+  private readonly presence: WorkerPresence | undefined;
+
+  constructor(client: PoolClient, quotedSchema: string, options: { reading?: boolean; writesStreamBatches?: boolean; presence?: WorkerPresence } = {}) {
     this.client = client;
     this.schema = quotedSchema;
+    this.presence = options.presence;
     this.reading = options.reading === true;
     this.appendStreams = options.writesStreamBatches === true ? (batch) => this.writeStreamBatch(batch) : undefined;
   }
@@ -530,9 +549,20 @@ export class PostgresTransaction implements StoreTransaction {
       `INSERT INTO ${this.schema}.workers (worker_id, expires_at) VALUES ($1, $2) ON CONFLICT (worker_id) DO UPDATE SET expires_at = excluded.expires_at`,
       [workerId, expiresAt],
     );
+    const presence = this.presence;
+    if (presence === undefined) return;
+    // With each liveness write, whether a Worker of another process is alive: it alone needs Workers' wake-ups.
+    const locals = presence.touched(workerId);
+    const now = presence.now();
+    const [row] = await this.rows<{ others: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.schema}.workers WHERE expires_at > $1 AND NOT (worker_id = ANY($2::text[]))) AS others`,
+      [now, locals],
+    );
+    presence.saw(row?.others !== false, now);
   }
 
   async removeWorker(workerId: string): Promise<void> {
     this.write(`DELETE FROM ${this.schema}.workers WHERE worker_id = $1`, [workerId]);
+    this.presence?.removed(workerId);
   }
 }
