@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -187,7 +188,8 @@ async function serveHttp(port: number): Promise<void> {
     });
   });
   await new Promise<void>((resolve) => httpServer.listen(port, "127.0.0.1", resolve));
-  process.stdout.write(`notes-mcp-server listening on ${port}\n`);
+  // Port 0 asks the system for a free one: the line tells which.
+  process.stdout.write(`notes-mcp-server listening on ${(httpServer.address() as AddressInfo).port}\n`);
 }
 
 /** Without protocol sessions: every request gets its own transport; tasks live in the process's task store. */
@@ -209,7 +211,8 @@ async function serveStatelessHttp(port: number): Promise<void> {
     });
   });
   await new Promise<void>((resolve) => httpServer.listen(port, "127.0.0.1", resolve));
-  process.stdout.write(`notes-mcp-server listening on ${port}\n`);
+  // Port 0 asks the system for a free one: the line tells which.
+  process.stdout.write(`notes-mcp-server listening on ${(httpServer.address() as AddressInfo).port}\n`);
 }
 
 const [mode, portText] = process.argv.slice(2);

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestContext } from "node:test";
-import { findFreeLoopbackPorts } from "../../testing/find-free-loopback-ports.ts";
 import { InvocationLog } from "../../testing/invocation-log.ts";
 import type { McpStdioServerConfig, McpStreamableHttpServerConfig } from "../mcp-server-config.ts";
 
@@ -42,11 +41,17 @@ export interface NotesHttpServer {
 }
 
 export async function startNotesHttpServer(t: TestContext, folder: NotesServerFolder, name = "notes", port?: number, mode: "http" | "http-stateless" = "http"): Promise<NotesHttpServer> {
-  const chosenPort = port ?? (await findFreeLoopbackPorts(1))[0]!;
-  const child = spawn(process.execPath, ["--conditions=perdure-source", notesServerPath, mode, String(chosenPort)], { env: { ...process.env, ...folder.environment }, stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
+  // Without a port the server binds one the system picks and names it: a port found free beforehand could be
+  // taken by a test running beside this one before the server binds it (a clean-clone run saw EADDRINUSE).
+  const child = spawn(process.execPath, ["--conditions=perdure-source", notesServerPath, mode, String(port ?? 0)], { env: { ...process.env, ...folder.environment }, stdio: ["ignore", "pipe", "inherit"] });
+  const chosenPort = await new Promise<number>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`the notes HTTP server exited with ${String(code)} before it listened`)));
-    child.stdout.on("data", (chunk: Buffer) => { if (chunk.toString().includes("listening")) resolve(); });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const listening = /listening on (\d+)/.exec(output);
+      if (listening !== null) resolve(Number(listening[1]));
+    });
   });
   const kill = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
