@@ -120,39 +120,49 @@ export interface LocalClaim {
  * `run` once.
  */
 export async function claimLocally(store: Store, flow: FlowCore): Promise<LocalClaim | undefined> {
-  for (const taker of takersByStore.get(store) ?? []) {
-    if (taker.flows.get(flow.flowType) !== flow || !(await taker.reserveSlotSoon())) continue;
-    return {
-      workerId: taker.workerId,
-      flows: taker.flows,
-      async run<T>(request: (progress: LocalClaimProgress<T>) => Promise<readonly ClaimedAttempt[]>): Promise<T> {
-        let committing = false;
-        let settled: { result: T } | undefined;
-        let rolledBack: { error: unknown } | undefined;
-        const progress: LocalClaimProgress<T> = {
-          committing: () => { committing = true; },
-          committed: (result) => { settled = { result }; },
-        };
-        try {
-          await taker.runClaim(async () => {
-            try {
-              return await request(progress);
-            } catch (error) {
-              if (committing || settled !== undefined) throw error;
-              // Rolled back before its commit: no claim to doubt.
-              rolledBack = { error };
-              return [];
-            }
-          });
-        } catch (error) {
-          // Committed, then the claims failed to launch: the Worker adopts them, and the request's result stands.
-          if (settled === undefined) throw error;
-        }
-        if (rolledBack !== undefined) throw rolledBack.error;
-        if (settled === undefined) throw new Error("a local claim's request reported no result");
-        return settled.result;
-      },
-    };
-  }
+  const hosts = [...takersByStore.get(store) ?? []].filter((taker) => taker.flows.get(flow.flowType) === flow);
+  // A Worker with a slot free now, before waiting on one whose slots a claim in flight holds.
+  const taker = hosts.find((candidate) => candidate.reserveSlot()) ?? await firstReservedSoon(hosts);
+  if (taker === undefined) return undefined;
+  return localClaimOf(taker);
+}
+
+async function firstReservedSoon(hosts: readonly LocalClaimTaker[]): Promise<LocalClaimTaker | undefined> {
+  for (const taker of hosts) if (await taker.reserveSlotSoon()) return taker;
   return undefined;
+}
+
+/** The held slot of `taker` as a {@link LocalClaim}. */
+function localClaimOf(taker: LocalClaimTaker): LocalClaim {
+  return {
+    workerId: taker.workerId,
+    flows: taker.flows,
+    async run<T>(request: (progress: LocalClaimProgress<T>) => Promise<readonly ClaimedAttempt[]>): Promise<T> {
+      let committing = false;
+      let settled: { result: T } | undefined;
+      let rolledBack: { error: unknown } | undefined;
+      const progress: LocalClaimProgress<T> = {
+        committing: () => { committing = true; },
+        committed: (result) => { settled = { result }; },
+      };
+      try {
+        await taker.runClaim(async () => {
+          try {
+            return await request(progress);
+          } catch (error) {
+            if (committing || settled !== undefined) throw error;
+            // Rolled back before its commit: no claim to doubt.
+            rolledBack = { error };
+            return [];
+          }
+        });
+      } catch (error) {
+        // Committed, then the claims failed to launch: the Worker adopts them, and the request's result stands.
+        if (settled === undefined) throw error;
+      }
+      if (rolledBack !== undefined) throw rolledBack.error;
+      if (settled === undefined) throw new Error("a local claim's request reported no result");
+      return settled.result;
+    },
+  };
 }

@@ -182,7 +182,6 @@ function loopBackoffMs(pollIntervalMs: number, failures: number): number {
   return Math.min(pollIntervalMs * 2 ** Math.min(Math.max(0, failures - 1), 10), Math.max(pollIntervalMs, 5000));
 }
 
-/** How far back, and how many, sessions a Worker names when the store's commit position falls. */
 /**
  * How long an RPC in this process waits for a claim in flight to give back
  * the slots it holds, before it publishes without claiming for this Worker:
@@ -190,6 +189,8 @@ function loopBackoffMs(pollIntervalMs: number, failures: number): number {
  * (the commit holds the Flow's row).
  */
 const localSlotWaitMs = 20;
+
+/** How far back, and how many, sessions a Worker names when the store's commit position falls. */
 const recentCommitsWindowMs = 60_000;
 const recentCommitsRemembered = 10_000;
 
@@ -578,11 +579,14 @@ export class Worker {
 
   /** A start or an RPC in this process that claims for this Worker (see local-handover.ts): a claim like any other. */
   private async runLocalClaim(request: () => Promise<readonly ClaimedAttempt[]>): Promise<void> {
+    const wakesBefore = this.taskWakes;
     try {
       // Its slot is already held in `reservedSlots`.
       await this.claims.run(1, request, 0);
     } finally {
       this.reservedSlots -= 1;
+      // A wake-up that came while the slot was held found no slot free, and the loop slept: look now.
+      if (this.taskWakes !== wakesBefore) this.requestWake();
       // A closing Worker's drain waits for this slot.
       if (this.state !== "running") this.requestWake();
     }
