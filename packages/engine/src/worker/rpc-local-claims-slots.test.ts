@@ -19,6 +19,7 @@ import { deadEnd } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import type { Store } from "../store/store.ts";
 import { pollUntil } from "../testing/poll-until.ts";
+import { holdCommitAnswers } from "../testing/one-request-fixtures/held-commit-answer.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { Worker } from "./worker.ts";
 
@@ -180,20 +181,10 @@ void test("SQLite: with several Workers, an RPC does not wait for a busy Worker'
     closing.push(second);
     const client = new Client({ store });
     for (const flowId of ["m1", "m2", "m3"]) await waiting(client, flowId);
-    const operations = store.oneRequest!;
-    const commitStep = operations.commitStep.bind(operations);
-    const held = new Promise<void>((resolve) => { letGo = resolve; });
-    let holding = false;
-    operations.commitStep = async (commit) => {
-      const reply = await commitStep(commit);
-      if (commit.flowId === "solo") {
-        holding = true;
-        await held;
-      }
-      return reply;
-    };
+    const soloCommit = holdCommitAnswers(store, "solo");
+    letGo = () => soloCommit.letGo();
     await client.start(soloFlow, "solo", {});
-    await pollUntil(() => holding, { timeoutMs: 10_000, description: "Solo's commit to land and be held" });
+    await soloCommit.landed();
     assert.equal(second.activeCount, 0);
     // Count the RPCs that waited on the first Worker for a slot.
     let waited = 0;

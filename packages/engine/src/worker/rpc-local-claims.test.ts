@@ -19,6 +19,7 @@ import { deadEnd, moveToMany, movement } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import type { Store, WakeEvent } from "../store/store.ts";
 import { pollUntil } from "../testing/poll-until.ts";
+import { holdCommitAnswers } from "../testing/one-request-fixtures/held-commit-answer.ts";
 import { createTemporarySqliteStore } from "../testing/temporary-sqlite-store.ts";
 import { ClaimLedger } from "./claim-ledger.ts";
 import { claimLocally, offerLocalClaims } from "./local-handover.ts";
@@ -190,27 +191,14 @@ async function rpcWaitsForAClaimInFlight(store: Store, cleanups: Cleanups): Prom
   const client = new Client({ store });
   await client.start(pairFlow, "pair-w", {});
   await pollUntil(async () => (await client.describe("pair-w")).executions.every((execution) => execution.status === "waiting"), { timeoutMs: 60_000, description: "pair-w to wait" });
-  const operations = store.oneRequest;
-  assert.ok(operations !== undefined);
-  const commitStep = operations.commitStep.bind(operations);
-  let letGo: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => { letGo = resolve; });
-  let holding = false;
-  operations.commitStep = async (commit) => {
-    const reply = await commitStep(commit);
-    if (commit.flowId === "solo") {
-      holding = true;
-      await held;
-    }
-    return reply;
-  };
-  cleanups.add(async () => letGo());
+  const soloCommit = holdCommitAnswers(store, "solo");
+  cleanups.add(async () => soloCommit.letGo());
   await client.start(soloFlow, "solo", {});
-  await pollUntil(() => holding, { timeoutMs: 60_000, description: "Solo's commit to land and be held" });
+  await soloCommit.landed();
   assert.equal(worker.activeCount, 1, "Solo's attempt still counts until its commit answers, and its claim holds the other slot");
 
   const sent = client.invokeRPC(pairFlow.send, "pair-w", { text: "waited", both: false });
-  letGo();
+  soloCommit.letGo();
   assert.equal(await sent, true);
   assert.equal(worker.activeCount, 1, "the RPC claimed HearLeft once Solo's claim gave its slot back");
   release();
