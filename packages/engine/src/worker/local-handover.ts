@@ -71,18 +71,17 @@ export function claimStartLocally(store: Store, flow: FlowCore, startExecution: 
     const times = claimLeaseTimesOf(claimCatalogOf(taker.flows).catalog, startExecution);
     if (times === undefined || !taker.reserveSlot()) continue;
     const execution = leasedExecution(startExecution, taker.workerId, times, now);
+    const local = localClaimOf(taker);
     return {
       execution,
-      async run(request) {
-        let reply: FlowStartReply | undefined;
-        await taker.runClaim(async () => {
-          reply = await request();
-          const attempt = reply.created ? claimedAttemptOf(taker.flows, { execution, plainAttributes: [] }, now) : undefined;
-          return attempt === undefined ? [] : [attempt];
-        });
-        if (reply === undefined) throw new Error("a local start's request did not run");
-        return reply;
-      },
+      run: (request) => local.run<FlowStartReply>(async (progress) => {
+        // One request: any failure of it may have committed the lease.
+        progress.committing();
+        const reply = await request();
+        const attempt = reply.created ? claimedAttemptOf(taker.flows, { execution, plainAttributes: [] }, now) : undefined;
+        progress.committed(reply);
+        return attempt === undefined ? [] : [attempt];
+      }),
     };
   }
   return undefined;
