@@ -271,6 +271,8 @@ export class Worker {
   /** Resolves `start`'s wait for the loop's first pass. */
   private firstPassDone: (() => void) | undefined;
   private stopMaintenance: (() => void) | undefined;
+  /** The maintenance pass under way, if any (liveness, cancellations, recovery): `close` waits for it before it removes its liveness. */
+  private maintaining: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Slots held for starts and RPCs in this process that may claim for this Worker, whose request is still out. */
   private reservedSlots = 0;
@@ -371,7 +373,7 @@ export class Worker {
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
     const tick = (): void => {
       this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
-      void this.maintain();
+      this.maintaining = this.maintain();
     };
     this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
     const firstPass = new Promise<void>((resolve) => { this.firstPassDone = resolve; });
@@ -416,6 +418,8 @@ export class Worker {
     }
     await loopDone;
     this.stopMaintenance?.();
+    // A liveness write still in flight could commit after the removal below and leave this Worker's row alive.
+    await this.maintaining;
     this.unsubscribe?.();
     this.metrics.stop();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);

@@ -1,0 +1,87 @@
+/**
+ * A Worker that closes while one of its liveness writes is still in flight
+ * waits for it before it removes its liveness. Otherwise, on PostgreSQL the
+ * late write commits after the removal: the Worker's row is back, alive for
+ * its liveness timeout, and its store counts it as a Worker of its own, so
+ * for up to 3 s it keeps Workers' wake-ups at home although it has no
+ * Worker left to hear them.
+ * docs/decisions/2026-12-07-worker-wakes-stay-home-when-alone.md
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Client } from "../client/client.ts";
+import { defineFlow } from "../flow/flow.ts";
+import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../postgres/temporary-postgres-schema.ts";
+import { deadEnd } from "../step/decision.ts";
+import { defineStep } from "../step/step.ts";
+import type { StoreTransaction } from "../store/store.ts";
+import { pollUntil } from "../testing/poll-until.ts";
+import { Worker } from "./worker.ts";
+
+const skip = postgresTestSkip(testDatabaseUrl());
+
+const oneStep = defineFlow({ type: "CloseLiveness", start: "Only", steps: [defineStep("Only", { execute: () => deadEnd() })] });
+
+void test("PostgreSQL: a Worker closing during a liveness write leaves no row behind, and its store wakes other processes' Workers again", { skip }, async (t) => {
+  const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
+  t.after(() => temporary.dispose());
+  const store = await temporary.open();
+  const listener = new pg.Client({ connectionString: temporary.connectionString });
+  await listener.connect();
+  t.after(() => listener.end());
+  const heard: string[] = [];
+  listener.on("notification", (message) => {
+    const { event } = JSON.parse(message.payload ?? "{}") as { event?: { kind?: string } };
+    heard.push(event?.kind ?? "");
+  });
+  await listener.query(`LISTEN ${pg.escapeIdentifier(`perdure_wake_${temporary.schema}`)}`);
+
+  // A liveness write made after `armed` is set waits at the gate, inside its transaction, until released.
+  let armed = false;
+  let held = false;
+  let removeCalled = false;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  let heldTransactionDone: () => void = () => undefined;
+  const heldTransaction = new Promise<void>((resolve) => { heldTransactionDone = resolve; });
+  const transaction = store.transaction.bind(store);
+  store.transaction = (<T>(body: (transaction: StoreTransaction) => Promise<T>): Promise<T> => {
+    let holds = false;
+    const done = transaction((inner) => body(new Proxy(inner, {
+      get(target, property) {
+        if (property === "touchWorker" && armed && !held) {
+          held = holds = true;
+          return async (workerId: string, expiresAt: number) => {
+            await gate;
+            return target.touchWorker(workerId, expiresAt);
+          };
+        }
+        if (property === "removeWorker" && armed) removeCalled = true;
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === "function" ? (value as (...parts: unknown[]) => unknown).bind(target) : value;
+      },
+    })));
+    void done.then(() => holds && heldTransactionDone(), () => holds && heldTransactionDone());
+    return done;
+  }) as typeof store.transaction;
+
+  const worker = new Worker({ store, flows: [oneStep] });
+  await worker.start();
+  armed = true;
+  await pollUntil(() => held, { timeoutMs: 10_000, description: "a liveness write to be held" });
+  const closed = worker.close();
+  // Without the wait, close removes the row while the write is held; with it, close cannot get there until the release.
+  await Promise.race([pollUntil(() => removeCalled, { timeoutMs: 500, description: "removeWorker" }).catch(() => undefined), closed]);
+  release();
+  await closed;
+  await heldTransaction;
+
+  const { rows } = await temporary.rows({ rows: "SELECT worker_id FROM workers" });
+  assert.deepEqual(rows, [], "the closed Worker's liveness row was written again after its removal");
+
+  // This store has no Worker now: a task it queues must reach Workers elsewhere.
+  await new Client({ store }).start(oneStep, "after-close", {});
+  await pollUntil(() => heard.includes("tasks"), { timeoutMs: 5_000, description: "a tasks NOTIFY" }).catch(() => undefined);
+  assert.ok(heard.includes("tasks"), `a store whose Worker closed sent no tasks wake-up (heard: ${heard.join(", ") || "nothing"})`);
+});
