@@ -70,6 +70,38 @@ void test("a fault at begin runs no work, a fault at commit rolls the work back,
   assert.deepEqual(store.injected, { "busy": 1, "io-error": 1, "disk-full": 1, "connection-reset": 0, "commit-outcome-unknown": 1 });
 });
 
+void test("with oneRequest, a request fails before it runs, or after it ran with commit-outcome-unknown; without it the wrapper offers no requests", async (t) => {
+  const temporary = createTemporarySqliteStore();
+  t.after(() => temporary.dispose());
+  const operations = temporary.store.oneRequest!;
+  const ran: string[] = [];
+  // The SQLite store, with each request it runs noted.
+  const observed = new Proxy(operations, {
+    get: (target, property, receiver) => {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        ran.push(String(property));
+        return (value as (...callArgs: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const inner: Store = Object.create(temporary.store, { oneRequest: { value: observed } }) as Store;
+  assert.equal(new FaultInjectingStore(inner).oneRequest, undefined);
+
+  const plan: Record<number, [stage: string, kind: StoreFaultKind]> = { 0: ["begin", "io-error"], 2: ["commit", "commit-outcome-unknown"] };
+  const store = new FaultInjectingStore(inner, { oneRequest: true, chooseFault: (point) => (plan[point.transaction]?.[0] === point.stage ? plan[point.transaction]?.[1] : undefined) });
+  const requests = store.oneRequest!;
+  assert.equal(requests.embedded, true, "the inner store's flags show through");
+  await assert.rejects(requests.readFlow("none"), (error) => injectedFaultOf(error) === "io-error");
+  assert.deepEqual(ran, [], "a fault at begin runs nothing");
+  assert.equal(await requests.readFlow("none"), undefined);
+  await assert.rejects(requests.readFlow("none"), (error) => injectedFaultOf(error) === "commit-outcome-unknown");
+  assert.deepEqual(ran, ["readFlow", "readFlow"], "a lost reply comes after the request ran");
+  assert.equal(store.transactionCount, 3);
+  assert.deepEqual(store.injected, { "busy": 0, "io-error": 1, "disk-full": 0, "connection-reset": 0, "commit-outcome-unknown": 1 });
+});
+
 void test("a failed method call ends its transaction: later calls fail and nothing commits, even when the work catches the error", async (t) => {
   const temporary = createTemporarySqliteStore();
   t.after(() => temporary.dispose());

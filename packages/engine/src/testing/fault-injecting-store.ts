@@ -1,5 +1,6 @@
 /** A Store wrapper that fails chosen or seeded-random transactions with realistic storage faults. */
 import { InvalidInputError } from "../errors/invalid-input-error.ts";
+import type { OneRequestOperations } from "../store/step-commit.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../store/store.ts";
 import type { StoreClock } from "../store/store-clock.ts";
 import { seededRandom } from "./seeded-random.ts";
@@ -50,6 +51,16 @@ export interface FaultInjectingStoreOptions {
    * @default true
    */
   injecting?: boolean;
+  /**
+   * Offers the inner store's one-request operations (`Store.oneRequest`),
+   * each request failing as a transaction would: a fault drawn for it
+   * strikes before it runs, except `commit-outcome-unknown`, which strikes
+   * after it ran (it landed; the caller gets an error). Without it the
+   * wrapper offers none, and the engine takes its general transaction
+   * paths only.
+   * @default false
+   */
+  oneRequest?: boolean;
 }
 
 interface ResolvedFaultInjectingStoreOptions {
@@ -60,6 +71,7 @@ interface ResolvedFaultInjectingStoreOptions {
   methodFaultEndsTransaction: boolean;
   chooseFault: (point: StoreFaultPoint, seeded: StoreFaultKind | undefined) => StoreFaultKind | undefined;
   injecting: boolean;
+  oneRequest: boolean;
 }
 
 function resolveFaultInjectingStoreOptions(options: FaultInjectingStoreOptions, storeKind: string): ResolvedFaultInjectingStoreOptions {
@@ -83,6 +95,7 @@ function resolveFaultInjectingStoreOptions(options: FaultInjectingStoreOptions, 
     methodFaultEndsTransaction: options.methodFaultEndsTransaction ?? true,
     chooseFault: options.chooseFault ?? ((_point, seeded) => seeded),
     injecting: options.injecting ?? true,
+    oneRequest: options.oneRequest ?? false,
   };
 }
 
@@ -111,6 +124,8 @@ export class FaultInjectingStore implements Store {
   readonly injected: Record<StoreFaultKind, number> = { "busy": 0, "io-error": 0, "disk-full": 0, "connection-reset": 0, "commit-outcome-unknown": 0 };
   /** The switch: while false, every call goes through untouched (counted, never failed). */
   injecting: boolean;
+  /** The inner store's one-request operations with faults (see `FaultInjectingStoreOptions.oneRequest`). */
+  readonly oneRequest: OneRequestOperations | undefined;
   private readonly inner: Store;
   private readonly options: ResolvedFaultInjectingStoreOptions;
   private readonly random: () => number;
@@ -125,6 +140,7 @@ export class FaultInjectingStore implements Store {
     this.pollIntervalMs = inner.pollIntervalMs;
     this.injecting = this.options.injecting;
     this.random = seededRandom(this.options.seed);
+    this.oneRequest = this.options.oneRequest && inner.oneRequest !== undefined ? this.failingRequests(inner.oneRequest) : undefined;
   }
 
   /** Faults injected so far, of all kinds. */
@@ -176,6 +192,28 @@ export class FaultInjectingStore implements Store {
   /** Closes the inner store. */
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  /** `operations` with each request counted and failed as a transaction (see `FaultInjectingStoreOptions.oneRequest`). */
+  private failingRequests(operations: OneRequestOperations): OneRequestOperations {
+    return new Proxy(operations, {
+      get: (target, property, receiver) => {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== "function") return value;
+        return async (...args: unknown[]): Promise<unknown> => {
+          const number = this.transactions++;
+          const planned = this.planTransaction();
+          // One request cannot land and then roll back: a fault other than a lost reply strikes before it runs.
+          const lostReply = planned?.kind === "commit-outcome-unknown";
+          const beginFault = this.decide({ transaction: number, stage: "begin", method: undefined, calls: [] }, planned !== undefined && !lostReply ? planned.kind : undefined);
+          if (beginFault !== undefined) throw this.inject(beginFault);
+          const result = await (value as (...callArgs: unknown[]) => Promise<unknown>).apply(target, args);
+          const commitFault = this.decide({ transaction: number, stage: "commit", method: undefined, calls: [] }, lostReply ? planned.kind : undefined);
+          if (commitFault !== undefined) throw this.inject("commit-outcome-unknown");
+          return result;
+        };
+      },
+    });
   }
 
   /** The seeded decision for one transaction: whether it fails, how, and where. */

@@ -5,6 +5,7 @@
  * transaction whose success reached the process, so the checker can prove
  * no acknowledged commit was lost.
  */
+import type { OneRequestOperations, StepCommit, StepCommitReply } from "../../store/step-commit.ts";
 import type { Store, StoreTransaction, WakeEvent } from "../../store/store.ts";
 import type { StoreClock } from "../../store/store-clock.ts";
 import type { TimerGroup } from "./virtual-scheduler.ts";
@@ -46,6 +47,8 @@ export class SimulatedProcessStore implements Store {
   readonly maxValueBytes: number;
   readonly pollIntervalMs: number;
   readonly clock: StoreClock;
+  /** The inner store's one-request operations, if it offers them, each request delayed, traced and dying with the process like a transaction. */
+  readonly oneRequest: OneRequestOperations | undefined;
   private readonly options: SimulatedProcessStoreOptions;
   private transactions = 0;
 
@@ -55,6 +58,7 @@ export class SimulatedProcessStore implements Store {
     this.maxValueBytes = options.inner.maxValueBytes;
     this.pollIntervalMs = options.pollIntervalMs;
     this.clock = options.clock;
+    this.oneRequest = options.inner.oneRequest === undefined ? undefined : this.processRequests(options.inner.oneRequest);
   }
 
   private get name(): string {
@@ -83,6 +87,40 @@ export class SimulatedProcessStore implements Store {
     if (!outcome.ok) throw outcome.error;
     this.options.acknowledged.push(...writes);
     return outcome.value;
+  }
+
+  private processRequests(operations: OneRequestOperations): OneRequestOperations {
+    const { timers, trace } = this.options;
+    return new Proxy(operations, {
+      get: (target, property, receiver) => {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== "function") return value;
+        return async (...args: unknown[]): Promise<unknown> => {
+          if (timers.crashed) throw new SimulatedCrashError(this.name);
+          const number = this.transactions++;
+          await timers.sleep(this.options.latencyMs());
+          let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
+          try {
+            outcome = { ok: true, value: await (value as (...callArgs: unknown[]) => Promise<unknown>).apply(target, args) };
+          } catch (error) {
+            outcome = { ok: false, error };
+          }
+          trace(`${this.name} req${number} ${String(property)} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
+          await timers.sleep(this.options.latencyMs());
+          if (!outcome.ok) throw outcome.error;
+          if (property === "commitStep" && (outcome.value as StepCommitReply).outcome === "committed") this.acknowledge(args[0] as StepCommit);
+          return outcome.value;
+        };
+      },
+    });
+  }
+
+  /** The tracked writes of a committed one-request Step commit, as `recordWrites` records a transaction's. */
+  private acknowledge(commit: StepCommit): void {
+    const { trackedNames, acknowledged } = this.options;
+    for (const write of commit.writes) {
+      if (trackedNames.has(write.name)) acknowledged.push({ process: this.name, flowId: commit.flowId, name: write.name, key: write.key, value: write.value });
+    }
   }
 
   private recordWrites(transaction: StoreTransaction, writes: AcknowledgedWrite[]): StoreTransaction {

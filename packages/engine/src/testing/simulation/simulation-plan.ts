@@ -34,6 +34,15 @@ export interface SimulationPlan {
   methodFaultRate: number;
   /** Share of transactions that meet a slow store (a latency spike). */
   spikeRate: number;
+  /**
+   * Processes use the store's one-request operations (Step commits, claims
+   * and starts in one request each, as the SQLite store offers them), and
+   * the Client's RPCs go through the first Worker's process, so what they
+   * ready is claimed for that Worker in the RPC's own transaction. Otherwise
+   * every process takes the general transaction paths. Odd seeds do; the
+   * flag is the seed's parity, so every other draw of a seed stays as it was.
+   */
+  oneRequest: boolean;
 }
 
 /** Draws the plan of `seed`. */
@@ -70,5 +79,6 @@ export function planSimulation(seed: number, mode: SimulationMode): SimulationPl
     transactionFaultRate: faulty ? random() * 0.2 : 0,
     methodFaultRate: faulty && random() < 0.5 ? random() * 0.03 : 0,
     spikeRate: random() * 0.05,
+    oneRequest: seed % 2 === 1,
   };
 }

@@ -102,6 +102,7 @@ async function runPlan(plan: SimulationPlan, shared: SqliteStore): Promise<Simul
       transactionFaultRate: plan.transactionFaultRate,
       methodFaultRate: plan.methodFaultRate,
       injecting: faultsOn,
+      oneRequest: plan.oneRequest,
     });
     faultyStores.push(faulty);
     const latencyRandom = seededRandom((plan.seed * 7919 + processes) | 0);
@@ -124,10 +125,10 @@ async function runPlan(plan: SimulationPlan, shared: SqliteStore): Promise<Simul
   };
 
   // Workers: each slot holds its current incarnation.
-  const slots: { timers: TimerGroup; workerId: string; incarnation: number }[] = [];
+  const slots: { timers: TimerGroup; workerId: string; incarnation: number; store: SimulatedProcessStore; flow: ReturnType<typeof spawnProcess>["flow"] }[] = [];
   const startWorker = (slot: number, workerId: string, incarnation: number): void => {
     const { timers, store, flow } = spawnProcess(`w${slot}.${incarnation}`);
-    slots[slot] = { timers, workerId, incarnation };
+    slots[slot] = { timers, workerId, incarnation, store, flow };
     const worker = new Worker(withWorkerTimers({
       store,
       flows: [flow],
@@ -161,12 +162,22 @@ async function runPlan(plan: SimulationPlan, shared: SqliteStore): Promise<Simul
       clientProcess.timers.after(100, () => startOrder(order));
     });
   };
+  /** Where an RPC is made: with `oneRequest`, in the first Worker's current process, whose Worker its transaction may claim for. */
+  const rpcCaller = (): { client: Client; flow: typeof clientProcess.flow } => {
+    const first = slots[0];
+    if (!plan.oneRequest || first === undefined) return { client, flow: clientProcess.flow };
+    return { client: new Client({ store: first.store }), flow: first.flow };
+  };
   plan.client.forEach((operation, index) => {
     clientProcess.timers.after(operation.at, () => {
       const flowId = flowIds[operation.order]!;
-      if (operation.kind === "start") startOrder(operation.order);
-      else if (operation.kind === "note") client.invokeRPC(clientProcess.flow.addNote, flowId, { key: `note-${index}`, text: `note ${index}` }).catch(() => undefined);
-      else client.invokeRPC(clientProcess.flow.poke, flowId, `poke ${index}`).catch(() => undefined);
+      if (operation.kind === "start") {
+        startOrder(operation.order);
+        return;
+      }
+      const caller = rpcCaller();
+      if (operation.kind === "note") caller.client.invokeRPC(caller.flow.addNote, flowId, { key: `note-${index}`, text: `note ${index}` }).catch(() => undefined);
+      else caller.client.invokeRPC(caller.flow.poke, flowId, `poke ${index}`).catch(() => undefined);
     });
   });
 
