@@ -7,13 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pg from "pg";
 import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
 import { deadEnd, moveToMany, movement } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
 import { pollUntil } from "../testing/poll-until.ts";
 import { Worker } from "../worker/worker.ts";
+import { listenForWakes } from "./test-fixtures/wake-listener.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const skip = postgresTestSkip(testDatabaseUrl());
@@ -33,15 +33,8 @@ void test("a store whose Workers are the only ones alive sends no NOTIFY for Wor
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  const listener = new pg.Client({ connectionString: temporary.connectionString });
-  await listener.connect();
-  t.after(() => listener.end());
-  const heard: string[] = [];
-  listener.on("notification", (message) => {
-    const { event } = JSON.parse(message.payload ?? "{}") as { event?: { kind?: string; flowId?: string } };
-    heard.push(`${event?.kind} ${event?.flowId ?? ""}`.trim());
-  });
-  await listener.query(`LISTEN ${pg.escapeIdentifier(`perdure_wake_${temporary.schema}`)}`);
+  const { heard, end } = await listenForWakes(temporary);
+  t.after(end);
 
   const worker = new Worker({ store, flows: [fanFlow], concurrency: 1 });
   await worker.start();

@@ -9,9 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pg from "pg";
 import { Client } from "../client/client.ts";
 import { defineFlow } from "../flow/flow.ts";
+import { listenForWakes } from "../postgres/test-fixtures/wake-listener.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "../postgres/temporary-postgres-schema.ts";
 import { deadEnd } from "../step/decision.ts";
 import { defineStep } from "../step/step.ts";
@@ -27,15 +27,8 @@ void test("PostgreSQL: a Worker closing during a liveness write leaves no row be
   const temporary = createTemporaryPostgresSchema(requireTestDatabaseUrl());
   t.after(() => temporary.dispose());
   const store = await temporary.open();
-  const listener = new pg.Client({ connectionString: temporary.connectionString });
-  await listener.connect();
-  t.after(() => listener.end());
-  const heard: string[] = [];
-  listener.on("notification", (message) => {
-    const { event } = JSON.parse(message.payload ?? "{}") as { event?: { kind?: string } };
-    heard.push(event?.kind ?? "");
-  });
-  await listener.query(`LISTEN ${pg.escapeIdentifier(`perdure_wake_${temporary.schema}`)}`);
+  const { heard, end } = await listenForWakes(temporary);
+  t.after(end);
 
   // A liveness write made after `armed` is set waits at the gate, inside its transaction, until released.
   let armed = false;
@@ -82,6 +75,6 @@ void test("PostgreSQL: a Worker closing during a liveness write leaves no row be
 
   // This store has no Worker now: a task it queues must reach Workers elsewhere.
   await new Client({ store }).start(oneStep, "after-close", {});
-  await pollUntil(() => heard.includes("tasks"), { timeoutMs: 5_000, description: "a tasks NOTIFY" }).catch(() => undefined);
-  assert.ok(heard.includes("tasks"), `a store whose Worker closed sent no tasks wake-up (heard: ${heard.join(", ") || "nothing"})`);
+  await pollUntil(() => heard.some((entry) => entry.startsWith("tasks")), { timeoutMs: 5_000, description: "a tasks NOTIFY" }).catch(() => undefined);
+  assert.ok(heard.some((entry) => entry.startsWith("tasks")), `a store whose Worker closed sent no tasks wake-up (heard: ${heard.join(", ") || "nothing"})`);
 });
