@@ -271,8 +271,8 @@ export class Worker {
   /** Resolves `start`'s wait for the loop's first pass. */
   private firstPassDone: (() => void) | undefined;
   private stopMaintenance: (() => void) | undefined;
-  /** The maintenance pass under way, if any (liveness, cancellations, recovery): `close` waits for it before it removes its liveness. */
-  private maintaining: Promise<void> | undefined;
+  /** Maintenance passes under way (liveness, cancellations, recovery; a slow one may overlap the next): `close` waits for them before it removes its liveness. */
+  private readonly maintaining = new Set<Promise<void>>();
   private unsubscribe: (() => void) | undefined;
   /** Slots held for starts and RPCs in this process that may claim for this Worker, whose request is still out. */
   private reservedSlots = 0;
@@ -373,7 +373,9 @@ export class Worker {
     const tickMs = Math.max(50, Math.min(1000, Math.floor(this.options.livenessTimeoutMs / 5)));
     const tick = (): void => {
       this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
-      this.maintaining = this.maintain();
+      const pass = this.maintain();
+      this.maintaining.add(pass);
+      void pass.finally(() => this.maintaining.delete(pass));
     };
     this.stopMaintenance = this.options.timers.after(tickMs, tick, { background: true });
     const firstPass = new Promise<void>((resolve) => { this.firstPassDone = resolve; });
@@ -419,7 +421,7 @@ export class Worker {
     await loopDone;
     this.stopMaintenance?.();
     // A liveness write still in flight could commit after the removal below and leave this Worker's row alive.
-    await this.maintaining;
+    await Promise.all(this.maintaining);
     this.unsubscribe?.();
     this.metrics.stop();
     await this.options.store.transaction((transaction) => transaction.removeWorker(this.workerId)).catch(this.options.onError);
