@@ -483,7 +483,13 @@ export class Worker {
       this.timerCheckAt = event.dueAt;
       this.requestWake();
     }
-    if (event.kind === "executions_cancelled") void this.checkCancellations();
+    // A failed check is a store failure like any: reported, and made again by the next maintenance pass.
+    if (event.kind === "executions_cancelled") {
+      this.checkCancellations().catch((error: unknown) => {
+        if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
+        else this.options.onError(error);
+      });
+    }
   }
 
   /** Wakes the loop to claim, whatever the last commit's claim found. */
