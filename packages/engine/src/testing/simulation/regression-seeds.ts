@@ -10,6 +10,11 @@ export interface RegressionSeed {
   mode: SimulationMode;
   /** What the seed found. */
   found: string;
+  /**
+   * The run's `oneRequest`, pinned where the seed's plan drew it before that
+   * flag existed, so it replays the run it was kept for.
+   */
+  oneRequest?: boolean;
 }
 
 const hotLoop = "a Worker whose claims were in doubt (a claim's reply lost) or whose store failed slept 0 ms between loop turns: a hot loop (1 ms on Node) until adoption or the store came back";
@@ -19,6 +24,7 @@ export const regressionSeeds: readonly RegressionSeed[] = [
   { seed: 12, mode: "liveness", found: hotLoop },
   { seed: 34, mode: "liveness", found: hotLoop },
   { seed: 14, mode: "safety", found: hotLoop },
-  { seed: 19, mode: "safety", found: hotLoop },
+  { seed: 19, mode: "safety", found: hotLoop, oneRequest: false },
   { seed: 34, mode: "safety", found: hotLoop },
+  { seed: 4785, mode: "safety", found: "a one-request Step commit that settled after the run had ended traced into the finished trace hash: an unhandled rejection that failed the test file" },
 ];

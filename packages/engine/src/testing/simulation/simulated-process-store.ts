@@ -34,6 +34,11 @@ export interface SimulatedProcessStoreOptions {
   trace: (line: string) => void;
 }
 
+/** A reply a dead process never hears. */
+function never<T>(): Promise<T> {
+  return new Promise<T>(() => undefined);
+}
+
 /** Thrown by every call a crashed process makes. */
 export class SimulatedCrashError extends Error {
   constructor(processName: string) {
@@ -82,6 +87,8 @@ export class SimulatedProcessStore implements Store {
     } catch (error) {
       outcome = { ok: false, error };
     }
+    // The process died (or the run ended) meanwhile: it hears no reply and traces nothing.
+    if (timers.crashed) return await never<TResult>();
     trace(`${this.name} tx${number} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
     await timers.sleep(this.options.latencyMs());
     if (!outcome.ok) throw outcome.error;
@@ -105,6 +112,7 @@ export class SimulatedProcessStore implements Store {
           } catch (error) {
             outcome = { ok: false, error };
           }
+          if (timers.crashed) return await never<unknown>();
           trace(`${this.name} req${number} ${String(property)} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
           await timers.sleep(this.options.latencyMs());
           if (!outcome.ok) throw outcome.error;

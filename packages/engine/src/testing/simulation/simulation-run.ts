@@ -61,9 +61,10 @@ function temporaryFolder(): string {
   return mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "perdure-sim-"));
 }
 
-/** Runs the plan of `seed` in `mode` and checks it. */
-export async function runSimulation(seed: number, mode: SimulationMode): Promise<SimulationResult> {
-  const plan = planSimulation(seed, mode);
+/** Runs the plan of `seed` in `mode` (with `pinned`'s choices where given) and checks it. */
+export async function runSimulation(seed: number, mode: SimulationMode, pinned: { oneRequest?: boolean | undefined } = {}): Promise<SimulationResult> {
+  const drawn = planSimulation(seed, mode);
+  const plan = { ...drawn, oneRequest: pinned.oneRequest ?? drawn.oneRequest };
   const folder = temporaryFolder();
   const shared = SqliteStore.open({ path: join(folder, "sim.db"), durability: "process-crash-safe", pollIntervalMs: plan.pollIntervalMs });
   try {

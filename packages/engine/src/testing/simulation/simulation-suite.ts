@@ -62,7 +62,7 @@ export function defineSimulationTests(mode: SimulationMode, testFileUrl: string)
   void test(`the ${mode} regression seeds hold every invariant`, async () => {
     const failures: string[] = [];
     for (const regression of regressionSeeds.filter((entry) => entry.mode === mode)) {
-      const result = await runSimulation(regression.seed, mode);
+      const result = await runSimulation(regression.seed, mode, { oneRequest: regression.oneRequest });
       if (result.violations.length > 0) failures.push(`${describeFailure(result, testFile)}\n  (this seed once found: ${regression.found})`);
     }
     assert.deepEqual(failures, []);
