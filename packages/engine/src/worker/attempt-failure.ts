@@ -32,7 +32,7 @@ export function attemptErrorOf(thrown: unknown): AttemptError {
 }
 
 /** The execution's options, or undefined when its Step type (or route) is no longer defined. */
-function tryResolveExecutionOptions(flowTransaction: FlowTransaction, execution: ExecutionRow): ExecutionOptions | undefined {
+export function tryResolveExecutionOptions(flowTransaction: FlowTransaction, execution: ExecutionRow): ExecutionOptions | undefined {
   try {
     return resolveExecutionOptions(flowTransaction.flow, execution.stepType, execution.movementOptions);
   } catch {

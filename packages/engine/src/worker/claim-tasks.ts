@@ -2,7 +2,7 @@ import type { FlowCore } from "../flow/flow.ts";
 import { FlowTransaction } from "../flow/flow-transaction.ts";
 import { attemptErrorOf, failAttempt, routeFailure } from "./attempt-failure.ts";
 import { resolveExecutionOptions, type ExecutionOptions } from "../step/execution-options.ts";
-import { methodLoadOf, type StoredLoad } from "../step/step-options.ts";
+import { methodLoadOf, type ResolvedMethodOptions, type StoredLoad } from "../step/step-options.ts";
 import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations, type TaskClaimReply } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
@@ -65,6 +65,19 @@ async function claimOne(
 }
 
 /**
+ * When `execution`'s lease was taken, on the store's clock: every claim sets
+ * its deadline to the claim's time plus the method's timeout, and nothing
+ * moves the deadline after. An adopted claim (its reply was lost) and a
+ * lapsed one that recovery fails thus record the time of the claim itself
+ * as `startedAt`, as the claim's own commit would, and a Worker checking
+ * what it started recognises the entry. `fallback` for a row with no
+ * deadline.
+ */
+export function leaseTakenAt(execution: Pick<ExecutionRow, "deadlineAt">, methodOptions: Pick<ResolvedMethodOptions, "timeoutMs">, fallback: number): number {
+  return execution.deadlineAt === null ? fallback : execution.deadlineAt - methodOptions.timeoutMs;
+}
+
+/**
  * Reads the snapshot of an attempt whose lease `execution` holds. A load
  * selection that throws fails the attempt like a handler would, and nothing
  * is returned.
@@ -82,7 +95,7 @@ export async function loadClaimedAttempt(
   const input: unknown = JSON.parse(execution.input);
   try {
     const snapshot = await Snapshot.load(transaction, flow, execution.flowId, options.step, method, input, options.extraLoads);
-    return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: now };
+    return { flow, execution, options, method, methodOptions, input, snapshot, claimedAt: leaseTakenAt(execution, methodOptions, now) };
   } catch (error) {
     const flowTransaction = await FlowTransaction.open(transaction, flow, execution.flowId, now);
     if (flowTransaction === undefined) return undefined;

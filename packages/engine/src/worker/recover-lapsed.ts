@@ -1,7 +1,15 @@
 import type { FlowCore } from "../flow/flow.ts";
 import { claimableSince, FlowTransaction } from "../flow/flow-transaction.ts";
-import { failAttempt, routeFailure, type AttemptError } from "./attempt-failure.ts";
+import { failAttempt, routeFailure, tryResolveExecutionOptions, type AttemptError } from "./attempt-failure.ts";
+import { leaseTakenAt } from "./claim-tasks.ts";
 import type { ExecutionRow, Store } from "../store/store.ts";
+
+/** When a lapsed attempt was claimed (see `leaseTakenAt`); when its Step's options no longer resolve, when it became claimable. */
+function claimedAtOf(flowTransaction: FlowTransaction, row: ExecutionRow): number {
+  const options = tryResolveExecutionOptions(flowTransaction, row);
+  if (options === undefined) return claimableSince(row);
+  return leaseTakenAt(row, row.status === "asking" ? options.waitUntil : options.execute, claimableSince(row));
+}
 
 function lapseError(row: ExecutionRow, now: number): AttemptError {
   if (row.deadlineAt !== null && row.deadlineAt <= now) {
@@ -62,7 +70,7 @@ export async function recoverLapsed(
       const flow = flows.get(row.flowType);
       const flowTransaction = flow === undefined ? undefined : await FlowTransaction.open(transaction, flow, row.flowId, now);
       if (flowTransaction === undefined) continue;
-      await failAttempt(flowTransaction, row, error, claimableSince(row));
+      await failAttempt(flowTransaction, row, error, claimedAtOf(flowTransaction, row));
       await flowTransaction.close();
       changed.push(flowTransaction);
       takenOver.push([row, error.type]);

@@ -26,5 +26,7 @@ export const regressionSeeds: readonly RegressionSeed[] = [
   { seed: 14, mode: "safety", found: hotLoop },
   { seed: 19, mode: "safety", found: hotLoop, oneRequest: false },
   { seed: 34, mode: "safety", found: hotLoop },
+  { seed: 322, mode: "safety", found: "a claim adopted after its reply was lost recorded the adoption's time as its start, so a later check took recovery's entry for another run: a false report that the store lost commits" },
+  { seed: 37, mode: "safety", found: "an attempt failed by lapse recovery was recorded as started when it became claimable, so its Worker took the entry for another run: a false report that the store lost commits" },
   { seed: 4785, mode: "safety", found: "a one-request Step commit that settled after the run had ended traced into the finished trace hash: an unhandled rejection that failed the test file" },
 ];
