@@ -1,0 +1,170 @@
+/**
+ * Migration 0023: `perdure_claim_compact`, 0019's `perdure_claim_plain`
+ * (built from its text) with a shorter reply and fewer statements a claim.
+ *
+ * - Each claim in the reply is an array, `[row, attributes, loaded]`: the
+ *   claimed execution's columns as an array in the order of
+ *   `compactClaimColumns` (where 0019 sent `to_jsonb` of the row, an object
+ *   keyed by its 23 column names), the Flow's plain Attributes as 0019 sent
+ *   them, and the loads read as 0019 read them (null when the Step type
+ *   has no static selection).
+ * - The lease update returns that array itself, the Attributes and the
+ *   loads read in its `RETURNING`: one statement a claim where 0019 ran
+ *   the update and then a statement that built the reply from the row.
+ * - A catalog entry without lock names takes no statement to find that
+ *   out (0019 unpacked the list in a subquery for every claim).
+ *
+ * What the claim takes and writes, and `stopped`, `skipped` and `more`,
+ * are 0019's. `perdure_claim_plain` stays as it shipped for processes that
+ * call it (and for commits of processes older than this migration); the
+ * other functions call this one when the request asks for it.
+ * docs/decisions/2026-12-07-compact-claim-replies.md
+ */
+import type { Migration } from "./migration.ts";
+import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
+import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
+import { publishRpcClaimingMigration } from "./0022-publish-rpc-claiming.ts";
+import { rewrittenFunction } from "./rewritten-function.ts";
+
+const header = "CREATE OR REPLACE FUNCTION {schema}.perdure_claim_plain(p_worker_id text, p_flow_types text[], p_catalog jsonb, p_limit integer, p_now bigint)";
+
+const lockNames = "    v_lock_names := ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(v_entry -> 2) = 'array' THEN v_entry -> 2 ELSE '[]'::jsonb END));\n";
+
+const leaseUpdateEnd = `    WHERE flow_id = v_candidate.flow_id AND execution_id = v_candidate.execution_id
+    RETURNING * INTO v_claimed;
+    v_count := v_count + 1;`;
+
+const loadsAndReply = `    -- A Step type with a static selection (the entry's fifth element): its loads and the movement's,
+    -- read here under the claim's locks.
+    v_loads := NULL;
+    -- (Options that reach here are castable: the check above let only those through.) An empty list
+    -- (a Step type whose selection is a function) reads the movement's loads, when it has options.
+    IF jsonb_typeof(v_entry -> 4) = 'array' AND (jsonb_array_length(v_entry -> 4) > 0 OR v_candidate.movement_options IS NOT NULL) THEN
+      v_loads := (v_entry -> 4) || CASE WHEN v_candidate.movement_options IS NULL THEN '[]'::jsonb
+        ELSE coalesce(v_candidate.movement_options::jsonb -> 'load', '[]'::jsonb) END;
+    END IF;
+    v_claims := v_claims || jsonb_build_array(jsonb_build_object(
+      'execution', to_jsonb(v_claimed),
+      'attributes', (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
+                     FROM {schema}.attributes a WHERE a.flow_id = v_candidate.flow_id AND a.key = ''))
+      || CASE WHEN v_loads IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('loaded', {schema}.perdure_read_loads(v_candidate.flow_id, v_loads)) END);
+`;
+
+/**
+ * The claimed row's columns in the order the reply's first element lists
+ * them (the order of the table). Written out here, not derived from the
+ * engine's field list, so that this migration's SQL never changes.
+ */
+export const compactClaimColumns: readonly string[] = [
+  "flow_id", "execution_id", "seq", "flow_type", "step_type", "input", "status", "claimed_by", "lease_token", "lease_expires_at",
+  "deadline_at", "available_at", "attempt", "execute_claims", "scheduled_at", "expires_at", "conditions", "wait_result", "checkpoint",
+  "movement_options", "recovery_error", "last_error", "created_at",
+];
+
+const rowColumns = compactClaimColumns.map((column) => `e.${column}`).join(", ");
+
+/** 0019's `perdure_claim_plain` renamed, with its reply compacted and built by the lease update; throws if 0019's text is not as expected. */
+function claimCompact(): string {
+  return rewrittenFunction({
+    migration: "migration 0023",
+    source: "0019's perdure_claim_plain",
+    sql: claimReportsMoreMigration.sql,
+    header,
+    replacements: [
+      { what: "0019's name", find: "{schema}.perdure_claim_plain(", replace: "{schema}.perdure_claim_compact(" },
+      { what: "0019's row variable", find: "  v_claimed {schema}.executions;\n", replace: "  v_claimed jsonb;\n" },
+      {
+        what: "0019's lock names",
+        find: lockNames,
+        replace: `    v_lock_names := '{}';
+    IF jsonb_typeof(v_entry -> 2) = 'array' AND jsonb_array_length(v_entry -> 2) > 0 THEN
+      v_lock_names := ARRAY(SELECT jsonb_array_elements_text(v_entry -> 2));
+    END IF;
+`,
+      },
+      {
+        what: "0019's loads",
+        find: "    UPDATE {schema}.executions SET\n      claimed_by = p_worker_id,",
+        replace: `    -- A Step type with a static selection (the entry's fifth element): its loads and the movement's,
+    -- read by the update below under the claim's locks. (Options that reach here are castable: the
+    -- check above let only those through.) An empty list (a Step type whose selection is a function)
+    -- reads the movement's loads, when it has options.
+    v_loads := NULL;
+    IF jsonb_typeof(v_entry -> 4) = 'array' AND (jsonb_array_length(v_entry -> 4) > 0 OR v_candidate.movement_options IS NOT NULL) THEN
+      v_loads := (v_entry -> 4) || CASE WHEN v_candidate.movement_options IS NULL THEN '[]'::jsonb
+        ELSE coalesce(v_candidate.movement_options::jsonb -> 'load', '[]'::jsonb) END;
+    END IF;
+    UPDATE {schema}.executions e SET
+      claimed_by = p_worker_id,`,
+      },
+      {
+        what: "0019's lease update",
+        find: leaseUpdateEnd,
+        replace: `    WHERE e.flow_id = v_candidate.flow_id AND e.execution_id = v_candidate.execution_id
+    RETURNING jsonb_build_array(jsonb_build_array(${rowColumns}),
+      (SELECT coalesce(jsonb_agg(jsonb_build_array(a.name, a.value)), '[]'::jsonb)
+        FROM {schema}.attributes a WHERE a.flow_id = v_candidate.flow_id AND a.key = ''),
+      CASE WHEN v_loads IS NOT NULL THEN {schema}.perdure_read_loads(v_candidate.flow_id, v_loads) END) INTO v_claimed;
+    v_count := v_count + 1;
+    v_claims := v_claims || jsonb_build_array(v_claimed);`,
+      },
+      { what: "0019's reply of a claim", find: loadsAndReply, replace: "" },
+    ],
+  });
+}
+
+const commitHeader = "CREATE OR REPLACE FUNCTION {schema}.perdure_commit_step(p jsonb, p_catalog jsonb)\nRETURNS jsonb LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $function$";
+
+const commitClaim = `  IF jsonb_typeof(v_claim) = 'object' THEN
+    v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
+      p_catalog, (v_claim ->> 'limit')::integer, v_now);
+  END IF;`;
+
+/** 0017's `perdure_commit_step` (generic plans kept), claiming through `perdure_claim_compact` when the request says `compactClaims`. */
+function commitStepClaimingCompact(): string {
+  return rewrittenFunction({
+    migration: "migration 0023",
+    source: "0017's perdure_commit_step",
+    sql: commitStepAttributeWritesMigration.sql,
+    header: commitHeader,
+    replacements: [{
+      what: "0017's claim",
+      find: commitClaim,
+      replace: `  -- A process older than migration 0023 sends no compactClaims and reads 0019's reply.
+  IF jsonb_typeof(v_claim) = 'object' AND (p ->> 'compactClaims')::boolean IS TRUE THEN
+    v_claimed := {schema}.perdure_claim_compact(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
+      p_catalog, (v_claim ->> 'limit')::integer, v_now);
+  ELSIF jsonb_typeof(v_claim) = 'object' THEN
+    v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
+      p_catalog, (v_claim ->> 'limit')::integer, v_now);
+  END IF;`,
+    }],
+  });
+}
+
+const publishClaimingHeader = "CREATE OR REPLACE FUNCTION {schema}.perdure_publish_rpc_claiming(p jsonb, p_channel text, p_payload text,\n  p_worker_id text, p_flow_types text[], p_catalog jsonb)";
+
+/** 0022's `perdure_publish_rpc_claiming`, claiming through `perdure_claim_compact` when the request says `compactClaims`. */
+function publishClaimingCompact(): string {
+  return rewrittenFunction({
+    migration: "migration 0023",
+    source: "0022's perdure_publish_rpc_claiming",
+    sql: publishRpcClaimingMigration.sql,
+    header: publishClaimingHeader,
+    replacements: [{
+      what: "0022's claim",
+      find: "  v_claimed := {schema}.perdure_claim_plain(p_worker_id, p_flow_types, p_catalog, 1, (p ->> 'now')::bigint);",
+      replace: `  -- A process older than migration 0023 sends no compactClaims and reads 0019's reply.
+  IF (p ->> 'compactClaims')::boolean IS TRUE THEN
+    v_claimed := {schema}.perdure_claim_compact(p_worker_id, p_flow_types, p_catalog, 1, (p ->> 'now')::bigint);
+  ELSE
+    v_claimed := {schema}.perdure_claim_plain(p_worker_id, p_flow_types, p_catalog, 1, (p ->> 'now')::bigint);
+  END IF;`,
+    }],
+  });
+}
+
+export const compactClaimsMigration: Migration = {
+  name: "0023_compact_claims",
+  sql: `\n${claimCompact()}\n\n${commitStepClaimingCompact()}\n\n${publishClaimingCompact()}\n`,
+};
