@@ -120,14 +120,59 @@ const commitClaim = `  IF jsonb_typeof(v_claim) = 'object' THEN
       p_catalog, (v_claim ->> 'limit')::integer, v_now);
   END IF;`;
 
-/** 0017's `perdure_commit_step` (generic plans kept), claiming through `perdure_claim_compact` when the request says `compactClaims`. */
+const fallbackChecks = `    ELSIF v_finishing AND EXISTS (SELECT 1 FROM {schema}.executions o WHERE o.flow_id = v_flow_id AND o.execution_id <> v_execution_id) THEN
+      RETURN jsonb_build_object('outcome', 'fallback');
+    ELSIF v_publishing AND EXISTS (`;
+
+/** The same checks, each run only when its flag is set: a condition with a subquery runs as a statement even when its flag is false. */
+const fallbackChecksWhereTheyApply = `    ELSIF v_finishing OR v_publishing THEN
+      IF v_finishing THEN
+        IF EXISTS (SELECT 1 FROM {schema}.executions o WHERE o.flow_id = v_flow_id AND o.execution_id <> v_execution_id) THEN
+          RETURN jsonb_build_object('outcome', 'fallback');
+        END IF;
+      END IF;
+      IF v_publishing THEN
+        IF EXISTS (`;
+
+const fallbackChecksEnd = `      RETURN jsonb_build_object('outcome', 'fallback');
+    END IF;
+  END IF;
+  IF v_outcome = 'committed' THEN`;
+
+const fallbackChecksWhereTheyApplyEnd = `          RETURN jsonb_build_object('outcome', 'fallback');
+        END IF;
+      END IF;
+    END IF;
+  END IF;
+  IF v_outcome = 'committed' THEN`;
+
+const publishesLoop = `    FOR v_publish IN SELECT value FROM jsonb_array_elements(v_publishes) LOOP
+      INSERT INTO {schema}.messages (flow_id, seq, channel, key, message_id, value, published_at)
+        VALUES (v_flow_id, v_seq, v_publish ->> 0, v_publish ->> 1,
+          CASE WHEN length(v_seq::text) < 12 THEN lpad(v_seq::text, 12, '0') ELSE v_seq::text END || '-' || v_now::text,
+          v_publish ->> 2, v_now);
+      v_seq := v_seq + 1;
+    END LOOP;
+`;
+
+/**
+ * 0017's `perdure_commit_step` (generic plans kept), claiming through
+ * `perdure_claim_compact` when the request says `compactClaims`, and
+ * running its finishing and publishing checks and its publishes loop only
+ * for a commit that finishes the Flow or publishes: 0017 ran each as a
+ * statement in every commit (about 31 statements of an agent turn's 340).
+ */
 function commitStepClaimingCompact(): string {
   return rewrittenFunction({
     migration: "migration 0023",
     source: "0017's perdure_commit_step",
     sql: commitStepAttributeWritesMigration.sql,
     header: commitHeader,
-    replacements: [{
+    replacements: [
+      { what: "0017's fallback checks", find: fallbackChecks, replace: fallbackChecksWhereTheyApply },
+      { what: "0017's end of the fallback checks", find: fallbackChecksEnd, replace: fallbackChecksWhereTheyApplyEnd },
+      { what: "0017's publishes", find: publishesLoop, replace: `    IF v_publishing THEN\n${publishesLoop}    END IF;\n` },
+      {
       what: "0017's claim",
       find: commitClaim,
       replace: `  -- A process older than migration 0023 sends no compactClaims and reads 0019's reply.
@@ -138,7 +183,8 @@ function commitStepClaimingCompact(): string {
     v_claimed := {schema}.perdure_claim_plain(p ->> 'workerId', ARRAY(SELECT jsonb_array_elements_text(v_claim -> 'flowTypes')),
       p_catalog, (v_claim ->> 'limit')::integer, v_now);
   END IF;`,
-    }],
+      },
+    ],
   });
 }
 
