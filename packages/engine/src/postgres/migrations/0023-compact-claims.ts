@@ -21,6 +21,7 @@
  * docs/decisions/2026-12-07-compact-claim-replies.md
  */
 import type { Migration } from "./migration.ts";
+import { dueTimerWinsMigration } from "./0015-due-timer-wins.ts";
 import { commitStepAttributeWritesMigration } from "./0017-commit-step-attribute-writes.ts";
 import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
 import { publishRpcClaimingMigration } from "./0022-publish-rpc-claiming.ts";
@@ -188,6 +189,42 @@ function commitStepClaimingCompact(): string {
   });
 }
 
+const matchWaitHeader = "CREATE OR REPLACE FUNCTION {schema}.perdure_match_wait(p_flow_id text, p_execution_id text, p_conditions jsonb, p_now bigint, p_expires_at bigint,\n  p_available_at bigint, p_scheduled_at bigint)";
+
+const timerItemsCheck = "  IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_conditions -> 'items') AS item WHERE item ->> 'kind' = 'timer') THEN";
+
+const firstFiredTimer = `    SELECT ARRAY[item ->> 'timerId'] INTO v_fired_timers FROM jsonb_array_elements(p_conditions -> 'items') WITH ORDINALITY AS i(item, position)
+      WHERE item ->> 'kind' = 'timer' AND (item ->> 'timerId') = ANY(v_fired) ORDER BY position LIMIT 1;
+`;
+
+/**
+ * 0015's `perdure_match_wait` (generic plans kept), with two statements
+ * fewer for a wait without a fired Timer: whether the conditions hold a
+ * Timer is a JSON path test (an expression, where 0015 ran a subquery),
+ * and an any-of wait looks for its first fired Timer only when one fired
+ * (the look found none otherwise, and `v_fired_timers` stays empty).
+ */
+function matchWaitLeaner(): string {
+  return rewrittenFunction({
+    migration: "migration 0023",
+    source: "0015's perdure_match_wait",
+    sql: dueTimerWinsMigration.sql,
+    header: matchWaitHeader,
+    replacements: [
+      { what: "0015's Timer check", find: timerItemsCheck, replace: `  IF p_conditions @? '$.items[*] ? (@.kind == "timer")' THEN` },
+      {
+        what: "0015's first fired Timer",
+        find: firstFiredTimer,
+        replace: `    IF cardinality(v_fired) > 0 THEN
+      SELECT ARRAY[item ->> 'timerId'] INTO v_fired_timers FROM jsonb_array_elements(p_conditions -> 'items') WITH ORDINALITY AS i(item, position)
+        WHERE item ->> 'kind' = 'timer' AND (item ->> 'timerId') = ANY(v_fired) ORDER BY position LIMIT 1;
+    END IF;
+`,
+      },
+    ],
+  });
+}
+
 const publishClaimingHeader = "CREATE OR REPLACE FUNCTION {schema}.perdure_publish_rpc_claiming(p jsonb, p_channel text, p_payload text,\n  p_worker_id text, p_flow_types text[], p_catalog jsonb)";
 
 /** 0022's `perdure_publish_rpc_claiming`, claiming through `perdure_claim_compact` when the request says `compactClaims`. */
@@ -212,5 +249,5 @@ function publishClaimingCompact(): string {
 
 export const compactClaimsMigration: Migration = {
   name: "0023_compact_claims",
-  sql: `\n${claimCompact()}\n\n${commitStepClaimingCompact()}\n\n${publishClaimingCompact()}\n`,
+  sql: `\n${claimCompact()}\n\n${commitStepClaimingCompact()}\n\n${matchWaitLeaner()}\n\n${publishClaimingCompact()}\n`,
 };
