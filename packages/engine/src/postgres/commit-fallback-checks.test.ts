@@ -3,13 +3,13 @@
  * checks, and its publishes loop, only for a commit that finishes the Flow
  * or publishes (0017 ran each as a statement in every commit). It falls
  * back, and commits, exactly where 0017 does.
- * docs/decisions/2026-12-07-compact-claim-replies.md
+ * docs/decisions/2026-12-07-leaner-claims-and-commits.md
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
 import { applyMigrations, postgresMigrations } from "./migrations/migrations.ts";
-import { compactClaimsMigration } from "./migrations/0023-compact-claims.ts";
+import { leanerClaimsAndCommitsMigration } from "./migrations/0023-leaner-claims-and-commits.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();
@@ -64,7 +64,7 @@ void test("perdure_commit_step with 0023 falls back and commits where 0017's doe
     await before.dispose();
     await after.dispose();
   });
-  await applyMigrations(client, before.schema, pg.escapeIdentifier(before.schema), postgresMigrations.filter((migration) => migration !== compactClaimsMigration));
+  await applyMigrations(client, before.schema, pg.escapeIdentifier(before.schema), postgresMigrations.filter((migration) => migration !== leanerClaimsAndCommitsMigration));
   await applyMigrations(client, after.schema, pg.escapeIdentifier(after.schema));
   const old = await commitAll(client, before.schema);
   const now = await commitAll(client, after.schema);

@@ -3,13 +3,13 @@
  * `perdure_claim_plain` claims and answers the same, with each claimed row
  * as its values (no column names) and one statement fewer a claim; the
  * store decodes that reply to the row it stored.
- * docs/decisions/2026-12-07-compact-claim-replies.md
+ * docs/decisions/2026-12-07-leaner-claims-and-commits.md
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
 import { applyMigrations } from "./migrations/migrations.ts";
-import { compactClaimColumns } from "./migrations/0023-compact-claims.ts";
+import { compactClaimColumns } from "./migrations/0023-leaner-claims-and-commits.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
 
 const url = testDatabaseUrl();

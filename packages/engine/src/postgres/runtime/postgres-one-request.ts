@@ -32,7 +32,7 @@ import type { WakeEvent } from "../../store/store.ts";
 import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
 import { streamBatchColumns } from "./postgres-streams.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
-import { compactClaimColumns } from "../migrations/0023-compact-claims.ts";
+import { compactClaimColumns } from "../migrations/0023-leaner-claims-and-commits.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
 
 /** Runs one statement on a pooled connection (with the store's clock reading riding along) and returns its first row. */
