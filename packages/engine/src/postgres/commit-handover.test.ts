@@ -20,7 +20,8 @@ const ChainStep = defineStep<{ remaining: number }>("Chain", {
 const chainFlow = defineFlow({ type: "HandoverChain", start: "Chain", steps: [ChainStep] });
 
 /**
- * Puts a counting wrapper in front of the schema's claim function: every
+ * Puts a counting wrapper in front of the schema's claim function (0023's
+ * `perdure_claim_compact`, which every claim of the store calls): every
  * call, from any session, takes a number from a sequence (which no rollback
  * gives back). Returns how to read the count.
  */
@@ -30,12 +31,12 @@ async function countClaimFunctionCalls(connectionString: string, schema: string)
   await admin.connect();
   try {
     await admin.query(`CREATE SEQUENCE ${quoted}.claim_calls;
-      ALTER FUNCTION ${quoted}.perdure_claim_plain(text, text[], jsonb, integer, bigint) RENAME TO perdure_claim_plain_counted;
-      CREATE FUNCTION ${quoted}.perdure_claim_plain(p_worker_id text, p_flow_types text[], p_catalog jsonb, p_limit integer, p_now bigint)
+      ALTER FUNCTION ${quoted}.perdure_claim_compact(text, text[], jsonb, integer, bigint) RENAME TO perdure_claim_compact_counted;
+      CREATE FUNCTION ${quoted}.perdure_claim_compact(p_worker_id text, p_flow_types text[], p_catalog jsonb, p_limit integer, p_now bigint)
       RETURNS jsonb LANGUAGE plpgsql AS $function$
       BEGIN
         PERFORM nextval('${quoted}.claim_calls');
-        RETURN ${quoted}.perdure_claim_plain_counted(p_worker_id, p_flow_types, p_catalog, p_limit, p_now);
+        RETURN ${quoted}.perdure_claim_compact_counted(p_worker_id, p_flow_types, p_catalog, p_limit, p_now);
       END
       $function$;`);
   } finally {

@@ -150,4 +150,5 @@ void test("the commit-side functions plan generically and the claim function kee
   ];
   for (const signature of [...genericPlanFunctions, appendStreamsSignature, ...commitStreamsSignatures]) assert.deepEqual(settings.get(signature), ["plan_cache_mode=force_generic_plan"], signature);
   assert.equal(settings.get("perdure_claim_plain(text, text[], jsonb, integer, bigint)"), null);
+  assert.equal(settings.get("perdure_claim_compact(text, text[], jsonb, integer, bigint)"), null);
 });

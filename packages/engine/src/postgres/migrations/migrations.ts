@@ -19,6 +19,7 @@ import { claimReportsMoreMigration } from "./0019-claim-reports-more.ts";
 import { commitStreamsMigration } from "./0020-commit-streams.ts";
 import { streamBatchesAndRpcWakesMigration } from "./0021-stream-batches-and-rpc-wakes.ts";
 import { publishRpcClaimingMigration } from "./0022-publish-rpc-claiming.ts";
+import { leanerClaimsAndCommitsMigration } from "./0023-leaner-claims-and-commits.ts";
 import { leanCommitFunctionMigration } from "./0003-lean-commit-step.ts";
 import { oneRequestFunctionsMigration } from "./0002-one-request-functions.ts";
 
@@ -176,6 +177,7 @@ CREATE TABLE {schema}.stream_usage (
   commitStreamsMigration,
   streamBatchesAndRpcWakesMigration,
   publishRpcClaimingMigration,
+  leanerClaimsAndCommitsMigration,
 ];
 
 /** Two-key advisory lock namespace of perdure migrations ("perd" in ASCII). */

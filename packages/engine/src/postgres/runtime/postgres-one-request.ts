@@ -32,6 +32,7 @@ import type { WakeEvent } from "../../store/store.ts";
 import { decodeInstanceKey, encodeInstanceKey } from "./instance-key.ts";
 import { streamBatchColumns } from "./postgres-streams.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns, flowFields, statementName } from "./postgres-columns.ts";
+import { compactClaimColumns } from "../migrations/0023-leaner-claims-and-commits.ts";
 import { StepCommitGroups, type StepCommitAnswer, type StepCommitGroupOptions } from "./step-commit-groups.ts";
 
 /** Runs one statement on a pooled connection (with the store's clock reading riding along) and returns its first row. */
@@ -63,11 +64,34 @@ function rowOf<TRow>(columns: ColumnRow, fields: readonly (keyof TRow & string)[
 const plainAttributesOf = (attributes: [string, string][]): AttributeRow[] => attributes.map(([name, value]) => ({ name, key: "", value }));
 
 const executionOf = (columns: ColumnRow): ExecutionRow => rowOf<ExecutionRow>(columns, executionFields, executionFieldColumns);
+
+const fieldOfColumn = new Map(Object.entries(executionFieldColumns).map(([field, column]) => [column, field]));
+/** The Store contract's field of each value of a compact claim's row (migration 0023), in the reply's order. */
+const compactClaimFields: readonly string[] = compactClaimColumns.map((column) => {
+  const field = fieldOfColumn.get(column);
+  if (field === undefined) throw new Error(`migration 0023 sends column ${column}, which no execution field names`);
+  return field;
+});
+
+/** A row of a compact claim (migration 0023): the execution's column values in `compactClaimColumns`' order. */
+function executionOfValues(values: readonly unknown[]): ExecutionRow {
+  const row: Record<string, unknown> = {};
+  for (const [index, field] of compactClaimFields.entries()) row[field] = values[index] ?? null;
+  return row as unknown as ExecutionRow;
+}
+
+/** A claim of migration 0023's reply: [row values, plain Attributes, loads read or null]. */
+type CompactClaim = [values: unknown[], attributes: [string, string][], loaded: unknown[] | null];
+/** A claim of 0019's reply (and of a process's schema without 0023). */
+interface KeyedClaim { execution: ColumnRow; attributes: [string, string][]; loaded?: unknown[] }
 const flowOf = (columns: ColumnRow): FlowRow => rowOf<FlowRow>(columns, flowFields, flowFieldColumns);
 
 interface ClaimedReply {
-  /** `loaded` (migration 0011): what the claim read of the task's selection, as `perdure_read_loads` returns it. */
-  claims: { execution: ColumnRow; attributes: [string, string][]; loaded?: unknown[] }[];
+  /**
+   * `loaded` (migration 0011): what the claim read of the task's selection, as `perdure_read_loads` returns it.
+   * Arrays from `perdure_claim_compact` (migration 0023).
+   */
+  claims: (KeyedClaim | CompactClaim)[];
   stopped: boolean;
   skipped: boolean;
   /** Migration 0019: whether the claim saw claimable tasks beyond those it took. */
@@ -198,6 +222,19 @@ export function heartbeatStatementText(quotedSchema: string): string {
       FROM extended`;
 }
 
+/**
+ * A claim statement calling `claimFunction`, and the one whose commit does
+ * not wait for the WAL flush, with the catalog as `catalog` (a parameter or
+ * a constant) and the limit and time as the parameters from `limitIndex`.
+ */
+function claimStatementsOf(quotedSchema: string, claimFunction: string, catalog: string, limitIndex: number): { claim: { name: string; text: string }; relaxedClaim: { name: string; text: string } } {
+  const call = `${quotedSchema}.${claimFunction}($1, $2::text[], ${catalog}, $${limitIndex}, $${limitIndex + 1}) AS reply`;
+  const claimText = `SELECT ${call}`;
+  const relaxedClaimText = `SELECT ${call},
+      set_config('synchronous_commit', 'off', true) AS relaxed`;
+  return { claim: { name: statementName(claimText), text: claimText }, relaxedClaim: { name: statementName(relaxedClaimText), text: relaxedClaimText } };
+}
+
 /** The statements that carry one claim catalog as a constant. */
 interface CatalogStatements {
   commit: { name: string; text: string };
@@ -219,9 +256,12 @@ export class PostgresOneRequest implements OneRequestOperations {
   private readonly run: RunStatement;
   private readonly commitStatement: { name: string; text: string };
   private readonly startStatement: { name: string; text: string };
-  private readonly claimStatement: { name: string; text: string };
+  private claimStatement: { name: string; text: string };
   /** The claim whose commit does not wait for the WAL flush (see {@link relaxClaimCommits}). */
-  private readonly relaxedClaimStatement: { name: string; text: string };
+  private relaxedClaimStatement: { name: string; text: string };
+  /** The claim function the Worker loop calls: 0019's, or 0023's compact one (see {@link enableCompactClaims}). */
+  private claimFunction = "perdure_claim_plain";
+  private compactClaims = false;
   private claimsRelaxed = false;
 
   /** Whether the loop's claims commit without waiting for the WAL flush ({@link relaxClaimCommits}). */
@@ -287,11 +327,7 @@ export class PostgresOneRequest implements OneRequestOperations {
     const startText = `SELECT ${quotedSchema}.perdure_start_flow($1::jsonb, $2::jsonb) AS reply`;
     this.commitStatement = { name: statementName(commitText), text: commitText };
     this.startStatement = { name: statementName(startText), text: startText };
-    const claimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply`;
-    this.claimStatement = { name: statementName(claimText), text: claimText };
-    const relaxedClaimText = `SELECT ${quotedSchema}.perdure_claim_plain($1, $2::text[], $3::jsonb, $4, $5) AS reply,
-      set_config('synchronous_commit', 'off', true) AS relaxed`;
-    this.relaxedClaimStatement = { name: statementName(relaxedClaimText), text: relaxedClaimText };
+    ({ claim: this.claimStatement, relaxedClaim: this.relaxedClaimStatement } = claimStatementsOf(quotedSchema, this.claimFunction, "$3::jsonb", 4));
     const groupText = `SELECT ${quotedSchema}.perdure_commit_steps($1::jsonb, $2::jsonb) AS reply`;
     this.groupStatement = { name: statementName(groupText), text: groupText };
     const commitStreamsText = `SELECT ${quotedSchema}.perdure_commit_step_streams($1::jsonb, $2::jsonb) AS reply`;
@@ -390,6 +426,19 @@ export class PostgresOneRequest implements OneRequestOperations {
     this.rpcClaims = true;
   }
 
+  /**
+   * The schema has migration 0023: every claim (the Worker loop's, a
+   * commit's, a publish RPC's) calls `perdure_claim_compact`, whose reply
+   * lists each claimed row's values without their column names.
+   */
+  enableCompactClaims(): void {
+    this.compactClaims = true;
+    this.claimFunction = "perdure_claim_compact";
+    ({ claim: this.claimStatement, relaxedClaim: this.relaxedClaimStatement } = claimStatementsOf(this.quotedSchema, this.claimFunction, "$3::jsonb", 4));
+    // Statements made before carry 0019's function.
+    this.catalogStatements.clear();
+  }
+
   /** The schema has migration 0014: an RPC whose plan is publishes runs as one request. */
   enablePublishRpc(): void {
     this.publishRpc = (request) => this.publishInOneRequest(request);
@@ -415,6 +464,8 @@ export class PostgresOneRequest implements OneRequestOperations {
         maxBytes: room.maxBytes,
         field: room.field,
       },
+      // Migration 0023: the RPC's claim replies compactly (a schema without it reads no such field).
+      ...(request.claim !== undefined && this.rpcClaims && this.compactClaims ? { compactClaims: true } : {}),
     });
     if (request.claim !== undefined && this.rpcClaims) return this.publishClaiming(text, request.claim, streams, tasks);
     const { reply } = await this.run<{ reply: RpcPublishReply }>(wake === undefined ? this.publishStatement : this.publishWakingStatement, [text, ...(wake === undefined ? [] : [wake.channel, wake.payload])]);
@@ -472,9 +523,7 @@ export class PostgresOneRequest implements OneRequestOperations {
         group: named(`SELECT ${schema}.perdure_commit_steps($1::jsonb, jsonb_build_array(${catalog})) AS reply`),
         commitStreams: named(`SELECT ${schema}.perdure_commit_step_streams($1::jsonb, ${catalog}) AS reply`),
         groupStreams: named(`SELECT ${schema}.perdure_commit_steps_streams($1::jsonb, jsonb_build_array(${catalog})) AS reply`),
-        claim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply`),
-        relaxedClaim: named(`SELECT ${schema}.perdure_claim_plain($1, $2::text[], ${catalog}, $3, $4) AS reply,
-      set_config('synchronous_commit', 'off', true) AS relaxed`),
+        ...claimStatementsOf(schema, this.claimFunction, catalog, 3),
         publishClaiming: named(`SELECT ${schema}.perdure_publish_rpc_claiming($1::jsonb, $2, $3, $4, $5::text[], ${catalog}) AS reply`),
       };
       this.catalogStatements.set(catalogText, statements);
@@ -497,7 +546,8 @@ export class PostgresOneRequest implements OneRequestOperations {
   async commitStep(commit: StepCommit): Promise<StepCommitReply> {
     const handover = handoverLeaseTimesOf(commit);
     const appended = this.streamsInCommits ? this.commitStreamsOf(commit) : undefined;
-    const request = appended === undefined ? commitRequestOf(commit, handover) : { ...commitRequestOf(commit, handover), streams: appended.request };
+    const compact = this.compactClaims && commit.claim !== undefined ? { compactClaims: true } : {};
+    const request = appended === undefined ? { ...commitRequestOf(commit, handover), ...compact } : { ...commitRequestOf(commit, handover), ...compact, streams: appended.request };
     const reply = await this.groups.commit(request, this.catalogText(commit.claim?.catalog)) as unknown as {
       outcome: StepCommitReply["outcome"];
       claimed?: ClaimedReply | null;
@@ -553,10 +603,12 @@ export class PostgresOneRequest implements OneRequestOperations {
   private claimsOf(claimed: ClaimedReply | null, catalog: ClaimCatalog | undefined): TaskClaimReply {
     if (claimed?.skipped === true) this.onSkippedRows();
     const claims: StoreClaim[] = (claimed?.claims ?? []).map((claim) => {
-      const execution = executionOf(claim.execution);
-      const plainAttributes = plainAttributesOf(claim.attributes);
-      const loads = claim.loaded === undefined || catalog === undefined ? undefined : claimedLoadsOf(catalog, execution);
-      return loads === undefined ? { execution, plainAttributes } : { execution, plainAttributes, selection: { loads, loaded: decodeLoaded(loads, claim.loaded ?? []) } };
+      const [execution, attributes, loaded] = Array.isArray(claim)
+        ? [executionOfValues(claim[0]), claim[1], claim[2] ?? undefined]
+        : [executionOf(claim.execution), claim.attributes, claim.loaded];
+      const plainAttributes = plainAttributesOf(attributes);
+      const loads = loaded === undefined || catalog === undefined ? undefined : claimedLoadsOf(catalog, execution);
+      return loads === undefined ? { execution, plainAttributes } : { execution, plainAttributes, selection: { loads, loaded: decodeLoaded(loads, loaded ?? []) } };
     });
     // `more` since migration 0019: false when the claim took every claimable task it saw.
     return { claims, claimStopped: claimed?.stopped === true, claimedAll: typeof claimed?.more === "boolean" ? !claimed.more : undefined };

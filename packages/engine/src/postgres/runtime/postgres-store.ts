@@ -19,6 +19,7 @@ import { claimReadsLoadsMigration } from "../migrations/0010-claim-reads-loads.t
 import { commitStreamsMigration } from "../migrations/0020-commit-streams.ts";
 import { streamBatchesAndRpcWakesMigration } from "../migrations/0021-stream-batches-and-rpc-wakes.ts";
 import { publishRpcClaimingMigration } from "../migrations/0022-publish-rpc-claiming.ts";
+import { leanerClaimsAndCommitsMigration } from "../migrations/0023-leaner-claims-and-commits.ts";
 import { publishRpcMigration } from "../migrations/0014-publish-rpc.ts";
 import { lookNow, WakeChannel } from "./wake-channel.ts";
 
@@ -202,6 +203,7 @@ export class PostgresStore implements Store {
           store.writesStreamBatches = true;
         }
         if (await store.hasMigration(publishRpcClaimingMigration.name)) store.oneRequest.enableRpcClaims();
+        if (await store.hasMigration(leanerClaimsAndCommitsMigration.name)) store.oneRequest.enableCompactClaims();
         if (store.confirmClaim !== undefined) store.oneRequest.relaxClaimCommits();
       }
       // The resume-token secret exists from the start, so that no read ever has to write it.
