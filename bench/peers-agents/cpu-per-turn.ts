@@ -8,6 +8,7 @@
  *   scripts/start-test-postgres.sh    # a private cluster; prints its URL and folder
  *   PERDURE_TEST_DATABASE_URL=... PERDURE_TEST_POSTGRES_DIR=... node bench/peers-agents/cpu-per-turn.ts [perdure|dbos] [sessions] [turns]
  *   node bench/peers-agents/cpu-per-turn.ts perdure-sqlite [sessions] [turns]   # SQLite process-crash-safe, no cluster
+ *   node bench/peers-agents/cpu-per-turn.ts perdure-sqlite-full [sessions] [turns]   # SQLite full (an fsync a commit)
  *
  * The cluster's CPU is read from /proc for the postmaster (from
  * `postmaster.pid`) and its children, so the cluster must run on this
@@ -25,8 +26,10 @@ import { openPerdureAgentPostgres, openPerdureAgentSqlite, type PerdureAgentSyst
 import { measureSessionsThroughput, type AgentTurnSystem } from "./turn-workload.ts";
 
 const [systemName = "perdure", sessionsText = "16", turnsText = "10"] = process.argv.slice(2);
-if (systemName !== "perdure" && systemName !== "dbos" && systemName !== "perdure-sqlite") throw new Error(`unknown system ${systemName}: use perdure, dbos or perdure-sqlite`);
-const onPostgres = systemName !== "perdure-sqlite";
+if (systemName !== "perdure" && systemName !== "dbos" && systemName !== "perdure-sqlite" && systemName !== "perdure-sqlite-full") {
+  throw new Error(`unknown system ${systemName}: use perdure, dbos, perdure-sqlite or perdure-sqlite-full`);
+}
+const onPostgres = !systemName.startsWith("perdure-sqlite");
 const url = process.env["PERDURE_TEST_DATABASE_URL"];
 const folder = process.env["PERDURE_TEST_POSTGRES_DIR"];
 if (onPostgres && (url === undefined || folder === undefined)) throw new Error("set PERDURE_TEST_DATABASE_URL and PERDURE_TEST_POSTGRES_DIR (scripts/start-test-postgres.sh prints both)");
@@ -70,7 +73,8 @@ function clusterCpuMs(): number {
 }
 
 const system: AgentTurnSystem = systemName === "dbos" ? await (await import("./dbos-agent.ts")).openDbosAgent(url!, 20)
-  : systemName === "perdure-sqlite" ? await openPerdureAgentSqlite("process-crash-safe", 16) : await openPerdureAgentPostgres(url!, 16);
+  : systemName === "perdure-sqlite" ? await openPerdureAgentSqlite("process-crash-safe", 16)
+  : systemName === "perdure-sqlite-full" ? await openPerdureAgentSqlite("full", 16) : await openPerdureAgentPostgres(url!, 16);
 try {
   // Warm-up: pooled connections prepare their statements, V8 compiles the hot paths.
   await measureSessionsThroughput(system, 4, 5);

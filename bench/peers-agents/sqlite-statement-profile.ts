@@ -2,10 +2,10 @@
  * Where SQLite's time goes in an agent turn: every prepared statement's
  * calls and time per turn, and the transaction-control `exec` calls (BEGIN,
  * COMMIT, SAVEPOINT) apart, at N concurrent sessions on the
- * process-crash-safe store. It wraps `node:sqlite`'s prototypes in this
+ * process-crash-safe store (or `full`, the fourth argument). It wraps `node:sqlite`'s prototypes in this
  * process only (the store carries no counters).
  *
- *   npx tsc -b && node bench/peers-agents/sqlite-statement-profile.ts [sessions] [turns] [top]
+ *   npx tsc -b && node bench/peers-agents/sqlite-statement-profile.ts [sessions] [turns] [top] [process-crash-safe|full]
  *
  * Prints the `top` statements by total time: calls per turn, µs per call,
  * µs per turn, rows returned per call, and re-prepares per call, with the
@@ -25,7 +25,8 @@ import { constants, DatabaseSync, StatementSync } from "node:sqlite";
 import { openPerdureAgentSqlite } from "./perdure-agent.ts";
 import { measureSessionsThroughput } from "./turn-workload.ts";
 
-const [sessionsText = "16", turnsText = "10", topText = "15"] = process.argv.slice(2);
+const [sessionsText = "16", turnsText = "10", topText = "15", durabilityText = "process-crash-safe"] = process.argv.slice(2);
+if (durabilityText !== "process-crash-safe" && durabilityText !== "full") throw new Error(`unknown durability ${durabilityText}: use process-crash-safe or full`);
 const sessions = Number(sessionsText);
 const turns = Number(turnsText);
 const top = Number(topText);
@@ -94,7 +95,7 @@ function shortSql(key: string): string {
   return key.replace(/\s+/g, " ").replace(/SELECT .*? FROM/, (match) => (match.length > 60 ? "SELECT <columns> FROM" : match)).slice(0, 100);
 }
 
-const system = await openPerdureAgentSqlite("process-crash-safe", 16);
+const system = await openPerdureAgentSqlite(durabilityText, 16);
 try {
   await measureSessionsThroughput(system, 4, 5);
   measuring = true;
