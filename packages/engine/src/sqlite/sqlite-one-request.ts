@@ -31,7 +31,7 @@ import { executionFields, flowFields } from "../store/row-columns.ts";
 import type { AttributeRow, ExecutionRow, FlowRow, WakeEvent } from "../store/store.ts";
 import { wakeStreamReaders } from "../stream/stream-batch.ts";
 import type { PreparedStatement } from "./prepared-statement.ts";
-import { appendStreamRow, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
+import { appendStreamRows, type SqliteStatementRunner } from "./sqlite-stream-append.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, limitParameter, listExecutionsSql, perFlowTypeCount, placeholders,
   readFlowSql, releaseLocksSql, trimHistorySql, upsertAttributeSql,
@@ -199,7 +199,7 @@ export class SqliteOneRequest implements OneRequestOperations {
       this.run(trimHistorySql, flowId, flowId, commit.historyKeep);
     }
     // Last, as the general path appends them after everything else the commit writes.
-    for (const append of commit.streams ?? []) appendStreamRow(this.statements, append);
+    appendStreamRows(this.statements, commit.streams ?? []);
     return { outcome: "committed", ended: ended === undefined ? undefined : { ...ended }, handedOver, othersQueued };
   }
 

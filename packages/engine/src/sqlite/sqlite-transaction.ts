@@ -13,7 +13,7 @@ import type {
   TimerRow,
 } from "../store/store.ts";
 import type { StreamAppend } from "../store/step-commit.ts";
-import { appendStreamRow } from "./sqlite-stream-append.ts";
+import { appendStreamRow, appendStreamRows } from "./sqlite-stream-append.ts";
 import { executionFieldColumns, executionFields, flowFieldColumns } from "../store/row-columns.ts";
 import {
   deleteAttributeSql, deleteExecutionSql, executionColumns, executionInsertSql, findClaimableSql, flowColumns, limitParameter, listExecutionsSql,
@@ -326,10 +326,10 @@ export class SqliteTransaction implements StoreTransaction {
     return appendStreamRow(this.statements, { flowId, flowType, stream, value, writtenAt, capacityBytes });
   }
 
-  /** A batch in one synchronous stretch: one call, where a message at a time made the commit await each. */
+  /** A batch in one synchronous stretch, by runs of one Stream (see `appendStreamRows`). */
   readonly appendStreams = async (batch: readonly StreamAppend[]): Promise<number[]> => {
     if (this.detached) await this.attach();
-    return batch.map((append) => appendStreamRow(this.statements, append));
+    return appendStreamRows(this.statements, batch);
   };
 
   async readStream(flowId: string, stream: string, afterIndex: number, limit: number): Promise<{ rows: StreamRow[]; firstIndex: number | undefined; lastIndex: number }> {
