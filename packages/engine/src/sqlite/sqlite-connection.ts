@@ -47,8 +47,17 @@ const connections = new Map<string, SqliteConnection>();
  */
 const maxTransactionRuns = 5;
 
+/** The page size of a database file the store creates. */
+export const pageSizeBytes = 2048;
+
 /** Sets the connection's pragmas and creates the schema and the resume-token secret when missing. */
 function prepareDatabase(database: DatabaseSync, durability: SqliteDurability): void {
+  // A new file's pages are 2 KiB, where SQLite's default is 4 KiB. A COMMIT writes every page it dirtied
+  // whole to the WAL, and a Step dirties a few pages per table and index for rows of some hundred bytes:
+  // at 16 agent sessions the process wrote 781 KB a turn with 4 KiB pages and 236–243 KB with 2 KiB, and
+  // SQLite's CPU per turn fell by a fifth (1 KiB pages cost more again: deeper trees, more overflow pages).
+  // It only takes effect before the file's first table; an existing file keeps its page size.
+  database.exec(`PRAGMA page_size = ${pageSizeBytes}`);
   database.exec("PRAGMA journal_mode = WAL");
   database.exec(`PRAGMA synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
   database.exec("PRAGMA foreign_keys = OFF");
