@@ -32,7 +32,7 @@ function gatedFlow(type: string) {
   return { flow, ranBy, release: () => release() };
 }
 
-/** Counts the store's one-request claims (each a `perdure_claim_plain` call of a Worker's loop). */
+/** Counts the store's one-request claims (each a claim function call of a Worker's loop: `perdure_claim_compact` since migration 0023). */
 function countClaims(oneRequest: OneRequestOperations): { claims: () => number } {
   let claims = 0;
   const claimTasks = oneRequest.claimTasks.bind(oneRequest);
