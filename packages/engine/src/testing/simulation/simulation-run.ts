@@ -166,19 +166,27 @@ async function runPlan(plan: SimulationPlan, shared: SqliteStore): Promise<Simul
   const client = new Client({ store: clientProcess.store });
   const flowIds = plan.orders.map((_order, index) => `order-${index}`);
   const acknowledgedStarts = new Set<string>();
-  const startOrder = (order: number): void => {
-    const flowId = flowIds[order]!;
-    client.start(clientProcess.flow, flowId, plan.orders[order], { requestId: `start-${flowId}` }).then(() => {
-      acknowledgedStarts.add(flowId);
-    }, () => {
-      clientProcess.timers.after(100, () => startOrder(order));
-    });
-  };
-  /** Where an RPC is made: with `oneRequest`, in the first Worker's current process, whose Worker its transaction may claim for. */
+  /** Where a start or an RPC is made: with `oneRequest`, in the first Worker's current process, whose Worker its request may claim for. */
   const rpcCaller = (): { client: Client; flow: typeof clientProcess.flow } => {
     const first = slots[0];
     if (!plan.oneRequest || first === undefined) return { client, flow: clientProcess.flow };
     return { client: new Client({ store: first.store }), flow: first.flow };
+  };
+  const home = { client, flow: clientProcess.flow };
+  const startOrder = (order: number, caller = rpcCaller()): void => {
+    const flowId = flowIds[order]!;
+    let settled = false;
+    caller.client.start(caller.flow, flowId, plan.orders[order], { requestId: `start-${flowId}` }).then(() => {
+      settled = true;
+      acknowledgedStarts.add(flowId);
+    }, () => {
+      settled = true;
+      clientProcess.timers.after(100, () => startOrder(order, home));
+    });
+    // A Worker's process that dies meanwhile hears no reply: the client process starts it again (one start, by its request ID).
+    if (caller.client !== client) clientProcess.timers.after(3000, () => {
+      if (!settled) startOrder(order, home);
+    });
   };
   plan.client.forEach((operation, index) => {
     clientProcess.timers.after(operation.at, () => {
