@@ -8,9 +8,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { applyMigrations, postgresMigrations } from "./migrations/migrations.ts";
-import { leanerClaimsAndCommitsMigration } from "./migrations/0023-leaner-claims-and-commits.ts";
-import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { postgresTestSkip, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { schemasAround0023 } from "./test-fixtures/schemas-around-0023.ts";
 
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
@@ -55,19 +54,9 @@ async function commitAll(client: pg.Client, schema: string): Promise<{ outcomes:
 }
 
 void test("perdure_commit_step with 0023 falls back and commits where 0017's does, for commits that finish, publish or do neither", { skip }, async (t) => {
-  const before = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const after = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const client = new pg.Client({ connectionString: before.connectionString });
-  await client.connect();
-  t.after(async () => {
-    await client.end();
-    await before.dispose();
-    await after.dispose();
-  });
-  await applyMigrations(client, before.schema, pg.escapeIdentifier(before.schema), postgresMigrations.filter((migration) => migration !== leanerClaimsAndCommitsMigration));
-  await applyMigrations(client, after.schema, pg.escapeIdentifier(after.schema));
-  const old = await commitAll(client, before.schema);
-  const now = await commitAll(client, after.schema);
+  const { client, before, after } = await schemasAround0023(t);
+  const old = await commitAll(client, before);
+  const now = await commitAll(client, after);
   assert.deepEqual(now.outcomes, ["fallback", "committed", "fallback", "committed", "committed"]);
   assert.deepEqual(now.outcomes, old.outcomes);
   assert.deepEqual(now.rows, old.rows);

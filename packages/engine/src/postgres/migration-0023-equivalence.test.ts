@@ -8,13 +8,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pg from "pg";
-import { applyMigrations, postgresMigrations } from "./migrations/migrations.ts";
+import { applyMigrations } from "./migrations/migrations.ts";
 import { compactClaimColumns, leanerClaimsAndCommitsMigration } from "./migrations/0023-leaner-claims-and-commits.ts";
 import { createTemporaryPostgresSchema, postgresTestSkip, requireTestDatabaseUrl, testDatabaseUrl } from "./temporary-postgres-schema.ts";
+import { migrationsWithout0023, schemasAround0023 } from "./test-fixtures/schemas-around-0023.ts";
 
 const url = testDatabaseUrl();
 const skip = postgresTestSkip(url);
-const without0023 = postgresMigrations.filter((migration) => migration !== leanerClaimsAndCommitsMigration);
 
 const big = "\"" + "x".repeat(300_000) + "\"";
 const odd = String.raw`{"a":"\u0000","b":"\ud800","c":"é\n\t\"","k\u0000":1}`;
@@ -155,19 +155,9 @@ async function matchAll(client: pg.Client, schema: string): Promise<unknown> {
 }
 
 void test("perdure_match_wait with 0023 matches as 0015's for Timers fired, unfired and odd ids, no items, channel-only waits", { skip }, async (t) => {
-  const before = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const after = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const client = new pg.Client({ connectionString: before.connectionString });
-  await client.connect();
-  t.after(async () => {
-    await client.end();
-    await before.dispose();
-    await after.dispose();
-  });
-  await applyMigrations(client, before.schema, pg.escapeIdentifier(before.schema), without0023);
-  await applyMigrations(client, after.schema, pg.escapeIdentifier(after.schema));
-  const old = await matchAll(client, before.schema);
-  const now = await matchAll(client, after.schema);
+  const { client, before, after } = await schemasAround0023(t);
+  const old = await matchAll(client, before);
+  const now = await matchAll(client, after);
   assert.deepEqual(now, old);
 });
 
@@ -218,22 +208,11 @@ async function commitAll(client: pg.Client, schema: string): Promise<{ outcomes:
 }
 
 void test("perdure_commit_step with 0023 answers and writes as 0017's for U+0000 / surrogate waits, stopped Flows, fenced, finish+publish", { skip }, async (t) => {
-  const before = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const after = createTemporaryPostgresSchema(requireTestDatabaseUrl());
-  const client = new pg.Client({ connectionString: before.connectionString });
-  await client.connect();
-  t.after(async () => {
-    await client.end();
-    await before.dispose();
-    await after.dispose();
-  });
-  await applyMigrations(client, before.schema, pg.escapeIdentifier(before.schema), without0023);
-  await applyMigrations(client, after.schema, pg.escapeIdentifier(after.schema));
-  const old = await commitAll(client, before.schema);
-  const now = await commitAll(client, after.schema);
+  const { client, before, after } = await schemasAround0023(t);
+  const old = await commitAll(client, before);
+  const now = await commitAll(client, after);
   assert.deepEqual(now.outcomes, old.outcomes);
   assert.deepEqual(now.rows, old.rows);
-  console.log(JSON.stringify(now.outcomes));
 });
 
 void test("re-running every migration on a 0023 schema applies nothing and changes no function", { skip }, async (t) => {
@@ -245,7 +224,7 @@ void test("re-running every migration on a 0023 schema applies nothing and chang
     await temporary.dispose();
   });
   const quoted = pg.escapeIdentifier(temporary.schema);
-  await applyMigrations(client, temporary.schema, quoted, without0023);
+  await applyMigrations(client, temporary.schema, quoted, migrationsWithout0023);
   const settings = async () => (await client.query<{ f: string; proconfig: string[] | null; provolatile: string }>(`SELECT p.oid::regprocedure::text AS f, p.proconfig, p.provolatile FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
       WHERE n.nspname = $1 ORDER BY 1`, [temporary.schema])).rows.map((row) => ({ ...row, f: row.f.replace(/^[^.]*\./, "") }));
   const settingsBefore = await settings();
@@ -262,5 +241,4 @@ void test("re-running every migration on a 0023 schema applies nothing and chang
   // The SQL also runs again as is (CREATE OR REPLACE throughout).
   await client.query(leanerClaimsAndCommitsMigration.sql.replaceAll("{schema}", quoted));
   assert.deepEqual(await functions(), first);
-  console.log(JSON.stringify(first.map((row) => [row.proname, row.proconfig])));
 });
