@@ -329,11 +329,14 @@ export class Worker {
       launch: (claim) => this.launch(claim),
       adoptLostClaims: () => this.adoptLostClaims(),
       resume: () => this.lookForTasks(),
-      onError: (error) => {
-        if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
-        else this.options.onError(error);
-      },
+      onError: (error) => this.reportStoreFailure(error),
     });
+  }
+
+  /** A store failure off the loop: a closed store stops the Worker; anything else goes to `onError`, and the next pass tries again. */
+  private reportStoreFailure(error: unknown): void {
+    if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
+    else this.options.onError(error);
   }
 
   private readonly onLeaseTakenOver = (row: ExecutionRow, errorType: string): void => this.metrics.leaseTakenOver(row.flowType, row.stepType, errorType);
@@ -485,10 +488,7 @@ export class Worker {
     }
     // A failed check is a store failure like any: reported, and made again by the next maintenance pass.
     if (event.kind === "executions_cancelled") {
-      this.checkCancellations().catch((error: unknown) => {
-        if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
-        else this.options.onError(error);
-      });
+      this.checkCancellations().catch((error: unknown) => this.reportStoreFailure(error));
     }
   }
 
@@ -959,8 +959,7 @@ export class Worker {
         if (await recoverLapsed(this.options.store, this.options.flows, judgement, this.onLeaseTakenOver) > 0) this.lookForTasks();
       }
     } catch (error) {
-      if (StoreClosedError.isInstance(error)) this.stopForClosedStore(error);
-      else this.options.onError(error);
+      this.reportStoreFailure(error);
     }
   }
 
