@@ -71,54 +71,52 @@ export class SimulatedProcessStore implements Store {
   }
 
   async transaction<TResult>(work: (transaction: StoreTransaction) => Promise<TResult>): Promise<TResult> {
+    let writes: AcknowledgedWrite[] = [];
+    return this.roundTrip((number) => `tx${number}`, () => this.options.inner.transaction((transaction) => {
+      writes = [];
+      return work(this.recordWrites(transaction, writes));
+    }), () => this.options.acknowledged.push(...writes));
+  }
+
+  /**
+   * One request of this process to the store below, as the process sees it:
+   * a latency there and back, a trace line, and `acknowledge` once its
+   * success reached the process. Pending forever once the process crashes:
+   * a dead process hears no reply, and traces nothing.
+   */
+  private async roundTrip<TResult>(label: (number: number) => string, run: () => Promise<TResult>, acknowledge: (value: TResult) => void): Promise<TResult> {
     const { timers, trace } = this.options;
     if (timers.crashed) throw new SimulatedCrashError(this.name);
     const number = this.transactions++;
-    // Pending forever once the process crashes: a dead process hears no reply.
     await timers.sleep(this.options.latencyMs());
-    let writes: AcknowledgedWrite[] = [];
     let outcome: { ok: true; value: TResult } | { ok: false; error: unknown };
     try {
-      const value = await this.options.inner.transaction((transaction) => {
-        writes = [];
-        return work(this.recordWrites(transaction, writes));
-      });
-      outcome = { ok: true, value };
+      outcome = { ok: true, value: await run() };
     } catch (error) {
       outcome = { ok: false, error };
     }
-    // The process died (or the run ended) meanwhile: it hears no reply and traces nothing.
+    // The process died (or the run ended) meanwhile.
     if (timers.crashed) return await never<TResult>();
-    trace(`${this.name} tx${number} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
+    trace(`${this.name} ${label(number)} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
     await timers.sleep(this.options.latencyMs());
     if (!outcome.ok) throw outcome.error;
-    this.options.acknowledged.push(...writes);
+    acknowledge(outcome.value);
     return outcome.value;
   }
 
+  /** `operations`, each request a {@link roundTrip} of this process; a committed Step commit's tracked writes are acknowledged. */
   private processRequests(operations: OneRequestOperations): OneRequestOperations {
-    const { timers, trace } = this.options;
     return new Proxy(operations, {
       get: (target, property, receiver) => {
         const value = Reflect.get(target, property, receiver) as unknown;
         if (typeof value !== "function") return value;
-        return async (...args: unknown[]): Promise<unknown> => {
-          if (timers.crashed) throw new SimulatedCrashError(this.name);
-          const number = this.transactions++;
-          await timers.sleep(this.options.latencyMs());
-          let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
-          try {
-            outcome = { ok: true, value: await (value as (...callArgs: unknown[]) => Promise<unknown>).apply(target, args) };
-          } catch (error) {
-            outcome = { ok: false, error };
-          }
-          if (timers.crashed) return await never<unknown>();
-          trace(`${this.name} req${number} ${String(property)} ${outcome.ok ? "ok" : `failed ${String((outcome.error as { message?: unknown } | null)?.message ?? outcome.error)}`}`);
-          await timers.sleep(this.options.latencyMs());
-          if (!outcome.ok) throw outcome.error;
-          if (property === "commitStep" && (outcome.value as StepCommitReply).outcome === "committed") this.acknowledge(args[0] as StepCommit);
-          return outcome.value;
-        };
+        return (...args: unknown[]): Promise<unknown> => this.roundTrip(
+          (number) => `req${number} ${String(property)}`,
+          () => (value as (...callArgs: unknown[]) => Promise<unknown>).apply(target, args),
+          (reply) => {
+            if (property === "commitStep" && (reply as StepCommitReply).outcome === "committed") this.acknowledge(args[0] as StepCommit);
+          },
+        );
       },
     });
   }
