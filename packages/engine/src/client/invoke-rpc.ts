@@ -2,7 +2,7 @@ import { describeValue } from "../errors/describe-value.ts";
 import type { AttributeMapDefinition, AttributeRef } from "../attribute/attribute.ts";
 import type { ChannelMessage, ChannelRef } from "../channel/channel.ts";
 import type { RpcPublish, RpcPublishReply } from "../store/step-commit.ts";
-import { claimCatalogOf, jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
+import { claimCatalogFor, jsonbRefuses, readyTotalsOf } from "../worker/one-request-commit.ts";
 import { attemptsOfClaimReply, claimInTransaction, markClaimBoundary, type ClaimedAttempt } from "../worker/claim-tasks.ts";
 import { claimLocally, type LocalClaimProgress } from "../worker/local-handover.ts";
 import { ChannelMessageNotFoundError } from "../errors/channel-message-not-found-error.ts";
@@ -201,10 +201,11 @@ async function publishInOneRequest<TInput, TOutput>(store: Store, reference: Rpc
   // A string the store's JSON cannot hold (U+0000, a lone surrogate): the handler's transaction stores it as text.
   if (jsonbRefuses(JSON.stringify(request))) return undefined;
   durableBoundary("rpc.before-commit", flowId, reference.name);
-  const local = store.oneRequest?.claimsInRpcs === true ? await claimLocally(store, flow) : undefined;
-  const reply = local === undefined ? await publishRpc(request) : await local.run<RpcPublishReply>(async (progress) => {
+  const operations = store.oneRequest;
+  const local = operations?.claimsInRpcs === true ? await claimLocally(store, flow) : undefined;
+  const reply = local === undefined || operations === undefined ? await publishRpc(request) : await local.run<RpcPublishReply>(async (progress) => {
     // What the RPC readies is claimed in its own request for this process's Worker, as that Worker's claims would.
-    const { flowTypes, catalog } = claimCatalogOf(local.flows, store.oneRequest?.claimsLocksAndLoads === true, store.oneRequest?.claimsReadLoads === true);
+    const { flowTypes, catalog } = claimCatalogFor(local.flows, operations);
     progress.committing();
     const published = await publishRpc({ ...request, claim: { workerId: local.workerId, now, claim: { flowTypes, catalog, limit: 1 } } });
     progress.committed(published);

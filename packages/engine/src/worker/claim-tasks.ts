@@ -7,7 +7,7 @@ import { durableBoundary } from "../internal/durable-boundary.ts";
 import { leasedExecution, type OneRequestOperations, type TaskClaimReply } from "../store/step-commit.ts";
 import type { ExecutionRow, Store, StoreTransaction } from "../store/store.ts";
 import type { ClaimedAttempt } from "./commit-attempt-types.ts";
-import { claimCatalogOf, claimedAttemptOf, jsonbRefuses, stepSelectsLoads } from "./one-request-commit.ts";
+import { claimCatalogFor, claimedAttemptOf, jsonbRefuses, stepSelectsLoads } from "./one-request-commit.ts";
 import { Snapshot } from "./snapshot.ts";
 
 export type { ClaimedAttempt } from "./commit-attempt-types.ts";
@@ -242,7 +242,7 @@ export async function attemptsOfClaimReply(store: Store, flows: ReadonlyMap<stri
  */
 async function claimInOneRequest(store: Store, oneRequest: OneRequestOperations, flows: ReadonlyMap<string, FlowCore>, workerId: string, limit: number): Promise<ClaimBatch> {
   const now = store.clock.now();
-  const { flowTypes, catalog } = claimCatalogOf(flows, oneRequest.claimsLocksAndLoads === true, oneRequest.claimsReadLoads === true);
+  const { flowTypes, catalog } = claimCatalogFor(flows, oneRequest);
   const reply = await oneRequest.claimTasks({ workerId, now, claim: { flowTypes, catalog, limit } });
   const batch: ClaimBatch = { claims: await attemptsOfClaimReply(store, flows, workerId, reply, now), changed: [] };
   if (reply.claimStopped && batch.claims.length < limit) {

@@ -86,6 +86,11 @@ export function claimCatalogOf(flows: ReadonlyMap<string, FlowCore>, locksAndLoa
   return resolved;
 }
 
+/** {@link claimCatalogOf} in the form `operations`' claims accept. */
+export function claimCatalogFor(flows: ReadonlyMap<string, FlowCore>, operations: Pick<OneRequestOperations, "claimsLocksAndLoads" | "claimsReadLoads">): FlowTypeCatalog {
+  return claimCatalogOf(flows, operations.claimsLocksAndLoads === true, operations.claimsReadLoads === true);
+}
+
 /** The claim part of a one-request commit, or undefined when the Worker claims nothing next. */
 export function oneRequestClaimOf(next: ClaimNext | undefined, locksAndLoads = false, readsLoads = false): StepCommitClaim | undefined {
   if (next === undefined || next.limit <= 0) return undefined;
